@@ -1,0 +1,90 @@
+# salta -- build, test, bench, demo, install.
+#   make deps          install the Debian packages (as root; idempotent)
+#   make               libsalta.a, libsalta.so, the salta host, salta/core.so
+#   make test          C unit tests + busted specs (host and lua5.4)
+#   make test SANITIZE=1   the same with AddressSanitizer and UBSan
+#   make bench | demo | install PREFIX=...
+
+PREFIX ?= /usr/local
+CC ?= cc
+
+ifeq ($(SANITIZE),1)
+BUILD := build-san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+OPT := -O1
+else
+BUILD := build
+SANFLAGS :=
+OPT := -O2
+endif
+
+LUA_INC := /usr/include/lua5.4
+CPPFLAGS := -D_POSIX_C_SOURCE=200809L -Iengine/include -Iengine/src -I$(BUILD) -I$(LUA_INC) -Ibindings
+CFLAGS := -std=c11 -Wall -Wextra -Werror -g $(OPT) -fPIC $(SANFLAGS)
+ENGINE_LIBS := -ldl -lm
+HOST_LIBS := -Wl,-E -l:liblua5.4.a -ltcc -ledit -ldl -lm
+
+DEB_PACKAGES := build-essential pkg-config lua5.4 liblua5.4-dev libsundials-dev \
+  libopenblas-dev liblapacke-dev libtcc-dev lua-busted lua-cjson lua-yaml \
+  libedit-dev libcminpack-dev liblbfgsb-dev gnuplot-nox
+
+ENGINE_SRC := $(wildcard engine/src/*.c)
+ENGINE_OBJ := $(ENGINE_SRC:engine/src/%.c=$(BUILD)/engine/%.o)
+CORE_SRC := bindings/lsalta.c bindings/lmodel.c
+CORE_OBJ := $(CORE_SRC:bindings/%.c=$(BUILD)/bindings/%.o)
+HOST_OBJ := $(BUILD)/bindings/salta_host.o $(BUILD)/bindings/jit_tcc.o
+TEST_SRC := $(wildcard engine/tests/test_*.c)
+TEST_BIN := $(TEST_SRC:engine/tests/%.c=$(BUILD)/tests/%)
+LUA_DIR := $(abspath lua)
+
+.PHONY: all deps test bench demo install clean
+all: $(BUILD)/libsalta.a $(BUILD)/libsalta.so $(BUILD)/salta $(BUILD)/lua/salta/core.so
+
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
+	  | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:" $$missing; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+$(BUILD)/engine/%.o: engine/src/%.c engine/include/salta.h engine/include/salta_kernel.h engine/src/errors.h | $(BUILD)/engine
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/bindings/%.o: bindings/%.c bindings/lcore.h bindings/ljit.h engine/include/salta.h $(BUILD)/kernel_abi.h | $(BUILD)/bindings
+	$(CC) $(CPPFLAGS) $(CFLAGS) -DSALTA_LUA_DIR='"$(LUA_DIR)"' -c -o $@ $<
+
+# The kernel ABI header, as a C string for the code generator.
+$(BUILD)/kernel_abi.h: engine/include/salta_kernel.h | $(BUILD)
+	{ echo 'static const char salta_kernel_abi[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/  "/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
+
+$(BUILD)/libsalta.a: $(ENGINE_OBJ)
+	rm -f $@; ar rcs $@ $^
+
+$(BUILD)/libsalta.so: $(ENGINE_OBJ)
+	$(CC) $(CFLAGS) -shared -o $@ $^ $(ENGINE_LIBS)
+
+$(BUILD)/lua/salta/core.so: $(CORE_OBJ) $(ENGINE_OBJ) | $(BUILD)/lua/salta
+	$(CC) $(CFLAGS) -shared -o $@ $^ $(ENGINE_LIBS)
+
+$(BUILD)/salta: $(HOST_OBJ) $(CORE_OBJ) $(ENGINE_OBJ)
+	$(CC) $(CFLAGS) -no-pie -o $@ $^ $(HOST_LIBS) $(ENGINE_LIBS)
+
+$(BUILD)/tests/%: engine/tests/%.c engine/tests/check.h $(BUILD)/libsalta.a | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libsalta.a $(ENGINE_LIBS)
+
+$(BUILD) $(BUILD)/engine $(BUILD)/bindings $(BUILD)/tests $(BUILD)/lua/salta:
+	mkdir -p $@
+
+test: deps all $(TEST_BIN)
+	@sh spec/run.sh $(BUILD) $(SANITIZE)
+
+bench: deps all
+	$(BUILD)/salta examples/bench.lua
+
+demo: deps all
+	$(BUILD)/salta examples/demo.lua
+
+clean:
+	rm -rf build build-san

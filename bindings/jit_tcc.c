@@ -1,0 +1,175 @@
+/*
+** jit_tcc.c -- the Lua module salta.tcc: compiles generated model source
+** in process with libtcc and hands back a salta_jit_ud owning the code.
+**
+** Debian's libtcc ships without libtcc1.a and tcc's own headers, so the
+** state runs with -nostdlib and every library function the generated code
+** may call is bound explicitly (tcc -nostdlib also stops its dlsym lookup).
+** The system <math.h> is still read from /usr/include (libc6-dev).
+*/
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lua.h>
+#include <lauxlib.h>
+#include <libtcc.h>
+
+#include "ljit.h"
+
+_Static_assert(sizeof(void (*)(void)) == sizeof(void *),
+               "function and data pointers must have the same size");
+
+/* What generated code may link against: libm plus the glibc helpers that
+** math.h's classification macros expand to, and the mem* calls tcc may
+** emit for aggregate copies. Kept as generic function pointers (ISO C
+** allows casts between those) and turned into data pointers by memcpy. */
+typedef void (*fnptr)(void);
+#define F(name) {#name, (fnptr)name}
+static const struct { const char *name; fnptr fn; } syms[] = {
+  F(sin), F(cos), F(tan), F(asin), F(acos), F(atan), F(atan2), F(sinh),
+  F(cosh), F(tanh), F(asinh), F(acosh), F(atanh), F(exp), F(exp2), F(expm1),
+  F(log), F(log10), F(log2), F(log1p), F(pow), F(sqrt), F(cbrt), F(hypot),
+  F(fabs), F(floor), F(ceil), F(round), F(trunc), F(fmod), F(fmin), F(fmax),
+  F(copysign), F(erf), F(erfc), F(tgamma), F(lgamma), F(__finite),
+  F(__finitef), F(__finitel), F(__isinf), F(__isinff), F(__isinfl),
+  F(__isnan), F(__isnanf), F(__isnanl), F(__fpclassify), F(__fpclassifyf),
+  F(__fpclassifyl), F(__signbit), F(__signbitf), F(__signbitl), F(memcpy),
+  F(memmove), F(memset),
+};
+#undef F
+
+/* Fixed-size error text: filled from tcc's callback, where raising a Lua
+** error would leak the state. */
+typedef struct errbuf {
+  char text[2048];
+  size_t len;
+} errbuf;
+
+static void eb_add(errbuf *eb, const char *s) {
+  size_t room = sizeof eb->text - 1 - eb->len;
+  size_t n = strlen(s);
+  if (n > room) n = room;
+  memcpy(eb->text + eb->len, s, n);
+  eb->len += n;
+  eb->text[eb->len] = '\0';
+}
+
+/* Keeps errors only: warnings about generated code are noise to users. */
+static void on_error(void *opaque, const char *msg) {
+  errbuf *eb = opaque;
+  if (strstr(msg, ": warning: ") != NULL) return;
+  if (eb->len > 0) eb_add(eb, "\n");
+  eb_add(eb, msg);
+}
+
+static void release_tcc(void *owner) {
+  tcc_delete(owner);
+}
+
+static int bind_symbols(TCCState *s, errbuf *eb) {
+  for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
+    const void *addr;
+    memcpy(&addr, &syms[i].fn, sizeof addr);
+    if (tcc_add_symbol(s, syms[i].name, addr) < 0) {
+      eb_add(eb, "cannot bind ");
+      eb_add(eb, syms[i].name);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* Compiles and links src in memory; on success *out owns the code. Touches
+** no Lua state, so nothing can longjmp past the live TCCState. */
+static int build(const char *src, const char *symbol, TCCState **out,
+                 const salta_model_def **def, errbuf *eb) {
+  TCCState *s = tcc_new();
+  if (s == NULL) {
+    eb_add(eb, "tcc_new failed");
+    return -1;
+  }
+  tcc_set_error_func(s, eb, on_error);
+  tcc_set_options(s, "-nostdlib");
+  int rc = tcc_set_output_type(s, TCC_OUTPUT_MEMORY);
+  if (rc == 0) rc = bind_symbols(s, eb);
+  if (rc == 0) rc = tcc_compile_string(s, src);
+  if (rc == 0) rc = tcc_relocate(s, TCC_RELOCATE_AUTO);
+  if (rc == 0) {
+    *def = tcc_get_symbol(s, symbol);
+    if (*def == NULL) {
+      eb_add(eb, "symbol not found in generated code: ");
+      eb_add(eb, symbol);
+      rc = -1;
+    } else if ((*def)->abi != SALTA_ABI_VERSION) {
+      char msg[96];
+      snprintf(msg, sizeof msg, "ABI version %d, engine expects %d",
+               (*def)->abi, SALTA_ABI_VERSION);
+      eb_add(eb, msg);
+      rc = -1;
+    }
+  }
+  if (rc != 0) {
+    if (eb->len == 0) eb_add(eb, "tcc failed without a message");
+    tcc_delete(s);
+    return -1;
+  }
+  *out = s;
+  return 0;
+}
+
+/* Appends the generated source line an error points at ("<string>:N:"). */
+static void add_offending_line(luaL_Buffer *b, const char *err,
+                               const char *src) {
+  const char *tag = strstr(err, "<string>:");
+  if (tag == NULL) return;
+  char *end;
+  long line = strtol(tag + 9, &end, 10);
+  if (end == tag + 9 || line < 1) return;
+  const char *p = src;
+  for (long i = 1; i < line && p != NULL; i++) {
+    p = strchr(p, '\n');
+    if (p != NULL) p++;
+  }
+  if (p == NULL) return;
+  size_t n = strcspn(p, "\n");
+  lua_pushfstring(b->L, "\n  generated line %d: ", (int)line);
+  luaL_addvalue(b);
+  luaL_addlstring(b, p, n);
+}
+
+/* compile(src, symbol [, modelname]) -> jit | nil, message */
+static int l_compile(lua_State *L) {
+  const char *src = luaL_checkstring(L, 1);
+  const char *symbol = luaL_checkstring(L, 2);
+  const char *model = luaL_optstring(L, 3, "?");
+  /* Allocate the userdata first: once tcc state exists nothing may raise. */
+  salta_jit_ud *ud = salta_jit_push(L);
+  errbuf eb = {.len = 0};
+  eb.text[0] = '\0';
+  TCCState *s = NULL;
+  const salta_model_def *def = NULL;
+  if (build(src, symbol, &s, &def, &eb) == 0) {
+    ud->owner = s;
+    ud->def = def;
+    ud->release = release_tcc;
+    ud->backend = "tcc";
+    return 1;
+  }
+  while (eb.len > 0 && eb.text[eb.len - 1] == '\n') eb.text[--eb.len] = '\0';
+  lua_pushnil(L);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  lua_pushfstring(L, "tcc: model '%s': %s", model, eb.text);
+  luaL_addvalue(&b);
+  add_offending_line(&b, eb.text, src);
+  luaL_pushresult(&b);
+  return 2;
+}
+
+int luaopen_salta_tcc(lua_State *L) {
+  static const luaL_Reg funcs[] = {{"compile", l_compile}, {NULL, NULL}};
+  luaL_newlib(L, funcs);
+  return 1;
+}

@@ -1,0 +1,36 @@
+/*
+** lcore.h -- helpers shared by the files of the salta.core module.
+*/
+#ifndef SALTA_LCORE_H
+#define SALTA_LCORE_H
+
+#include <lua.h>
+#include <lauxlib.h>
+
+#include "salta.h"
+
+#define SALTA_MODEL_MT "salta.model"
+
+typedef struct salta_model_ud {
+  salta_model *model;
+} salta_model_ud;
+
+/* Reads the array at index idx into out[0..n-1] (exactly n numbers);
+** `what` names the argument in the error. */
+void salta_l_checkvec(lua_State *L, int idx, double *out, int n, const char *what);
+
+/* Pushes out[0..n-1] as a new array. */
+void salta_l_pushvec(lua_State *L, const double *v, int n);
+
+/* Pushes names[0..n-1] as a new array of strings. */
+void salta_l_pushnames(lua_State *L, const char *const *names, int n);
+
+salta_model_ud *salta_l_checkmodel(lua_State *L, int idx);
+
+void salta_l_open_model(lua_State *L);   /* registers the model metatable */
+
+/* lua_newuserdatauv + scratch buffer helper: a temporary array of n doubles
+** owned by the Lua stack (pushed as userdata). */
+double *salta_l_scratch(lua_State *L, int n);
+
+#endif

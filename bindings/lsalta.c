@@ -1,0 +1,158 @@
+/*
+** lsalta.c -- the salta.core Lua module: entry point and the cc JIT backend.
+*/
+#include <lua.h>
+#include <lauxlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernel_abi.h"
+#include "lcore.h"
+#include "ljit.h"
+
+/* ---- shared helpers --------------------------------------------------- */
+
+void salta_l_checkvec(lua_State *L, int idx, double *out, int n, const char *what) {
+  int i;
+  lua_Integer len;
+  luaL_checktype(L, idx, LUA_TTABLE);
+  len = luaL_len(L, idx);
+  if (len != n) luaL_error(L, "%s: expected %d numbers, got %d", what, n, (int)len);
+  for (i = 0; i < n; ++i) {
+    int isnum;
+    lua_geti(L, idx, i + 1);
+    out[i] = lua_tonumberx(L, -1, &isnum);
+    if (!isnum) luaL_error(L, "%s[%d]: number expected, got %s", what, i + 1, luaL_typename(L, -1));
+    lua_pop(L, 1);
+  }
+}
+
+void salta_l_pushvec(lua_State *L, const double *v, int n) {
+  int i;
+  lua_createtable(L, n, 0);
+  for (i = 0; i < n; ++i) {
+    lua_pushnumber(L, v[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+}
+
+void salta_l_pushnames(lua_State *L, const char *const *names, int n) {
+  int i;
+  lua_createtable(L, n, 0);
+  for (i = 0; i < n; ++i) {
+    lua_pushstring(L, names[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+}
+
+double *salta_l_scratch(lua_State *L, int n) {
+  return lua_newuserdatauv(L, sizeof(double) * (size_t)(n > 0 ? n : 1), 0);
+}
+
+/* ---- the jit userdata --------------------------------------------------- */
+
+static int jit_release(lua_State *L) {
+  salta_jit_ud *j = luaL_checkudata(L, 1, SALTA_JIT_MT);
+  if (j->release && j->owner) j->release(j->owner);
+  j->owner = NULL;
+  j->def = NULL;
+  j->release = NULL;
+  return 0;
+}
+
+static int jit_tostring(lua_State *L) {
+  salta_jit_ud *j = luaL_checkudata(L, 1, SALTA_JIT_MT);
+  if (j->def) lua_pushfstring(L, "salta.jit(%s, model '%s')", j->backend, j->def->name);
+  else lua_pushstring(L, "salta.jit(closed)");
+  return 1;
+}
+
+salta_jit_ud *salta_jit_push(lua_State *L) {
+  salta_jit_ud *j = lua_newuserdatauv(L, sizeof *j, 0);
+  memset(j, 0, sizeof *j);
+  if (luaL_newmetatable(L, SALTA_JIT_MT)) {
+    lua_pushcfunction(L, jit_release);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, jit_release);
+    lua_setfield(L, -2, "__close");
+    lua_pushcfunction(L, jit_tostring);
+    lua_setfield(L, -2, "__tostring");
+  }
+  lua_setmetatable(L, -2);
+  return j;
+}
+
+static void release_cc(void *owner) {
+  salta_jit *jit = owner;
+  salta_jit_free(&jit);
+}
+
+/* compile_cc(src, symbol, model_name [, cache_dir]) -> jit, cached | nil, msg */
+static int l_compile_cc(lua_State *L) {
+  const char *src = luaL_checkstring(L, 1);
+  const char *symbol = luaL_checkstring(L, 2);
+  const char *name = luaL_optstring(L, 3, "?");
+  const char *dir = luaL_optstring(L, 4, NULL);
+  salta_jit_ud *ud = salta_jit_push(L);
+  salta_jit *jit;
+  if (salta_jit_create(&jit)) return luaL_error(L, "out of memory");
+  ud->owner = jit;
+  ud->release = release_cc;
+  ud->backend = "cc";
+  if (salta_jit_compile_cc(jit, src, symbol, name, dir)) {
+    luaL_pushfail(L);
+    lua_pushstring(L, salta_jit_errmsg(jit));
+    return 2;   /* ud is collected with its jit */
+  }
+  ud->def = salta_jit_def(jit);
+  lua_pushboolean(L, salta_jit_cached(jit));
+  return 2;
+}
+
+static int l_kernel_abi(lua_State *L) {
+  lua_pushlstring(L, salta_kernel_abi, sizeof salta_kernel_abi - 1);
+  return 1;
+}
+
+/* model(jit) -> model: the jit is kept alive as the model's user value. */
+static int l_model(lua_State *L) {
+  salta_jit_ud *j = luaL_checkudata(L, 1, SALTA_JIT_MT);
+  salta_model_ud *m;
+  int st;
+  if (!j->def) return luaL_error(L, "salta.core.model: the compiled code is closed");
+  m = lua_newuserdatauv(L, sizeof *m, 1);
+  m->model = NULL;
+  luaL_setmetatable(L, SALTA_MODEL_MT);
+  lua_pushvalue(L, 1);
+  lua_setiuservalue(L, -2, 1);
+  st = salta_model_create(&m->model, j->def);
+  if (st) {
+    lua_pushstring(L, m->model ? salta_model_errmsg(m->model) : "out of memory");
+    salta_model_free(&m->model);
+    return lua_error(L);
+  }
+  return 1;
+}
+
+/* clock() -> seconds on a monotonic wall clock (for timings) */
+static int l_clock(lua_State *L) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  lua_pushnumber(L, (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec);
+  return 1;
+}
+
+int luaopen_salta_core(lua_State *L) {
+  static const luaL_Reg funcs[] = {
+    {"clock", l_clock},
+    {"compile_cc", l_compile_cc},
+    {"kernel_abi", l_kernel_abi},
+    {"model", l_model},
+    {NULL, NULL}
+  };
+  salta_l_open_model(L);
+  luaL_newlib(L, funcs);
+  lua_pushinteger(L, SALTA_ABI_VERSION);
+  lua_setfield(L, -2, "abi");
+  return 1;
+}

@@ -1,0 +1,69 @@
+/*
+** salta_kernel.h -- the binary interface between generated model code and
+** the engine. Generated C (JIT or ahead-of-time) defines one constant
+** salta_model_def; the engine reads everything about a model from it.
+**
+** This header is embedded verbatim into every generated translation unit,
+** so it must stay self-contained: no includes, plain C11.
+*/
+#ifndef SALTA_KERNEL_H
+#define SALTA_KERNEL_H
+
+#define SALTA_ABI_VERSION 1
+
+/*
+** A kernel evaluates one vector function or one sparse Jacobian at a point.
+** x: differential states (nx), z: algebraic variables (nz), p: parameters
+** (np). out: the values, dense (length n) for a function, in pattern order
+** (length nnz) for a Jacobian. Returns 0, or nonzero when an implicit reset
+** equation's Newton iteration failed (the only way a kernel can fail).
+** Kernels allocate nothing, keep no state and are safe to call from any
+** thread.
+*/
+typedef int (*salta_kernel_fn)(double t, const double *x, const double *z,
+                               const double *p, double *out);
+
+/* A sparse Jacobian: nonzeros in column-major order (CSC-compatible). */
+typedef struct salta_sparse_def {
+  int nnz;
+  const int *row;
+  const int *col;
+  salta_kernel_fn eval;
+} salta_sparse_def;
+
+/* Which argument a Jacobian differentiates by. */
+enum { SALTA_WRT_X = 0, SALTA_WRT_Z = 1, SALTA_WRT_P = 2, SALTA_WRT_T = 3 };
+
+/* A vector function of n rows with its four Jacobians (by x, z, p, t; the
+** t-Jacobian has one column). */
+typedef struct salta_function_def {
+  int n;
+  salta_kernel_fn eval;
+  salta_sparse_def d[4];
+} salta_function_def;
+
+/* Event guard crossing directions. */
+enum { SALTA_DIR_DOWN = -1, SALTA_DIR_BOTH = 0, SALTA_DIR_UP = 1 };
+
+typedef struct salta_model_def {
+  int abi;                     /* SALTA_ABI_VERSION */
+  const char *name;
+  const char *hash;            /* content hash of the generating source */
+  int nx, nz, np, ny, ne;
+  const char *const *x_names;
+  const char *const *z_names;
+  const char *const *p_names;
+  const char *const *y_names;
+  const char *const *e_names;
+  const double *x_start;
+  const double *z_start;
+  const double *p_nominal;
+  const int *e_direction;      /* SALTA_DIR_* per event */
+  salta_function_def f;        /* x' = f(t,x,z,p), n = nx */
+  salta_function_def g;        /* 0 = g(t,x,z,p), n = nz */
+  salta_function_def h;        /* y = h(t,x,z,p), n = ny */
+  salta_function_def e;        /* guards, n = ne */
+  const salta_function_def *r; /* ne resets, each n = nx: the full x+ */
+} salta_model_def;
+
+#endif

@@ -1,0 +1,16 @@
+/*
+** errors.h -- per-handle error messages (internal).
+*/
+#ifndef SALTA_ERRORS_H
+#define SALTA_ERRORS_H
+
+#include <stddef.h>
+
+#define SALTA_ERRMSG_SIZE 1024
+
+/* Formats into buf (SALTA_ERRMSG_SIZE bytes) and returns status, so that
+** `return salta__fail(m->err, SALTA_EINPUT, "...", ...)` reads naturally. */
+int salta__fail(char *buf, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

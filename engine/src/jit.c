@@ -1,0 +1,227 @@
+/*
+** jit.c -- the cc backend: generated C compiled by the system compiler into
+** a content-hash cache, then dlopen'ed.
+*/
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "errors.h"
+#include "salta.h"
+
+extern char **environ;
+
+struct salta_jit {
+  void *dl;
+  const salta_model_def *def;
+  int cached;
+  char err[SALTA_ERRMSG_SIZE];
+};
+
+int salta_jit_create(salta_jit **out) {
+  if (!out) return SALTA_EINPUT;
+  *out = calloc(1, sizeof **out);
+  return *out ? SALTA_OK : SALTA_EMEM;
+}
+
+void salta_jit_free(salta_jit **jit) {
+  if (!jit || !*jit) return;
+  if ((*jit)->dl) dlclose((*jit)->dl);
+  free(*jit);
+  *jit = NULL;
+}
+
+const char *salta_jit_errmsg(const salta_jit *jit) { return jit ? jit->err : "no jit"; }
+const salta_model_def *salta_jit_def(const salta_jit *jit) { return jit ? jit->def : NULL; }
+int salta_jit_cached(const salta_jit *jit) { return jit ? jit->cached : 0; }
+
+/* 64-bit FNV-1a: the cache key (collisions only cost a wrong cache hit on
+** the symbol/abi checks, and the key covers the whole source). */
+static uint64_t fnv1a(const char *s, uint64_t h) {
+  for (; *s; ++s) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+  return h;
+}
+
+/* mkdir -p */
+static int make_dirs(const char *path) {
+  char buf[4096];
+  size_t i, n = strlen(path);
+  if (n == 0 || n >= sizeof buf) return -1;
+  memcpy(buf, path, n + 1);
+  for (i = 1; i <= n; ++i) {
+    if (buf[i] == '/' || buf[i] == '\0') {
+      char c = buf[i];
+      buf[i] = '\0';
+      if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
+      buf[i] = c;
+    }
+  }
+  return 0;
+}
+
+static int default_cache_dir(char *buf, size_t size) {
+  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  int n;
+  if (xdg && xdg[0]) n = snprintf(buf, size, "%s/salta", xdg);
+  else if (home && home[0]) n = snprintf(buf, size, "%s/.cache/salta", home);
+  else n = snprintf(buf, size, "/tmp/salta-cache-%ld", (long)getuid());
+  return (n > 0 && (size_t)n < size) ? 0 : -1;
+}
+
+static int write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  size_t n = strlen(text);
+  int ok;
+  if (!f) return -1;
+  ok = fwrite(text, 1, n, f) == n;
+  ok = (fclose(f) == 0) && ok;
+  return ok ? 0 : -1;
+}
+
+/* Reads at most size-1 bytes of path into buf. */
+static void read_file(const char *path, char *buf, size_t size) {
+  FILE *f = fopen(path, "r");
+  size_t n = 0;
+  if (f) {
+    n = fread(buf, 1, size - 1, f);
+    fclose(f);
+  }
+  buf[n] = '\0';
+}
+
+/* Copies line `line` (1-based) of src into out. */
+static void source_line(const char *src, int line, char *out, size_t size) {
+  const char *end;
+  size_t n;
+  for (; line > 1 && src; --line) {
+    src = strchr(src, '\n');
+    if (src) ++src;
+  }
+  if (!src) { out[0] = '\0'; return; }
+  end = strchr(src, '\n');
+  n = end ? (size_t)(end - src) : strlen(src);
+  if (n >= size) n = size - 1;
+  memcpy(out, src, n);
+  out[n] = '\0';
+}
+
+/* Turns the compiler's log into a message quoting the first error line. */
+static int compile_error(salta_jit *jit, const char *log, const char *src,
+                         const char *name) {
+  const char *e = strstr(log, "error:");
+  const char *colon;
+  char text[200] = "", msg[300] = "";
+  int line = 0;
+  if (e) {
+    /* walk back to the "file.c:LINE:COL: " prefix of this message */
+    const char *start = e;
+    while (start > log && start[-1] != '\n') --start;
+    colon = strstr(start, ".c:");
+    if (colon && colon < e) line = atoi(colon + 3);
+    sscanf(e, "error: %299[^\n]", msg);
+  }
+  if (line > 0) {
+    source_line(src, line, text, sizeof text);
+    return salta__fail(jit->err, SALTA_EJIT,
+                       "model '%s': C compile error: %s\n  generated line %d: %s",
+                       name, msg, line, text);
+  }
+  return salta__fail(jit->err, SALTA_EJIT, "model '%s': C compiler failed: %.600s", name,
+                     log[0] ? log : "(no output)");
+}
+
+/* Runs `cc -O2 -shared -fPIC -o so c` with stderr to log; returns exit code
+** or -1 when the compiler could not be started. */
+static int run_cc(const char *c_path, const char *so_path, const char *log_path) {
+  const char *cc = getenv("CC");
+  char *argv[] = {(char *)(cc && cc[0] ? cc : "cc"), "-O2", "-shared", "-fPIC",
+                  "-std=c11", "-o", (char *)so_path, (char *)c_path, "-lm", NULL};
+  posix_spawn_file_actions_t fa;
+  pid_t pid;
+  int status = 0, rc;
+  if (posix_spawn_file_actions_init(&fa)) return -1;
+  posix_spawn_file_actions_addopen(&fa, 2, log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return -1;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  if (!WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status) == 127 ? -1 : WEXITSTATUS(status);
+}
+
+static int load(salta_jit *jit, const char *so_path, const char *symbol, const char *name) {
+  const char *e;
+  jit->dl = dlopen(so_path, RTLD_NOW | RTLD_LOCAL);
+  if (!jit->dl)
+    return salta__fail(jit->err, SALTA_EJIT, "model '%s': cannot load compiled code: %s",
+                       name, (e = dlerror()) ? e : "?");
+  jit->def = dlsym(jit->dl, symbol);
+  if (!jit->def)
+    return salta__fail(jit->err, SALTA_EJIT, "model '%s': compiled code has no symbol '%s'",
+                       name, symbol);
+  if (jit->def->abi != SALTA_ABI_VERSION)
+    return salta__fail(jit->err, SALTA_EJIT, "model '%s': compiled code has ABI %d, engine %d",
+                       name, jit->def->abi, SALTA_ABI_VERSION);
+  return SALTA_OK;
+}
+
+int salta_jit_compile_cc(salta_jit *jit, const char *src, const char *symbol,
+                         const char *model_name, const char *cache_dir) {
+  char dir[4096], base[4200], c_path[4300], so_path[4300], tmp_path[4300], log_path[4300];
+  char log[4096];
+  const char *name = model_name ? model_name : "?";
+  struct stat st;
+  int rc;
+  if (!jit || !src || !symbol) return SALTA_EINPUT;
+  if (jit->dl) return salta__fail(jit->err, SALTA_EINPUT, "jit: handle already holds a model");
+  if (cache_dir) snprintf(dir, sizeof dir, "%s", cache_dir);
+  else if (default_cache_dir(dir, sizeof dir))
+    return salta__fail(jit->err, SALTA_EJIT, "model '%s': no cache directory", name);
+  if (make_dirs(dir))
+    return salta__fail(jit->err, SALTA_EJIT, "model '%s': cannot create cache directory %s: %s",
+                       name, dir, strerror(errno));
+  snprintf(base, sizeof base, "%s/%016llx", dir,
+           (unsigned long long)fnv1a(symbol, fnv1a(src, 14695981039346656037ULL)));
+  snprintf(so_path, sizeof so_path, "%s.so", base);
+  jit->cached = stat(so_path, &st) == 0;
+  if (!jit->cached) {
+    snprintf(c_path, sizeof c_path, "%s.%ld.c", base, (long)getpid());
+    snprintf(tmp_path, sizeof tmp_path, "%s.%ld.so", base, (long)getpid());
+    snprintf(log_path, sizeof log_path, "%s.%ld.log", base, (long)getpid());
+    if (write_file(c_path, src))
+      return salta__fail(jit->err, SALTA_EJIT, "model '%s': cannot write %s: %s", name, c_path,
+                         strerror(errno));
+    rc = run_cc(c_path, tmp_path, log_path);
+    read_file(log_path, log, sizeof log);
+    remove(log_path);
+    if (rc == 0) {
+      /* rename is atomic: concurrent compiles of one model are harmless */
+      if (rename(tmp_path, so_path) != 0) rc = -2;
+    }
+    remove(tmp_path);
+    if (rc == -1) {
+      remove(c_path);
+      return salta__fail(jit->err, SALTA_EJIT, "model '%s': no C compiler ('%s' could not be run)",
+                         name, getenv("CC") ? getenv("CC") : "cc");
+    }
+    if (rc != 0) {
+      rc = compile_error(jit, log, src, name);
+      remove(c_path);
+      return rc;
+    }
+    /* keep the source beside the library for inspection */
+    snprintf(tmp_path, sizeof tmp_path, "%s.c", base);
+    rename(c_path, tmp_path);
+  }
+  return load(jit, so_path, symbol, name);
+}

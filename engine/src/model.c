@@ -1,0 +1,244 @@
+/*
+** model.c -- the model object: a checked view of a salta_model_def with an
+** evaluation API.
+*/
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors.h"
+#include "salta.h"
+
+struct salta_model {
+  const salta_model_def *def;
+  char err[SALTA_ERRMSG_SIZE];
+};
+
+static const char *const fn_names[] = {"f", "g", "h", "guard", "reset"};
+static const char *const wrt_names[] = {"x", "z", "p", "t"};
+
+/* The function definition selected by (fn, event), or NULL. */
+static const salta_function_def *function_of(const salta_model_def *d,
+                                             salta_fn fn, int event) {
+  switch (fn) {
+    case SALTA_FN_F: return &d->f;
+    case SALTA_FN_G: return &d->g;
+    case SALTA_FN_H: return &d->h;
+    case SALTA_FN_E: return &d->e;
+    case SALTA_FN_R:
+      return (event >= 0 && event < d->ne) ? &d->r[event] : NULL;
+  }
+  return NULL;
+}
+
+static int wrt_cols(const salta_model_def *d, int wrt) {
+  switch (wrt) {
+    case SALTA_WRT_X: return d->nx;
+    case SALTA_WRT_Z: return d->nz;
+    case SALTA_WRT_P: return d->np;
+    case SALTA_WRT_T: return 1;
+  }
+  return -1;
+}
+
+static int check_sparse(salta_model *m, const salta_sparse_def *s, int rows,
+                        int cols, const char *what, int wrt) {
+  int k;
+  if (s->nnz < 0 || (s->nnz > 0 && (!s->row || !s->col || !s->eval)))
+    return salta__fail(m->err, SALTA_EINPUT, "model '%s': d%s/d%s has a bad pattern",
+                       m->def->name, what, wrt_names[wrt]);
+  for (k = 0; k < s->nnz; ++k) {
+    int bad = s->row[k] < 0 || s->row[k] >= rows || s->col[k] < 0 || s->col[k] >= cols;
+    if (!bad && k > 0)  /* column-major, rows increasing within a column */
+      bad = s->col[k] < s->col[k - 1] ||
+            (s->col[k] == s->col[k - 1] && s->row[k] <= s->row[k - 1]);
+    if (bad)
+      return salta__fail(m->err, SALTA_EINPUT,
+                         "model '%s': d%s/d%s entry %d at (%d, %d) is out of order or range",
+                         m->def->name, what, wrt_names[wrt], k, s->row[k], s->col[k]);
+  }
+  return SALTA_OK;
+}
+
+static int check_function(salta_model *m, const salta_function_def *f, int rows,
+                          const char *what) {
+  int w, st;
+  if (f->n != rows || (rows > 0 && !f->eval))
+    return salta__fail(m->err, SALTA_EINPUT, "model '%s': %s has %d rows, expected %d",
+                       m->def->name, what, f->n, rows);
+  for (w = 0; w < 4; ++w)
+    if ((st = check_sparse(m, &f->d[w], rows, wrt_cols(m->def, w), what, w)))
+      return st;
+  return SALTA_OK;
+}
+
+static int check_names(salta_model *m, const char *const *names, int n,
+                       const char *what) {
+  int i;
+  if (n > 0 && !names)
+    return salta__fail(m->err, SALTA_EINPUT, "model '%s': no %s names", m->def->name, what);
+  for (i = 0; i < n; ++i)
+    if (!names[i] || !names[i][0])
+      return salta__fail(m->err, SALTA_EINPUT, "model '%s': %s %d has no name",
+                         m->def->name, what, i);
+  return SALTA_OK;
+}
+
+static int check_def(salta_model *m) {
+  const salta_model_def *d = m->def;
+  char what[64];
+  int st, j;
+  if (d->nx < 0 || d->nz < 0 || d->np < 0 || d->ny < 0 || d->ne < 0)
+    return salta__fail(m->err, SALTA_EINPUT, "model '%s': negative size", d->name);
+  if ((st = check_names(m, d->x_names, d->nx, "state")) ||
+      (st = check_names(m, d->z_names, d->nz, "algebraic")) ||
+      (st = check_names(m, d->p_names, d->np, "parameter")) ||
+      (st = check_names(m, d->y_names, d->ny, "output")) ||
+      (st = check_names(m, d->e_names, d->ne, "event")))
+    return st;
+  for (j = 0; j < d->np; ++j)
+    if (!isfinite(d->p_nominal[j]))
+      return salta__fail(m->err, SALTA_EINPUT, "model '%s': parameter '%s' has non-finite nominal value %g",
+                         d->name, d->p_names[j], d->p_nominal[j]);
+  if ((st = check_function(m, &d->f, d->nx, "f")) ||
+      (st = check_function(m, &d->g, d->nz, "g")) ||
+      (st = check_function(m, &d->h, d->ny, "h")) ||
+      (st = check_function(m, &d->e, d->ne, "guard")))
+    return st;
+  if (d->ne > 0 && (!d->r || !d->e_direction))
+    return salta__fail(m->err, SALTA_EINPUT, "model '%s': events without resets or directions", d->name);
+  for (j = 0; j < d->ne; ++j) {
+    int dir = d->e_direction[j];
+    if (dir < SALTA_DIR_DOWN || dir > SALTA_DIR_UP)
+      return salta__fail(m->err, SALTA_EINPUT, "model '%s': event '%s' has direction %d",
+                         d->name, d->e_names[j], dir);
+    snprintf(what, sizeof what, "reset of event %d", j);
+    if ((st = check_function(m, &d->r[j], d->nx, what))) return st;
+  }
+  return SALTA_OK;
+}
+
+int salta_model_create(salta_model **out, const salta_model_def *def) {
+  salta_model *m;
+  int st;
+  if (!out) return SALTA_EINPUT;
+  *out = NULL;
+  if (!def) return SALTA_EINPUT;
+  m = calloc(1, sizeof *m);
+  if (!m) return SALTA_EMEM;
+  m->def = def;
+  if (def->abi != SALTA_ABI_VERSION || !def->name) {
+    st = salta__fail(m->err, SALTA_EINPUT, "model: kernel ABI %d, engine expects %d",
+                     def->abi, SALTA_ABI_VERSION);
+  } else {
+    st = check_def(m);
+  }
+  *out = m;  /* returned even on failure, so the caller can read errmsg */
+  return st;
+}
+
+void salta_model_free(salta_model **model) {
+  if (!model || !*model) return;
+  free(*model);
+  *model = NULL;
+}
+
+const char *salta_model_errmsg(const salta_model *model) {
+  return model ? model->err : "no model";
+}
+
+const salta_model_def *salta_model_def_get(const salta_model *model) {
+  return model ? model->def : NULL;
+}
+
+int salta_model_rows(const salta_model *model, salta_fn fn) {
+  const salta_function_def *f;
+  if (!model) return SALTA_EINPUT;
+  if (fn == SALTA_FN_R) return model->def->nx;
+  f = function_of(model->def, fn, 0);
+  return f ? f->n : SALTA_EINPUT;
+}
+
+/* Resolves (fn, event) or sets the error. */
+static const salta_function_def *select_fn(salta_model *m, salta_fn fn, int event) {
+  const salta_function_def *f = function_of(m->def, fn, event);
+  if (!f) {
+    if ((unsigned)fn <= SALTA_FN_R)
+      salta__fail(m->err, SALTA_EINPUT, "model '%s': no event %d (model has %d)",
+                  m->def->name, event, m->def->ne);
+    else
+      salta__fail(m->err, SALTA_EINPUT, "model '%s': unknown function %d", m->def->name, (int)fn);
+  }
+  return f;
+}
+
+static int kernel_failed(salta_model *m, salta_fn fn, int event, double t) {
+  if (fn == SALTA_FN_R)
+    return salta__fail(m->err, SALTA_EKERNEL,
+                       "model '%s': the implicit reset of event '%s' did not converge at t = %.17g",
+                       m->def->name, m->def->e_names[event], t);
+  return salta__fail(m->err, SALTA_EKERNEL, "model '%s': kernel %s failed at t = %.17g",
+                     m->def->name, fn_names[fn], t);
+}
+
+int salta_model_eval(salta_model *model, salta_fn fn, int event, double t,
+                     const double *x, const double *z, const double *p,
+                     double *out) {
+  const salta_function_def *f;
+  if (!model) return SALTA_EINPUT;
+  if (!(f = select_fn(model, fn, event))) return SALTA_EINPUT;
+  if (f->n == 0) return SALTA_OK;
+  if (f->eval(t, x, z, p, out)) return kernel_failed(model, fn, event, t);
+  return SALTA_OK;
+}
+
+int salta_model_pattern(const salta_model *model, salta_fn fn, int event,
+                        int wrt, int *nnz, const int **row, const int **col) {
+  const salta_function_def *f;
+  if (!model || wrt < 0 || wrt > 3) return SALTA_EINPUT;
+  if (!(f = function_of(model->def, fn, event))) return SALTA_EINPUT;
+  if (nnz) *nnz = f->d[wrt].nnz;
+  if (row) *row = f->d[wrt].row;
+  if (col) *col = f->d[wrt].col;
+  return SALTA_OK;
+}
+
+int salta_model_jac(salta_model *model, salta_fn fn, int event, int wrt,
+                    double t, const double *x, const double *z,
+                    const double *p, double *vals) {
+  const salta_function_def *f;
+  if (!model) return SALTA_EINPUT;
+  if (wrt < 0 || wrt > 3)
+    return salta__fail(model->err, SALTA_EINPUT, "model '%s': unknown Jacobian argument %d",
+                       model->def->name, wrt);
+  if (!(f = select_fn(model, fn, event))) return SALTA_EINPUT;
+  if (f->d[wrt].nnz == 0) return SALTA_OK;
+  if (f->d[wrt].eval(t, x, z, p, vals)) return kernel_failed(model, fn, event, t);
+  return SALTA_OK;
+}
+
+int salta_model_jac_dense(salta_model *model, salta_fn fn, int event, int wrt,
+                          double t, const double *x, const double *z,
+                          const double *p, double *dense, int ld) {
+  const salta_function_def *f;
+  const salta_sparse_def *s;
+  double *vals;
+  int k, j, cols, st;
+  if (!model) return SALTA_EINPUT;
+  if (!(f = select_fn(model, fn, event))) return SALTA_EINPUT;
+  if (wrt < 0 || wrt > 3 || ld < f->n)
+    return salta__fail(model->err, SALTA_EINPUT, "model '%s': bad Jacobian argument %d or leading dimension %d",
+                       model->def->name, wrt, ld);
+  s = &f->d[wrt];
+  cols = wrt_cols(model->def, wrt);
+  for (j = 0; j < cols; ++j) memset(dense + (size_t)j * ld, 0, sizeof(double) * f->n);
+  if (s->nnz == 0) return SALTA_OK;
+  vals = malloc(sizeof(double) * s->nnz);
+  if (!vals) return salta__fail(model->err, SALTA_EMEM, "out of memory");
+  st = salta_model_jac(model, fn, event, wrt, t, x, z, p, vals);
+  if (st == SALTA_OK)
+    for (k = 0; k < s->nnz; ++k) dense[(size_t)s->col[k] * ld + s->row[k]] = vals[k];
+  free(vals);
+  return st;
+}

@@ -1,0 +1,55 @@
+/*
+** test_jit.c -- the cc backend: compile, cache hit, and a compile error that
+** quotes the generated line.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "salta.h"
+
+static const char *good =
+  "#include <math.h>\n"
+  "typedef int (*kfn)(double, const double *, const double *, const double *, double *);\n"
+  "struct d { int abi; const char *name; } salta_model = {1, \"tiny\"};\n"
+  "double twice_sin(double u) { return 2 * sin(u); }\n";
+
+static const char *bad =
+  "int ok;\n"
+  "int broken = (1 +;\n";
+
+int main(void) {
+  char dir[] = "/tmp/salta-jit-test-XXXXXX";
+  salta_jit *jit = NULL, *again = NULL, *broken = NULL;
+  const salta_model_def *def;
+  if (!mkdtemp(dir)) return 1;
+  CHECK(salta_jit_create(&jit) == SALTA_OK);
+  CHECK(salta_jit_compile_cc(jit, good, "salta_model", "tiny", dir) == SALTA_OK);
+  def = salta_jit_def(jit);
+  CHECK(def && def->abi == 1);
+  CHECK(!salta_jit_cached(jit));
+  CHECK(salta_jit_create(&again) == SALTA_OK);
+  CHECK(salta_jit_compile_cc(again, good, "salta_model", "tiny", dir) == SALTA_OK);
+  CHECK(salta_jit_cached(again));
+  CHECK(salta_jit_compile_cc(again, good, "salta_model", "tiny", dir) == SALTA_EINPUT);
+
+  CHECK(salta_jit_create(&broken) == SALTA_OK);
+  CHECK(salta_jit_compile_cc(broken, bad, "salta_model", "wrong", dir) == SALTA_EJIT);
+  CHECK_CONTAINS(salta_jit_errmsg(broken), "model 'wrong': C compile error");
+  CHECK_CONTAINS(salta_jit_errmsg(broken), "generated line 2: int broken = (1 +;");
+  salta_jit_free(&broken);
+  CHECK(salta_jit_create(&broken) == SALTA_OK);
+  CHECK(salta_jit_compile_cc(broken, good, "no_such_symbol", "tiny", dir) == SALTA_EJIT);
+  CHECK_CONTAINS(salta_jit_errmsg(broken), "no symbol 'no_such_symbol'");
+
+  salta_jit_free(&jit);
+  salta_jit_free(&again);
+  salta_jit_free(&broken);
+  {
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+  }
+  return check_summary("jit");
+}

@@ -1,0 +1,291 @@
+-- salta.codegen: symbolic Jacobians with fixed sparsity, and C emission.
+--
+-- One translation unit per model: straight-line kernels with one temporary
+-- per shared subexpression, and a constant salta_model_def that tells the
+-- engine everything (see engine/include/salta_kernel.h).
+
+local expr = require("salta.expr")
+
+local M = {}
+
+-- Sparse Jacobians ----------------------------------------------------------
+
+-- jacobian(exprs, vars): nonzero entries {row, col, expr} of d exprs / d vars,
+-- in column-major order. vars is an array of leaf nodes; structural zeros
+-- (derivatives that simplify to the constant 0) are left out.
+function M.jacobian(exprs, vars)
+  local col_of = {}
+  for j, v in ipairs(vars) do col_of[v] = j end
+  local by_col = {}
+  for i, e in ipairs(exprs) do
+    for v in pairs(expr.deps(e)) do
+      local j = col_of[v]
+      if j then
+        local d = expr.diff(e, v)
+        if not (d.op == "const" and d.value == 0) then
+          by_col[j] = by_col[j] or {}
+          by_col[j][#by_col[j] + 1] = { row = i, col = j, expr = d }
+        end
+      end
+    end
+  end
+  local out = {}
+  for j = 1, #vars do
+    local c = by_col[j]
+    if c then
+      table.sort(c, function(a, b) return a.row < b.row end)
+      for _, ent in ipairs(c) do out[#out + 1] = ent end
+    end
+  end
+  return out
+end
+
+-- C emission ------------------------------------------------------------------
+
+local function literal(v)
+  if v ~= v then return "NAN" end
+  if v == math.huge then return "INFINITY" end
+  if v == -math.huge then return "(-INFINITY)" end
+  local s = string.format("%.17g", v)
+  if not s:find("[%.eEn]") then s = s .. ".0" end
+  if v < 0 then s = "(" .. s .. ")" end
+  return s
+end
+M.literal = literal
+
+local cfun = {
+  sin = "sin", cos = "cos", tan = "tan", exp = "exp", log = "log", sqrt = "sqrt",
+  tanh = "tanh", sinh = "sinh", cosh = "cosh", asin = "asin", acos = "acos",
+  atan = "atan", abs = "fabs", log10 = "log10", floor = "floor", ceil = "ceil",
+  sign = "salta_sign_", sigmoid = "salta_sigmoid_", min = "fmin", max = "fmax",
+}
+
+-- An emitter writes straight-line C for a set of expressions. Leaves are
+-- read in place; every other node gets one temporary per scope, so shared
+-- subexpressions are computed once (common-subexpression elimination).
+-- Implicit nodes open a Newton loop; nodes that depend on its unknown are
+-- emitted inside the loop, the rest are hoisted before it.
+local Emitter = {}
+Emitter.__index = Emitter
+
+local function new_emitter(indent)
+  return setmetatable({
+    ntemp = 0,
+    scopes = { { lines = {}, names = {}, unknown = nil, indent = indent or "  " } },
+  }, Emitter)
+end
+
+function Emitter:temp()
+  self.ntemp = self.ntemp + 1
+  return "a" .. self.ntemp
+end
+
+function Emitter:lookup(n)
+  for k = #self.scopes, 1, -1 do
+    local s = self.scopes[k].names[n]
+    if s then return s end
+  end
+end
+
+-- The innermost scope whose unknown n depends on.
+function Emitter:scope_for(n)
+  local d = expr.deps(n)
+  for k = #self.scopes, 2, -1 do
+    if d[self.scopes[k].unknown] then return self.scopes[k] end
+  end
+  return self.scopes[1]
+end
+
+function Emitter:emit(n)
+  local op = n.op
+  if op == "const" then return literal(n.value) end
+  local known = self:lookup(n)
+  if known then return known end
+  if op == "var" then
+    if n.kind == "t" then return "t" end
+    return string.format("%s[%d]", n.kind, n.index - 1)
+  end
+  if op == "implicit" then return self:emit_implicit(n) end
+  local a = {}
+  for i = 1, #n do a[i] = self:emit(n[i]) end
+  local rhs
+  if op == "add" then rhs = a[1] .. " + " .. a[2]
+  elseif op == "mul" then rhs = a[1] .. " * " .. a[2]
+  elseif op == "div" then rhs = a[1] .. " / " .. a[2]
+  elseif op == "neg" then rhs = "-" .. a[1]
+  elseif op == "pow" then
+    local b = n[2]
+    if b.op == "const" and b.value == 2 then rhs = a[1] .. " * " .. a[1]
+    elseif b.op == "const" and b.value == 0.5 then rhs = "sqrt(" .. a[1] .. ")"
+    else rhs = "pow(" .. a[1] .. ", " .. a[2] .. ")" end
+  elseif op == "ifle" then rhs = ("%s <= %s ? %s : %s"):format(a[1], a[2], a[3], a[4])
+  else
+    local f = assert(cfun[op], "codegen: no C form for " .. op)
+    rhs = f .. "(" .. table.concat(a, ", ") .. ")"
+  end
+  local scope = self:scope_for(n)
+  local name = self:temp()
+  scope.lines[#scope.lines + 1] = scope.indent .. "const double " .. name .. " = " .. rhs .. ";"
+  scope.names[n] = name
+  return name
+end
+
+function Emitter:emit_implicit(n)
+  local res, u, guess = n[1], n[2], n[3]
+  local outer = self:scope_for(n)
+  local g = self:emit(guess)
+  local name = self:temp()
+  local ind = outer.indent
+  local out = outer.lines
+  out[#out + 1] = ind .. "double " .. name .. " = " .. g .. ";"
+  out[#out + 1] = ind .. "{ /* Newton on " .. tostring(res):sub(1, 60):gsub("%*/", "* /") .. " = 0 */"
+  out[#out + 1] = ind .. "  int ok = 0;"
+  out[#out + 1] = ind .. "  for (int it = 0; it < 50 && !ok; ++it) {"
+  local inner = { lines = {}, names = { [u] = name }, unknown = u, indent = ind .. "    " }
+  self.scopes[#self.scopes + 1] = inner
+  local r = self:emit(res)
+  local dr = self:emit(expr.diff(res, u))
+  self.scopes[#self.scopes] = nil
+  for _, l in ipairs(inner.lines) do out[#out + 1] = l end
+  out[#out + 1] = ind .. "    const double du = " .. r .. " / " .. dr .. ";"
+  out[#out + 1] = ind .. "    " .. name .. " -= du;"
+  out[#out + 1] = ind .. "    ok = fabs(du) <= 1e-14 * (1.0 + fabs(" .. name .. "));"
+  out[#out + 1] = ind .. "  }"
+  out[#out + 1] = ind .. "  if (!ok || !isfinite(" .. name .. ")) return 1;"
+  out[#out + 1] = ind .. "}"
+  outer.names[n] = name
+  return name
+end
+
+-- kernel(name, exprs): a C function writing exprs into out[].
+local SIG = "(double t, const double *x, const double *z, const double *p, double *out)"
+
+local function kernel(cname, exprs)
+  local em = new_emitter("  ")
+  local assigns = {}
+  for i, e in ipairs(exprs) do
+    assigns[i] = "  out[" .. (i - 1) .. "] = " .. em:emit(e) .. ";"
+  end
+  local body = em.scopes[1].lines
+  local parts = { "static int " .. cname .. SIG .. " {",
+    "  (void)t; (void)x; (void)z; (void)p; (void)out;" }
+  for _, l in ipairs(body) do parts[#parts + 1] = l end
+  for _, l in ipairs(assigns) do parts[#parts + 1] = l end
+  parts[#parts + 1] = "  return 0;"
+  parts[#parts + 1] = "}"
+  return table.concat(parts, "\n")
+end
+
+local function int_array(name, vals)
+  if #vals == 0 then return "" end
+  local s = {}
+  for i, v in ipairs(vals) do s[i] = tostring(v) end
+  return "static const int " .. name .. "[] = {" .. table.concat(s, ",") .. "};"
+end
+
+local function c_string(s)
+  return '"' .. s:gsub('[\\"]', "\\%0"):gsub("\n", "\\n") .. '"'
+end
+
+local function name_array(name, names)
+  if #names == 0 then return "" end
+  local s = {}
+  for i, v in ipairs(names) do s[i] = c_string(v) end
+  return "static const char *const " .. name .. "[] = {" .. table.concat(s, ", ") .. "};"
+end
+
+local function double_array(name, vals)
+  if #vals == 0 then return "" end
+  local s = {}
+  for i, v in ipairs(vals) do s[i] = literal(v) end
+  return "static const double " .. name .. "[] = {" .. table.concat(s, ", ") .. "};"
+end
+
+local WRT = { "x", "z", "p", "t" }
+
+-- function_def(prefix, exprs, vars, chunks): emits the value kernel and its
+-- four Jacobian kernels into chunks, and returns the C initialiser of a
+-- salta_function_def plus the Jacobian patterns.
+local function function_def(prefix, exprs, vars, chunks)
+  chunks[#chunks + 1] = kernel(prefix, exprs)
+  local inits, patterns = {}, {}
+  for k, w in ipairs(WRT) do
+    local jac = M.jacobian(exprs, vars[w])
+    patterns[w] = jac
+    local rows, cols, vals = {}, {}, {}
+    for i, ent in ipairs(jac) do
+      rows[i], cols[i], vals[i] = ent.row - 1, ent.col - 1, ent.expr
+    end
+    local kn = prefix .. "_" .. w
+    if #jac > 0 then
+      chunks[#chunks + 1] = int_array(kn .. "_row", rows)
+      chunks[#chunks + 1] = int_array(kn .. "_col", cols)
+      chunks[#chunks + 1] = kernel(kn, vals)
+      inits[k] = ("{%d, %s_row, %s_col, %s}"):format(#jac, kn, kn, kn)
+    else
+      inits[k] = "{0, 0, 0, 0}"
+    end
+  end
+  return ("{%d, %s, {%s}}"):format(#exprs, prefix, table.concat(inits, ", ")), patterns
+end
+
+-- 64-bit FNV-1a of a string, as 16 hex digits (the JIT cache key).
+function M.hash(s)
+  local h = -3750763034362895579   -- 0xcbf29ce484222325
+  for i = 1, #s do
+    h = (h ~ s:byte(i)) * 1099511628211
+  end
+  return string.format("%016x", h)
+end
+
+local PRELUDE = [[
+#include <math.h>
+static inline double salta_sigmoid_(double u) { return 1.0 / (1.0 + exp(-u)); }
+static inline double salta_sign_(double u) { return (double)((u > 0) - (u < 0)); }
+]]
+
+-- generate(m, abi, symbol): C source for model m.
+-- m: { name, x_names, z_names, p_names, y_names, e_names, x_start, z_start,
+--      p_nominal, e_dir, vars = {x=, z=, p=, t=}, f, g, h, e, r }
+-- abi: the text of salta_kernel.h; symbol: the name of the def constant.
+function M.generate(m, abi, symbol)
+  local chunks = { "/* generated by salta for model " .. m.name:gsub("%*/", "") .. "; do not edit */",
+    abi, PRELUDE }
+  local vars = { x = m.vars.x, z = m.vars.z, p = m.vars.p, t = { m.vars.t } }
+  local F = function_def("k_f", m.f, vars, chunks)
+  local G = function_def("k_g", m.g, vars, chunks)
+  local H = function_def("k_h", m.h, vars, chunks)
+  local E = function_def("k_e", m.e, vars, chunks)
+  local R = {}
+  for j, r in ipairs(m.r) do R[j] = function_def("k_r" .. (j - 1), r, vars, chunks) end
+  chunks[#chunks + 1] = name_array("x_names", m.x_names)
+  chunks[#chunks + 1] = name_array("z_names", m.z_names)
+  chunks[#chunks + 1] = name_array("p_names", m.p_names)
+  chunks[#chunks + 1] = name_array("y_names", m.y_names)
+  chunks[#chunks + 1] = name_array("e_names", m.e_names)
+  chunks[#chunks + 1] = double_array("x_start", m.x_start)
+  chunks[#chunks + 1] = double_array("z_start", m.z_start)
+  chunks[#chunks + 1] = double_array("p_nominal", m.p_nominal)
+  chunks[#chunks + 1] = int_array("e_dir", m.e_dir)
+  if #R > 0 then
+    chunks[#chunks + 1] = "static const salta_function_def resets[] = {\n  "
+      .. table.concat(R, ",\n  ") .. "\n};"
+  end
+  local body = table.concat(chunks, "\n")
+  local hash = M.hash(body .. symbol)
+  local function ref(name, n) return n > 0 and name or "0" end
+  local def = table.concat({
+    "const salta_model_def " .. symbol .. " = {",
+    "  SALTA_ABI_VERSION, " .. c_string(m.name) .. ", " .. c_string(hash) .. ",",
+    ("  %d, %d, %d, %d, %d,"):format(#m.x_names, #m.z_names, #m.p_names, #m.y_names, #m.e_names),
+    ("  %s, %s, %s, %s, %s,"):format(ref("x_names", #m.x_names), ref("z_names", #m.z_names),
+      ref("p_names", #m.p_names), ref("y_names", #m.y_names), ref("e_names", #m.e_names)),
+    ("  %s, %s, %s, %s,"):format(ref("x_start", #m.x_names), ref("z_start", #m.z_names),
+      ref("p_nominal", #m.p_names), ref("e_dir", #m.e_names)),
+    "  " .. F .. ",", "  " .. G .. ",", "  " .. H .. ",", "  " .. E .. ",",
+    "  " .. ref("resets", #R),
+    "};", "" }, "\n")
+  return body .. "\n" .. def, hash
+end
+
+return M

@@ -1,0 +1,59 @@
+-- salta: differentiable parameter estimation of hybrid DAEs.
+--
+--   local salta = require("salta")
+--   local m = salta.dae{ name = "ball", states = {{"h", 1}, {"v", 0}},
+--     params = {g = 9.81, e = 0.8},
+--     f = function(t, x, z, p) return { x.v, -p.g } end,
+--     events = {{ name = "floor", direction = "down",
+--       guard = function(t, x, z, p) return x.h end,
+--       reset = function(t, x, z, p) return { v = -p.e * x.v } end }} }
+
+local expr = require("salta.expr")
+local model = require("salta.model")
+
+local salta = {
+  version = "0.1.0",
+  dae = model.dae,
+  expr = expr,
+}
+
+-- Elementary functions that accept numbers (plain result) or expressions.
+for name, fn in pairs(expr.unary_num) do
+  salta[name] = function(u)
+    if type(u) == "number" then return fn(u) end
+    return expr.unary(name, u)
+  end
+end
+
+function salta.pow(a, b)
+  if type(a) == "number" and type(b) == "number" then return a ^ b end
+  return expr.pow(expr.lift(a), expr.lift(b))
+end
+
+function salta.min(a, b)
+  if type(a) == "number" and type(b) == "number" then return math.min(a, b) end
+  return expr.min(a, b)
+end
+
+function salta.max(a, b)
+  if type(a) == "number" and type(b) == "number" then return math.max(a, b) end
+  return expr.max(a, b)
+end
+
+salta.pi = math.pi
+
+function salta.load_spec(path, opts)
+  return require("salta.spec").load(path, opts)
+end
+
+function salta.help()
+  print([[
+salta -- hybrid DAE models, simulation and gradients
+  salta.dae{ name=, states=, algebraics=, params=, f=, g=, h=, events= }
+  salta.load_spec(path)            load an exported JSON/YAML model spec
+  m:eval(fn, t, x, z, p)           fn: "f", "g", "h", "guard", "reset"
+  m:jacobian(fn, wrt, t, x, z, p)  wrt: "x", "z", "p", "t"
+  salta.sin/cos/exp/log/sqrt/tanh/sigmoid/abs/min/max/pow ...]])
+end
+
+return salta

@@ -1,0 +1,333 @@
+-- salta.model: the model DSL (salta.dae) and the compiled model object.
+--
+-- A model is traced once: f, g, h, guards and resets are called with
+-- symbolic arguments and return expressions, which the code generator turns
+-- into C kernels with exact sparse Jacobians.
+
+local expr = require("salta.expr")
+local jit = require("salta.jit")
+
+local M = {}
+
+local Model = {}
+Model.__index = Model
+Model.__name = "salta.Model"
+M.Model = Model
+
+-- Declarations ----------------------------------------------------------------
+
+-- Normalises a list of declarations into names and values. Accepts
+-- {"a", "b"}, {{"a", 1.0}, ...}, {{name = "a", start = 1.0}, ...} and, for
+-- maps {a = 1.0, b = 2.0}, sorts by name so the order is reproducible.
+local function declarations(model_name, what, decl, value_key, overrides)
+  local names, values, seen = {}, {}, {}
+  decl = decl or {}
+  if type(decl) ~= "table" then
+    error(("model '%s': %s must be a table, got %s"):format(model_name, what, type(decl)), 0)
+  end
+  local list = {}
+  if #decl > 0 then
+    for i, d in ipairs(decl) do
+      if type(d) == "string" then list[i] = { d, 0.0 }
+      elseif type(d) == "table" then
+        list[i] = { d.name or d[1], d[value_key] or d.value or d.start or d[2] or 0.0 }
+      else
+        error(("model '%s': %s[%d] must be a name or {name, value}"):format(model_name, what, i), 0)
+      end
+    end
+  else
+    for k, v in pairs(decl) do list[#list + 1] = { k, v } end
+    table.sort(list, function(a, b) return tostring(a[1]) < tostring(b[1]) end)
+  end
+  for i, d in ipairs(list) do
+    local name, v = d[1], d[2]
+    if type(name) ~= "string" or name == "" then
+      error(("model '%s': %s[%d] has no name"):format(model_name, what, i), 0)
+    end
+    if seen[name] then error(("model '%s': %s '%s' is declared twice"):format(model_name, what, name), 0) end
+    if overrides and overrides[name] ~= nil then v = overrides[name] end
+    if type(v) ~= "number" then
+      error(("model '%s': %s '%s' needs a number, got %s"):format(model_name, what, name, type(v)), 0)
+    end
+    seen[name] = true
+    names[i], values[i] = name, v + 0.0
+  end
+  return names, values
+end
+M.declarations = declarations
+
+-- A read-only proxy mapping names (and 1-based indices) to leaf nodes.
+local function proxy(model_name, what, kind, names)
+  local by_name = {}
+  local vars = {}
+  for i, n in ipairs(names) do
+    vars[i] = expr.var(kind, i, n)
+    by_name[n] = vars[i]
+  end
+  local p = setmetatable({}, {
+    __index = function(_, k)
+      local v = by_name[k] or (math.type(k) == "integer" and vars[k])
+      if v then return v end
+      error(("model '%s': unknown %s '%s'"):format(model_name, what, tostring(k)), 2)
+    end,
+    __newindex = function(_, k)
+      error(("model '%s': cannot assign to %s '%s' (closures return their values)"):format(
+        model_name, what, tostring(k)), 2)
+    end,
+  })
+  return p, vars
+end
+
+-- Tracing ------------------------------------------------------------------------
+
+-- Calls fn(...) and prefixes any error with the model and the equation.
+local function trace(model_name, what, fn, ...)
+  if type(fn) ~= "function" then
+    error(("model '%s': %s must be a function, got %s"):format(model_name, what, type(fn)), 0)
+  end
+  local ok, res = pcall(fn, ...)
+  if not ok then
+    local msg = tostring(res)
+    if not msg:find("model '" .. model_name .. "'", 1, true) then
+      msg = ("model '%s', %s: %s"):format(model_name, what, msg)
+    end
+    error(msg, 0)
+  end
+  return res
+end
+
+local function check_value(model_name, what, label, v)
+  if expr.is_node(v) then return v end
+  if type(v) == "number" then return expr.const(v) end
+  if type(v) == "boolean" then
+    error(("model '%s', %s: %s is a boolean; comparisons are not expressions. %s"):format(
+      model_name, what, label, "A condition that switches the dynamics is an event guard (an expression whose sign change fires it)"), 0)
+  end
+  error(("model '%s', %s: %s must be a number or expression, got %s"):format(model_name, what, label, type(v)), 0)
+end
+
+-- Turns what a closure returned into an array matching names: a sequence
+-- of exactly #names values, or a table keyed by those names.
+local function collect(model_name, what, res, names)
+  if type(res) ~= "table" or expr.is_node(res) then
+    error(("model '%s', %s: must return a table of %d values (%s), got %s"):format(
+      model_name, what, #names, table.concat(names, ", "), expr.is_node(res) and "one expression" or type(res)), 0)
+  end
+  local n, count = #res, 0
+  for _ in pairs(res) do count = count + 1 end
+  local out = {}
+  if n > 0 or count == 0 then
+    if n ~= #names or count ~= n then
+      error(("model '%s', %s: returned %d values, expected %d (one per %s)"):format(
+        model_name, what, count, #names, #names > 0 and table.concat(names, ", ") or "nothing"), 0)
+    end
+    for i = 1, n do out[i] = check_value(model_name, what, "value " .. i, res[i]) end
+  else
+    local index = {}
+    for i, nm in ipairs(names) do index[nm] = i end
+    for k, v in pairs(res) do
+      if not index[k] then
+        error(("model '%s', %s: returned a value for unknown name '%s' (expected %s)"):format(
+          model_name, what, tostring(k), table.concat(names, ", ")), 0)
+      end
+      out[index[k]] = check_value(model_name, what, "'" .. k .. "'", v)
+    end
+    for i, nm in ipairs(names) do
+      if not out[i] then
+        error(("model '%s', %s: no value for '%s'"):format(model_name, what, nm), 0)
+      end
+    end
+  end
+  return out
+end
+
+local DIRECTIONS = { up = 1, down = -1, both = 0 }
+
+-- Builds the symbolic description of a salta.dae{} table.
+local function describe(spec)
+  local name = spec.name or "model"
+  if type(name) ~= "string" then error("salta.dae: name must be a string", 0) end
+  local xn, x0 = declarations(name, "state", spec.states, "start", spec.start)
+  local zn, z0 = declarations(name, "algebraic", spec.algebraics, "start", spec.start)
+  local pn, p0 = declarations(name, "parameter", spec.params or spec.parameters, "value")
+  local all = {}
+  for _, list in ipairs({ xn, zn, pn }) do
+    for _, n in ipairs(list) do
+      if all[n] then error(("model '%s': name '%s' is declared twice"):format(name, n), 0) end
+      all[n] = true
+    end
+  end
+  if #xn == 0 and #zn == 0 then error(("model '%s': no states and no algebraics"):format(name), 0) end
+  local X, xv = proxy(name, "state", "x", xn)
+  local Z, zv = proxy(name, "algebraic", "z", zn)
+  local P, pv = proxy(name, "parameter", "p", pn)
+  local T = expr.var("t", 1, "t")
+  local d = {
+    name = name, x_names = xn, z_names = zn, p_names = pn, x_start = x0, z_start = z0,
+    p_nominal = p0, vars = { x = xv, z = zv, p = pv, t = T },
+  }
+  d.f = #xn > 0 and collect(name, "f", trace(name, "f", spec.f, T, X, Z, P), xn) or {}
+  if #zn > 0 then
+    if not spec.g then error(("model '%s': %d algebraics but no g"):format(name, #zn), 0) end
+    local gn = {}
+    for i = 1, #zn do gn[i] = "equation " .. i end
+    d.g = collect(name, "g", trace(name, "g", spec.g, T, X, Z, P), gn)
+  else
+    d.g = {}
+  end
+  if spec.h then
+    local res = trace(name, "h", spec.h, T, X, Z, P)
+    local yn = spec.outputs
+    if not yn then
+      yn = {}
+      if type(res) == "table" and #res == 0 then
+        for k in pairs(res) do yn[#yn + 1] = k end
+        table.sort(yn)
+      else
+        for i = 1, type(res) == "table" and #res or 0 do yn[i] = "y" .. i end
+      end
+    end
+    d.y_names, d.h = yn, collect(name, "h", res, yn)
+  else
+    d.y_names, d.h = {}, {}
+    for i, n in ipairs(xn) do d.y_names[i], d.h[i] = n, xv[i] end
+    for i, n in ipairs(zn) do d.y_names[#xn + i], d.h[#xn + i] = n, zv[i] end
+  end
+  d.e_names, d.e_dir, d.e, d.r = {}, {}, {}, {}
+  local seen = {}
+  for j, ev in ipairs(spec.events or {}) do
+    local en = ev.name or ("event" .. j)
+    if seen[en] then error(("model '%s': event '%s' is declared twice"):format(name, en), 0) end
+    seen[en] = true
+    local what = "event '" .. en .. "'"
+    local dir = DIRECTIONS[ev.direction or "both"]
+    if not dir then
+      error(("model '%s', %s: direction must be \"up\", \"down\" or \"both\", got %s"):format(
+        name, what, tostring(ev.direction)), 0)
+    end
+    local gval = trace(name, what .. " guard", ev.guard, T, X, Z, P)
+    d.e[j] = check_value(name, what .. " guard", "the guard", gval)
+    local r = {}
+    for i = 1, #xn do r[i] = xv[i] end
+    if ev.reset then
+      local res = trace(name, what .. " reset", ev.reset, T, X, Z, P)
+      if type(res) ~= "table" or expr.is_node(res) then
+        error(("model '%s', %s reset: must return {state = value, ...}, got %s"):format(name, what, type(res)), 0)
+      end
+      local index = {}
+      for i, n in ipairs(xn) do index[n] = i end
+      for k, v in pairs(res) do
+        local i = index[k] or (math.type(k) == "integer" and k >= 1 and k <= #xn and k)
+        if not i then
+          error(("model '%s', %s reset: names unknown state '%s' (states: %s)"):format(
+            name, what, tostring(k), table.concat(xn, ", ")), 0)
+        end
+        r[i] = check_value(name, what .. " reset", "'" .. xn[i] .. "'", v)
+      end
+    end
+    d.e_names[j], d.e_dir[j], d.r[j] = en, dir, r
+  end
+  return d
+end
+M.describe = describe
+
+-- The compiled model ---------------------------------------------------------
+
+-- build(desc, opts): compiles a symbolic description into a Model.
+function M.build(desc, opts)
+  opts = opts or {}
+  local core_model, info = jit.compile(desc, opts)
+  local self = setmetatable({
+    name = desc.name, core = core_model, symbolic = desc, compile_info = info,
+    states = desc.x_names, algebraics = desc.z_names, params = desc.p_names,
+    outputs = desc.y_names, events = desc.e_names,
+  }, Model)
+  self.x0, self.z0, self.p0 = {}, {}, {}
+  for i, n in ipairs(desc.x_names) do self.x0[n] = desc.x_start[i] end
+  for i, n in ipairs(desc.z_names) do self.z0[n] = desc.z_start[i] end
+  for i, n in ipairs(desc.p_names) do self.p0[n] = desc.p_nominal[i] end
+  return self
+end
+
+function M.dae(spec)
+  if type(spec) ~= "table" then error("salta.dae: expected a table describing the model", 2) end
+  return M.build(describe(spec), { backend = spec.backend, cache_dir = spec.cache_dir })
+end
+
+-- A vector argument: nil (defaults), an array, or a table keyed by names.
+function Model:vector(what, v, names, defaults)
+  if v == nil then
+    local out = {}
+    for i, n in ipairs(names) do out[i] = defaults[n] end
+    return out
+  end
+  if type(v) ~= "table" then
+    error(("model '%s': %s must be a table, got %s"):format(self.name, what, type(v)), 3)
+  end
+  if #v > 0 or next(v) == nil then
+    if #v ~= #names then
+      error(("model '%s': %s has %d values, expected %d"):format(self.name, what, #v, #names), 3)
+    end
+    return v
+  end
+  local out, index = {}, {}
+  for i, n in ipairs(names) do out[i] = defaults[n]; index[n] = i end
+  for k, val in pairs(v) do
+    if not index[k] then
+      error(("model '%s': %s has unknown name '%s'"):format(self.name, what, tostring(k)), 3)
+    end
+    out[index[k]] = val
+  end
+  return out
+end
+
+local FN = { f = "f", g = "g", h = "h", guard = "e", e = "e", reset = "r", r = "r" }
+
+local function point(self, t, x, z, p)
+  return t or 0.0, self:vector("x", x, self.states, self.x0),
+    self:vector("z", z, self.algebraics, self.z0), self:vector("p", p, self.params, self.p0)
+end
+
+local function event_index(self, which, event)
+  if which ~= "r" then return 1 end
+  if type(event) == "string" then
+    for j, n in ipairs(self.events) do if n == event then return j end end
+    error(("model '%s': no event '%s'"):format(self.name, event), 3)
+  end
+  return event or 1
+end
+
+-- m:eval(fn, t, x, z, p [, event]): fn is "f", "g", "h", "guard" or "reset".
+function Model:eval(fn, t, x, z, p, event)
+  local which = FN[fn] or error(("model '%s': unknown function '%s'"):format(self.name, tostring(fn)), 2)
+  return self.core:eval(which, event_index(self, which, event), point(self, t, x, z, p))
+end
+
+-- m:jacobian(fn, wrt, t, x, z, p [, event]) -> dense matrix (array of rows)
+function Model:jacobian(fn, wrt, t, x, z, p, event)
+  local which = FN[fn] or error(("model '%s': unknown function '%s'"):format(self.name, tostring(fn)), 2)
+  local ev = event_index(self, which, event)
+  local rows, cols = self.core:pattern(which, ev, wrt)
+  local vals = self.core:jac(which, ev, wrt, point(self, t, x, z, p))
+  local nr = which == "r" and #self.states or #self.core:eval(which, ev, point(self, t, x, z, p))
+  local nc = ({ x = #self.states, z = #self.algebraics, p = #self.params, t = 1 })[wrt]
+  local J = {}
+  for i = 1, nr do
+    J[i] = {}
+    for j = 1, nc do J[i][j] = 0.0 end
+  end
+  for k = 1, #vals do J[rows[k]][cols[k]] = vals[k] end
+  return J, rows, cols
+end
+
+function Model:c_source()
+  return self.compile_info.source
+end
+
+function Model:__tostring()
+  return ("salta model '%s': %d states, %d algebraics, %d parameters, %d outputs, %d events (%s backend)"):format(
+    self.name, #self.states, #self.algebraics, #self.params, #self.outputs, #self.events,
+    self.compile_info.backend)
+end
+
+return M
