@@ -4,6 +4,7 @@
 */
 #include <lua.h>
 #include <lauxlib.h>
+#include <time.h>
 
 #include "lcore.h"
 
@@ -139,12 +140,48 @@ static int model_jac(lua_State *L) {
   return 1;
 }
 
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Evaluates fn's value (or its 4 Jacobians) `reps` times; returns seconds
+** per repetition. Timing loops live in C so the benchmark measures the
+** kernels, not the binding. */
+static double time_kernels(salta_model *m, int fn, int jacobians, int reps,
+                           const double *x, const double *z, const double *p, double *buf) {
+  double t0 = now();
+  int r, w;
+  for (r = 0; r < reps; ++r) {
+    if (!jacobians) salta_model_eval(m, fn, 0, 0.5, x, z, p, buf);
+    else for (w = 0; w < 4; ++w) salta_model_jac(m, fn, 0, w, 0.5, x, z, p, buf);
+  }
+  return (now() - t0) / reps;
+}
+
+/* bench(reps) -> seconds for f; for f, g, h, guards and all their Jacobians */
+static int model_bench(lua_State *L) {
+  salta_model *m = salta_l_checkmodel(L, 1)->model;
+  const salta_model_def *d = salta_model_def_get(m);
+  int reps = (int)luaL_optinteger(L, 2, 10000), fn, big = d->nx + d->nz + d->np + d->ny + d->ne + 1;
+  double *buf = salta_l_scratch(L, big * big), all = 0;
+  double t_f = time_kernels(m, SALTA_FN_F, 0, reps, d->x_start, d->z_start, d->p_nominal, buf);
+  for (fn = SALTA_FN_F; fn <= SALTA_FN_E; ++fn)
+    all += time_kernels(m, fn, 0, reps, d->x_start, d->z_start, d->p_nominal, buf)
+         + time_kernels(m, fn, 1, reps, d->x_start, d->z_start, d->p_nominal, buf);
+  lua_pushnumber(L, t_f);
+  lua_pushnumber(L, all);
+  return 2;
+}
+
 void salta_l_open_model(lua_State *L) {
   static const luaL_Reg methods[] = {
     {"info", model_info},
     {"eval", model_eval},
     {"jac", model_jac},
     {"pattern", model_pattern},
+    {"bench", model_bench},
     {"close", model_close},
     {NULL, NULL}
   };

@@ -1,0 +1,83 @@
+-- make bench: timings of the model compiler (and, as they land, the
+-- simulation and gradient routes). Prints medians with min and max of
+-- repeated runs. Run with the salta host so both JIT backends are there.
+local jit = require("salta.jit")
+
+local function stats(xs)
+  table.sort(xs)
+  local n = #xs
+  local med = n % 2 == 1 and xs[(n + 1) // 2] or (xs[n // 2] + xs[n // 2 + 1]) / 2
+  return med, xs[1], xs[n]
+end
+
+local function row(label, xs, unit, scale)
+  scale = scale or 1
+  local med, lo, hi = stats(xs)
+  print(("  %-46s %10.3f %-3s (min %.3f, max %.3f, n = %d)"):format(label, med * scale, unit,
+    lo * scale, hi * scale, #xs))
+end
+
+local function tmpdir()
+  local p = os.tmpname()
+  os.remove(p)
+  assert(os.execute("mkdir -p " .. p))
+  return p
+end
+
+local balls = dofile("models/bouncing_balls.lua")
+local cauer = dofile("models/cauer.lua")
+
+print("== model compiler: bouncing balls N = 15 (60 states, 165 events) ==")
+local m15 = balls{ N = 15 }
+local desc = m15.symbolic
+local gen = {}
+for _ = 1, 3 do gen[#gen + 1] = balls{ N = 15 }.compile_info.codegen_seconds end
+row("differentiate + emit C (Lua)", gen, "s")
+local available = jit.available()
+for _, b in ipairs({ "tcc", "cc" }) do
+  if available[b] then
+    local times = {}
+    for _ = 1, 3 do
+      local dir = tmpdir()
+      local _, info = jit.compile(desc, { backend = b, cache_dir = dir })
+      assert(info.backend == b, "backend " .. b .. " fell back to " .. info.backend)
+      times[#times + 1] = info.seconds
+      os.execute("rm -rf " .. dir)
+    end
+    row("compile C, " .. b .. " backend (cold cache)", times, "s")
+  else
+    print(("  %-46s not available in this interpreter"):format("compile C, " .. b .. " backend"))
+  end
+end
+do
+  local dir = tmpdir()
+  jit.compile(desc, { backend = "cc", cache_dir = dir })
+  local times = {}
+  for _ = 1, 5 do
+    local _, info = jit.compile(desc, { backend = "cc", cache_dir = dir })
+    times[#times + 1] = info.seconds
+  end
+  row("load C, cc backend (warm cache)", times, "ms", 1e3)
+  os.execute("rm -rf " .. dir)
+end
+
+print("== one evaluation of f, and of f, g, h, guards with all their Jacobians ==")
+local function kernel_rows(label, models)
+  for _, entry in ipairs(models) do
+    local tf, tall = {}, {}
+    for _ = 1, 7 do
+      local a, b = entry.m.core:bench(20000)
+      tf[#tf + 1], tall[#tall + 1] = a, b
+    end
+    row(label .. " " .. entry.name .. ": f", tf, "ns", 1e9)
+    row(label .. " " .. entry.name .. ": f g h e + all Jacobians", tall, "ns", 1e9)
+  end
+end
+for _, b in ipairs({ "tcc", "cc" }) do
+  if available[b] then
+    kernel_rows(b, {
+      { name = "cauer", m = cauer{ backend = b } },
+      { name = "balls N15", m = balls{ N = 15, backend = b } },
+    })
+  end
+end

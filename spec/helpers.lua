@@ -1,0 +1,84 @@
+-- Shared helpers for the specs: model files, random points, finite
+-- differences of compiled kernels.
+local H = {}
+
+H.SHARED = os.getenv("SALTA_SHARED") or "../shared"
+
+function H.spec_path(name) return H.SHARED .. "/specs/" .. name end
+
+H.SPECS = {
+  "dae_specification_cauer_events.json",
+  "dae_specification_bouncing_balls_N3.yaml",
+  "dae_specification_bouncing_balls_N7.yaml",
+  "dae_specification_bouncing_balls_N15.yaml",
+}
+
+local cache = {}
+-- A model from models/NAME.lua built with opts, memoised per run.
+function H.model(name, opts)
+  local key = name .. require("pl.pretty").write(opts or {}, "")
+  if not cache[key] then cache[key] = dofile("models/" .. name .. ".lua")(opts) end
+  return cache[key]
+end
+
+function H.spec_model(file)
+  local key = "spec:" .. file
+  if not cache[key] then cache[key] = require("salta").load_spec(H.spec_path(file)) end
+  return cache[key]
+end
+
+-- A deterministic pseudo-random generator (tests must be repeatable).
+function H.rng(seed)
+  local s = seed or 12345
+  return function()
+    s = (s * 6364136223846793005 + 1442695040888963407)
+    return ((s >> 11) & ((1 << 53) - 1)) / 2 ^ 53
+  end
+end
+
+-- A random point near the model's start/nominal values.
+function H.random_point(m, rnd)
+  local x, z, p = {}, {}, {}
+  for i, n in ipairs(m.states) do x[i] = m.x0[n] + (2 * rnd() - 1) * (1 + 0.2 * math.abs(m.x0[n])) end
+  for i, n in ipairs(m.algebraics) do z[i] = m.z0[n] + (2 * rnd() - 1) end
+  for i, n in ipairs(m.params) do p[i] = m.p0[n] * (0.8 + 0.4 * rnd()) + (m.p0[n] == 0 and 0.1 * rnd() or 0) end
+  return 0.5 + 2 * rnd(), x, z, p
+end
+
+-- Central finite difference of m:eval(fn) by argument wrt at a point, as a
+-- dense matrix (array of rows).
+function H.fd_jacobian(m, fn, wrt, t, x, z, p, event)
+  local args = { x = x, z = z, p = p }
+  local base = m:eval(fn, t, x, z, p, event)
+  local ncol = wrt == "t" and 1 or #args[wrt]
+  local J = {}
+  for i = 1, #base do J[i] = {} end
+  for j = 1, ncol do
+    local v0 = wrt == "t" and t or args[wrt][j]
+    local h = 1e-5 * (1 + math.abs(v0))
+    local function at(v)
+      if wrt == "t" then return m:eval(fn, v, x, z, p, event) end
+      local a = { x = { table.unpack(x) }, z = { table.unpack(z) }, p = { table.unpack(p) } }
+      a[wrt][j] = v
+      return m:eval(fn, t, a.x, a.z, a.p, event)
+    end
+    local fp, fm = at(v0 + h), at(v0 - h)
+    for i = 1, #base do J[i][j] = (fp[i] - fm[i]) / (2 * h) end
+  end
+  return J
+end
+
+-- Largest scaled difference between two dense matrices:
+-- max |a - b| / (|a| + floor), with floor for entries near zero.
+function H.max_rel_diff(a, b, floor)
+  local worst, where = 0, nil
+  for i = 1, #a do
+    for j = 1, #a[i] do
+      local d = math.abs(a[i][j] - b[i][j]) / (math.abs(a[i][j]) + (floor or 1))
+      if d > worst then worst, where = d, { i, j } end
+    end
+  end
+  return worst, where
+end
+
+return H
