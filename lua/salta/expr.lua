@@ -39,7 +39,10 @@ M.const = const
 
 -- kind: "x", "z", "p", "t" (model inputs) or "u" (an implicit unknown)
 function M.var(kind, index, name)
-  return make("v:" .. kind .. ":" .. index, { op = "var", kind = kind, index = index, name = name })
+  -- the name is part of the identity: models share no leaves, so printed
+  -- expressions and generated comments always carry their own names
+  return make("v:" .. kind .. ":" .. index .. ":" .. (name or ""),
+    { op = "var", kind = kind, index = index, name = name })
 end
 
 local unknown_count = 0

@@ -1,0 +1,567 @@
+/*
+** salta_host.c -- the salta program: a Lua 5.4 interpreter shaped after
+** lua.c with the engine modules preloaded and a friendlier REPL (libedit,
+** persistent history, readable printing of tables).
+*/
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <editline/readline.h>
+#include <lua.h>
+#include <lauxlib.h>
+#include <lualib.h>
+
+#ifndef SALTA_LUA_DIR
+#define SALTA_LUA_DIR "./lua"
+#endif
+#define SALTA_VERSION "salta 0.1 (" LUA_VERSION ")"
+#define PRINTER_KEY "salta.host.printer"
+#define HISTORY_MAX 1000
+#define SEQ_MAX 10      /* longer sequences print their head only */
+#define SEQ_HEAD 5
+#define KEYS_MAX 20     /* likewise for the non-sequence keys */
+#define DEPTH_MAX 2     /* nested tables deeper than this print as {...} */
+
+int luaopen_salta_core(lua_State *L);
+int luaopen_salta_tcc(lua_State *L);
+
+static lua_State *globalL = NULL;
+static volatile sig_atomic_t prompt_interrupted = 0;
+
+/* ---- messages and protected calls (as lua.c) ---- */
+
+static void l_message(const char *msg) {
+  fprintf(stderr, "salta: %s\n", msg);
+  fflush(stderr);
+}
+
+static int report(lua_State *L, int status) {
+  if (status != LUA_OK) {
+    const char *msg = lua_tostring(L, -1);
+    l_message(msg != NULL ? msg : "(error object is not a string)");
+    lua_pop(L, 1);
+  }
+  return status;
+}
+
+static int msghandler(lua_State *L) {
+  const char *msg = lua_tostring(L, 1);
+  if (msg == NULL) {  /* honour __tostring on error objects */
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
+      msg = lua_tostring(L, -1);
+    else
+      msg = lua_pushfstring(L, "(error object is a %s value)",
+                            luaL_typename(L, 1));
+  }
+  luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
+static void setsignal(int sig, void (*handler)(int), struct sigaction *old) {
+  struct sigaction sa;
+  sa.sa_handler = handler;
+  sa.sa_flags = 0;  /* no SA_RESTART: a blocked read must see the signal */
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(sig, &sa, old) != 0) { /* cannot fail for SIGINT */ }
+}
+
+/* Raises the interrupt inside Lua, where it can unwind cleanly. */
+static void lstop(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  lua_sethook(L, NULL, 0, 0);
+  luaL_error(L, "interrupted!");
+}
+
+static void laction(int sig) {
+  setsignal(sig, SIG_DFL, NULL);  /* a second Ctrl-C kills a stuck C call */
+  lua_sethook(globalL, lstop,
+              LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE | LUA_MASKCOUNT, 1);
+}
+
+static void onprompt(int sig) {
+  (void)sig;
+  prompt_interrupted = 1;
+}
+
+static int docall(lua_State *L, int narg, int nres) {
+  int base = lua_gettop(L) - narg;
+  struct sigaction old;
+  lua_pushcfunction(L, msghandler);
+  lua_insert(L, base);
+  globalL = L;
+  setsignal(SIGINT, laction, &old);
+  int status = lua_pcall(L, narg, nres, base);
+  if (sigaction(SIGINT, &old, NULL) != 0) { /* cannot fail: old is valid */ }
+  lua_remove(L, base);
+  return status;
+}
+
+/* Runs a chunk whose load status is given, reporting any error. */
+static int dochunk(lua_State *L, int status) {
+  if (status == LUA_OK) status = docall(L, 0, 0);
+  return report(L, status);
+}
+
+/* ---- readable printing of REPL results ---- */
+
+static void show(lua_State *L, int idx, int depth, int nested);
+
+static void show_string(lua_State *L, int idx) {
+  size_t n;
+  const char *s = lua_tolstring(L, idx, &n);
+  putchar('"');
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c == '"' || c == '\\') printf("\\%c", c);
+    else if (c == '\n') fputs("\\n", stdout);
+    else if (c == '\t') fputs("\\t", stdout);
+    else if (c < 32 || c == 127) printf("\\%03d", c);
+    else putchar(c);
+  }
+  putchar('"');
+}
+
+/* Can the key be written bare, as in {name = 1}? */
+static int is_name(const char *s) {
+  static const char reserved[] = " and break do else elseif end false for "
+    "function goto if in local nil not or repeat return then true until while ";
+  static const char idchars[] = "_abcdefghijklmnopqrstuvwxyz"
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  size_t n = strlen(s);
+  char word[16];
+  if (n == 0 || (s[0] >= '0' && s[0] <= '9') || strspn(s, idchars) != n)
+    return 0;
+  if (n + 3 > sizeof word) return 1;  /* longer than any keyword */
+  snprintf(word, sizeof word, " %s ", s);
+  return strstr(reserved, word) == NULL;
+}
+
+/* Key order: numbers, then strings, then the rest grouped by type. */
+static int keyrank(lua_State *L, int i) {
+  int t = lua_type(L, i);
+  return t == LUA_TNUMBER ? 0 : t == LUA_TSTRING ? 1 : 2 + t;
+}
+
+static int keyless(lua_State *L) {
+  int ra = keyrank(L, 1), rb = keyrank(L, 2);
+  if (ra != rb) lua_pushboolean(L, ra < rb);
+  else lua_pushboolean(L, ra < 2 && lua_compare(L, 1, 2, LUA_OPLT));
+  return 1;
+}
+
+/* Pushes a sorted array of the keys of table t outside 1..seq. */
+static void push_keys(lua_State *L, int t, lua_Integer seq) {
+  lua_newtable(L);
+  lua_Integer n = 0;
+  for (lua_pushnil(L); lua_next(L, t); lua_pop(L, 1)) {
+    lua_Integer k = lua_isinteger(L, -2) ? lua_tointeger(L, -2) : 0;
+    if (k >= 1 && k <= seq) continue;
+    lua_pushvalue(L, -2);
+    lua_rawseti(L, -4, ++n);
+  }
+  lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_getfield(L, -1, LUA_TABLIBNAME);
+  if (lua_istable(L, -1) && lua_getfield(L, -1, "sort") == LUA_TFUNCTION) {
+    lua_pushvalue(L, -4);
+    lua_pushcfunction(L, keyless);
+    lua_call(L, 2, 0);
+  } else {
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 2);
+}
+
+static void show_pair(lua_State *L, int t, int key, int depth) {
+  if (lua_type(L, key) == LUA_TSTRING && is_name(lua_tostring(L, key))) {
+    fputs(lua_tostring(L, key), stdout);
+  } else {
+    putchar('[');
+    show(L, key, depth + 1, 1);
+    putchar(']');
+  }
+  fputs(" = ", stdout);
+  lua_pushvalue(L, key);
+  lua_rawget(L, t);
+  show(L, -1, depth + 1, 1);
+  lua_pop(L, 1);
+}
+
+static void show_table(lua_State *L, int t, int depth) {
+  if (depth > DEPTH_MAX) {
+    fputs("{...}", stdout);
+    return;
+  }
+  lua_Integer seq = 0;
+  while (lua_rawgeti(L, t, seq + 1) != LUA_TNIL) {
+    lua_pop(L, 1);
+    seq++;
+  }
+  lua_pop(L, 1);
+  lua_Integer head = seq > SEQ_MAX ? SEQ_HEAD : seq;
+  const char *sep = "";
+  putchar('{');
+  for (lua_Integer i = 1; i <= head; i++, sep = ", ") {
+    fputs(sep, stdout);
+    lua_rawgeti(L, t, i);
+    show(L, -1, depth + 1, 1);
+    lua_pop(L, 1);
+  }
+  if (head < seq) printf("%s... (" LUA_INTEGER_FMT " items)", sep, seq);
+  push_keys(L, t, seq);
+  lua_Integer nkeys = (lua_Integer)lua_rawlen(L, -1);
+  lua_Integer shown = nkeys > KEYS_MAX ? KEYS_MAX / 2 : nkeys;
+  for (lua_Integer i = 1; i <= shown; i++, sep = ", ") {
+    fputs(sep, stdout);
+    lua_rawgeti(L, -1, i);
+    show_pair(L, t, lua_gettop(L), depth);
+    lua_pop(L, 1);
+  }
+  if (shown < nkeys) printf("%s... (" LUA_INTEGER_FMT " keys)", sep, nkeys);
+  lua_pop(L, 1);
+  putchar('}');
+}
+
+static int has_tostring(lua_State *L, int idx) {
+  if (luaL_getmetafield(L, idx, "__tostring") == LUA_TNIL) return 0;
+  lua_pop(L, 1);
+  return 1;
+}
+
+/* Strings are quoted only inside tables, like a literal would be. */
+static void show(lua_State *L, int idx, int depth, int nested) {
+  idx = lua_absindex(L, idx);
+  luaL_checkstack(L, 10, "table nesting");
+  int t = lua_type(L, idx);
+  if (t == LUA_TSTRING && nested) {
+    show_string(L, idx);
+  } else if (t == LUA_TTABLE && !has_tostring(L, idx)) {
+    show_table(L, idx, depth);
+  } else {
+    size_t n;
+    const char *s = luaL_tolstring(L, idx, &n);
+    fwrite(s, 1, n, stdout);
+    lua_pop(L, 1);
+  }
+}
+
+/* Prints its arguments tab-separated, through salta.repl's show (upvalue)
+** when that module exists. */
+static int print_results(lua_State *L) {
+  int n = lua_gettop(L);
+  int custom = lua_isfunction(L, lua_upvalueindex(1));
+  for (int i = 1; i <= n; i++) {
+    if (i > 1) putchar('\t');
+    if (custom) {
+      lua_pushvalue(L, lua_upvalueindex(1));
+      lua_pushvalue(L, i);
+      lua_call(L, 1, 1);
+      size_t len;
+      const char *s = luaL_tolstring(L, -1, &len);
+      fwrite(s, 1, len, stdout);
+      lua_pop(L, 2);
+    } else {
+      show(L, i, 0, 0);
+    }
+  }
+  putchar('\n');
+  if (fflush(stdout) != 0 || ferror(stdout))
+    return luaL_error(L, "cannot write to stdout");
+  return 0;
+}
+
+static void init_printer(lua_State *L) {
+  int top = lua_gettop(L);
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "salta.repl");
+  if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+    const char *msg = lua_tostring(L, -1);
+    if (msg && strncmp(msg, "module 'salta.repl' not found", 29) != 0)
+      l_message(msg);  /* a broken module should not fail silently */
+    lua_pushnil(L);
+  } else if (!lua_istable(L, -1) ||
+             lua_getfield(L, -1, "show") != LUA_TFUNCTION) {
+    lua_pushnil(L);
+  }
+  lua_pushcclosure(L, print_results, 1);  /* upvalue: show or nil */
+  lua_setfield(L, LUA_REGISTRYINDEX, PRINTER_KEY);
+  lua_settop(L, top);
+}
+
+static void l_print(lua_State *L) {
+  int n = lua_gettop(L);
+  if (n == 0) return;
+  luaL_checkstack(L, LUA_MINSTACK, "too many results to print");
+  lua_getfield(L, LUA_REGISTRYINDEX, PRINTER_KEY);
+  lua_insert(L, 1);
+  if (lua_pcall(L, n, 0, 0) != LUA_OK)
+    l_message(lua_pushfstring(L, "error printing result (%s)",
+                              lua_tostring(L, -1)));
+}
+
+/* ---- the REPL (after lua.c's doREPL) ---- */
+
+/* Reads one line; 1: pushed, 0: end of input, -1: interrupted. */
+static int pushline(lua_State *L, int firstline) {
+  int top = lua_gettop(L);
+  const char *prompt = firstline ? "salta> " : "  >> ";
+  if (lua_getglobal(L, firstline ? "_PROMPT" : "_PROMPT2") != LUA_TNIL)
+    prompt = luaL_tolstring(L, -1, NULL);
+  prompt_interrupted = 0;
+  char *line = readline(prompt);
+  lua_settop(L, top);  /* the prompt string lived until here */
+  if (line == NULL) return prompt_interrupted ? -1 : 0;
+  if (firstline && line[0] == '=') lua_pushfstring(L, "return %s", line + 1);
+  else lua_pushstring(L, line);
+  free(line);
+  return 1;
+}
+
+static void saveline(const char *line) {
+  if (line[0] != '\0' && add_history(line) != 0) { /* history is optional */ }
+}
+
+static int addreturn(lua_State *L) {
+  const char *line = lua_tostring(L, -1);
+  const char *retline = lua_pushfstring(L, "return %s;", line);
+  int status = luaL_loadbuffer(L, retline, strlen(retline), "=stdin");
+  if (status == LUA_OK) {
+    lua_remove(L, -2);
+    saveline(line);
+  } else {
+    lua_pop(L, 2);
+  }
+  return status;
+}
+
+static int incomplete(lua_State *L, int status) {
+  size_t len;
+  const char *msg = lua_tolstring(L, -1, &len);
+  return status == LUA_ERRSYNTAX && len >= 5 &&
+         strcmp(msg + len - 5, "<eof>") == 0;
+}
+
+/* Compiles the buffer as statements, reading continuation lines while
+** the chunk is incomplete. Returns -1 when Ctrl-C abandoned it. */
+static int multiline(lua_State *L) {
+  for (;;) {
+    size_t len;
+    const char *line = lua_tolstring(L, 1, &len);
+    int status = luaL_loadbuffer(L, line, len, "=stdin");
+    int more = incomplete(L, status) ? pushline(L, 0) : 0;
+    if (more <= 0) {
+      saveline(line);
+      if (more < 0) lua_pop(L, 1);
+      return more < 0 ? -1 : status;
+    }
+    lua_remove(L, -2);  /* the syntax error */
+    lua_pushliteral(L, "\n");
+    lua_insert(L, -2);
+    lua_concat(L, 3);
+  }
+}
+
+/* -2: end of input, -1: nothing to run, else a load status with the chunk
+** or error on the stack. */
+static int loadline(lua_State *L) {
+  lua_settop(L, 0);
+  int got = pushline(L, 1);
+  if (got <= 0) return got == 0 ? -2 : -1;
+  int status = addreturn(L);
+  if (status != LUA_OK) status = multiline(L);
+  lua_remove(L, 1);
+  return status;
+}
+
+static const char *history_path(char *buf, size_t size) {
+  const char *home = getenv("HOME");
+  if (home == NULL || home[0] == '\0') return NULL;
+  int n = snprintf(buf, size, "%s/.salta_history", home);
+  return (n > 0 && (size_t)n < size) ? buf : NULL;
+}
+
+static void doREPL(lua_State *L) {
+  char buf[4096];
+  const char *hist = isatty(STDIN_FILENO) ? history_path(buf, sizeof buf) : NULL;
+  struct sigaction old;
+  int status;
+  using_history();
+  stifle_history(HISTORY_MAX);
+  if (hist != NULL && read_history(hist) != 0) { /* first run: no file */ }
+  init_printer(L);
+  setsignal(SIGINT, onprompt, &old);
+  puts(SALTA_VERSION " -- type salta.help() for help, Ctrl-D to quit");
+  while ((status = loadline(L)) != -2) {
+    if (status == -1) {  /* Ctrl-C: drop the input, prompt again */
+      putchar('\n');
+      continue;
+    }
+    if (status == LUA_OK) status = docall(L, 0, LUA_MULTRET);
+    if (status == LUA_OK) l_print(L);
+    else report(L, status);
+  }
+  lua_settop(L, 0);
+  putchar('\n');
+  fflush(stdout);
+  if (sigaction(SIGINT, &old, NULL) != 0) { /* cannot fail: old is valid */ }
+  if (hist != NULL && write_history(hist) != 0) { /* ignored: convenience */ }
+}
+
+/* ---- command line (after lua.c) ---- */
+
+enum { has_error = 1, has_i = 2, has_v = 4, has_e = 8, has_E = 16 };
+
+static void print_usage(const char *bad) {
+  if (bad[1] == 'e') fprintf(stderr, "salta: '%s' needs argument\n", bad);
+  else fprintf(stderr, "salta: unrecognized option '%s'\n", bad);
+  fputs("usage: salta [-e code] [-i] [-v] [-E] [--] [script [args]]\n"
+        "  -i: REPL after the script; -E: ignore LUA_* and SALTA_LUA_PATH;\n"
+        "  script '-' reads stdin\n", stderr);
+}
+
+/* Returns the flags; *first: index of the script, 0 if none. */
+static int collectargs(char **argv, int *first) {
+  int args = 0;
+  *first = 0;
+  for (int i = 1; argv[i] != NULL; i++) {
+    *first = i;
+    const char *a = argv[i];
+    if (a[0] != '-' || a[1] == '\0') return args;  /* script or "-" */
+    if (a[1] == '-') {
+      if (a[2] != '\0') return has_error;
+      *first = argv[i + 1] != NULL ? i + 1 : 0;
+      return args;
+    }
+    switch (a[1]) {
+      case 'E': args |= has_E; break;
+      case 'i': args |= has_i; break;
+      case 'v': args |= has_v; break;
+      case 'e':
+        args |= has_e;
+        if (a[2] == '\0' && (argv[++i] == NULL || argv[i][0] == '-'))
+          return has_error;
+        continue;
+      default: return has_error;
+    }
+    if (a[2] != '\0') return has_error;
+  }
+  *first = 0;
+  return args;
+}
+
+/* Runs the -e options in order; returns 0 on the first failure. */
+static int runargs(lua_State *L, char **argv, int n) {
+  for (int i = 1; i < n; i++) {
+    if (argv[i][1] != 'e') continue;
+    const char *code = argv[i][2] != '\0' ? argv[i] + 2 : argv[++i];
+    int status = luaL_loadbuffer(L, code, strlen(code), "=(command line)");
+    if (dochunk(L, status) != LUA_OK) return 0;
+  }
+  return 1;
+}
+
+static void createargtable(lua_State *L, char **argv, int argc, int script) {
+  lua_createtable(L, argc - (script + 1), script + 1);
+  for (int i = 0; i < argc; i++) {
+    lua_pushstring(L, argv[i]);
+    lua_rawseti(L, -2, i - script);
+  }
+  lua_setglobal(L, "arg");
+}
+
+static int handle_script(lua_State *L, char **argv) {
+  const char *fname = argv[0];
+  if (strcmp(fname, "-") == 0 && strcmp(argv[-1], "--") != 0) fname = NULL;
+  int status = luaL_loadfile(L, fname);
+  if (status == LUA_OK) {
+    if (lua_getglobal(L, "arg") != LUA_TTABLE)
+      return luaL_error(L, "'arg' is not a table");
+    int n = (int)luaL_len(L, -1);
+    luaL_checkstack(L, n + 3, "too many arguments to script");
+    for (int i = 1; i <= n; i++) lua_rawgeti(L, -i, i);
+    lua_remove(L, -n - 1);
+    status = docall(L, n, LUA_MULTRET);
+  }
+  return report(L, status);
+}
+
+static int handle_luainit(lua_State *L) {
+  const char *name = "=LUA_INIT_5_4";
+  const char *init = getenv(name + 1);
+  if (init == NULL) init = getenv((name = "=LUA_INIT") + 1);
+  if (init == NULL) return LUA_OK;
+  if (init[0] == '@') return dochunk(L, luaL_loadfile(L, init + 1));
+  return dochunk(L, luaL_loadbuffer(L, init, strlen(init), name));
+}
+
+static void setup_modules(lua_State *L, int noenv) {
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  lua_pushcfunction(L, luaopen_salta_core);
+  lua_setfield(L, -2, "salta.core");
+  lua_pushcfunction(L, luaopen_salta_tcc);
+  lua_setfield(L, -2, "salta.tcc");
+  lua_pop(L, 1);
+  lua_getglobal(L, LUA_LOADLIBNAME);
+  const char *dir = noenv ? NULL : getenv("SALTA_LUA_PATH");
+  int n = 1;
+  if (dir != NULL && dir[0] != '\0') {
+    lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;", dir, dir);
+    n++;
+  }
+  lua_pushliteral(L, SALTA_LUA_DIR "/?.lua;" SALTA_LUA_DIR "/?/init.lua;");
+  lua_getfield(L, -n - 1, "path");
+  lua_concat(L, n + 1);
+  lua_setfield(L, -2, "path");
+  lua_pop(L, 1);
+}
+
+static int pmain(lua_State *L) {
+  int argc = (int)lua_tointeger(L, 1);
+  char **argv = lua_touserdata(L, 2);
+  int script;
+  int args = collectargs(argv, &script);
+  luaL_checkversion(L);
+  if (args == has_error) {
+    print_usage(argv[script]);
+    return 0;
+  }
+  if (args & has_v) puts(SALTA_VERSION);
+  if (args & has_E) {
+    lua_pushboolean(L, 1);
+    lua_setfield(L, LUA_REGISTRYINDEX, "LUA_NOENV");
+  }
+  luaL_openlibs(L);
+  setup_modules(L, args & has_E);
+  createargtable(L, argv, argc, script);
+  lua_gc(L, LUA_GCRESTART);
+  lua_gc(L, LUA_GCGEN, 0, 0);
+  if (!(args & has_E) && handle_luainit(L) != LUA_OK) return 0;
+  if (!runargs(L, argv, script > 0 ? script : argc)) return 0;
+  if (script > 0 && handle_script(L, argv + script) != LUA_OK) return 0;
+  if (args & has_i) doREPL(L);
+  else if (script == 0 && !(args & (has_e | has_v))) {
+    if (isatty(STDIN_FILENO)) doREPL(L);
+    else if (dochunk(L, luaL_loadfile(L, NULL)) != LUA_OK) return 0;
+  }
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  lua_State *L = luaL_newstate();
+  if (L == NULL) {
+    l_message("cannot create state: not enough memory");
+    return EXIT_FAILURE;
+  }
+  lua_gc(L, LUA_GCSTOP);  /* no collections while the libraries load */
+  lua_pushcfunction(L, pmain);
+  lua_pushinteger(L, argc);
+  lua_pushlightuserdata(L, argv);
+  int status = lua_pcall(L, 2, 1, 0);
+  int result = lua_toboolean(L, -1);
+  report(L, status);
+  lua_close(L);
+  return (result && status == LUA_OK) ? EXIT_SUCCESS : EXIT_FAILURE;
+}

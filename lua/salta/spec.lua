@@ -1,0 +1,545 @@
+-- salta.spec: loads the reference's exported model specs (JSON or YAML).
+--
+-- A spec holds equations as strings in flat-Modelica/Python syntax. They are
+-- parsed straight into expression nodes (no eval, no codegen of strings), so
+-- a spec becomes the same symbolic description a salta.dae{} model traces to.
+
+local expr = require("salta.expr")
+
+local M = {}
+
+-- Nulls ----------------------------------------------------------------------
+
+-- cjson and lyaml each have their own null sentinel; treat both (and a
+-- missing key) alike so the two formats share one schema.
+local NULL = {}
+for _, name in ipairs({ "cjson", "lyaml" }) do
+  local ok, mod = pcall(require, name)
+  if ok and type(mod) == "table" and mod.null ~= nil then NULL[mod.null] = true end
+end
+
+local function is_null(v) return v == nil or NULL[v] == true end
+
+-- A field that may be null, one string or a list of strings, as a list.
+local function list_of(v)
+  if is_null(v) then return {} end
+  if type(v) ~= "table" then return { v } end
+  return v
+end
+
+-- Errors -------------------------------------------------------------------------
+
+-- ctx = { model = name, label = "g[2]", src = equation text }
+local function fail(ctx, msg, col)
+  local parts = {}
+  if ctx.model then parts[#parts + 1] = ("model '%s': "):format(ctx.model) end
+  if ctx.label then parts[#parts + 1] = ctx.label .. ": " end
+  parts[#parts + 1] = msg
+  if col then parts[#parts + 1] = " at column " .. col end
+  if ctx.src then parts[#parts + 1] = ' in "' .. ctx.src .. '"' end
+  error(table.concat(parts), 0)
+end
+
+-- Tokens ---------------------------------------------------------------------------
+
+-- Longest first, so "**" and "<=" are not split.
+local OPERATORS = { "**", "<=", ">=", "==", "+", "-", "*", "/", "^", "(", ")", ",", "=", "<", ">" }
+
+local function number_at(src, i)
+  local text = src:match("^%d+%.?%d*", i) or src:match("^%.%d+", i)
+  if not text then return nil end
+  local exponent = src:match("^[eE][+-]?%d+", i + #text)
+  return text .. (exponent or "")
+end
+
+local function operator_at(src, i)
+  for _, op in ipairs(OPERATORS) do
+    if src:sub(i, i + #op - 1) == op then return op end
+  end
+end
+
+-- tokens: { k = "num"|"name"|"op"|"eof", v = value, text = source, col = column }
+local function tokenize(src, ctx)
+  local toks, i = {}, 1
+  while true do
+    i = src:find("%S", i)
+    if not i then break end
+    local num = number_at(src, i)
+    local name = not num and src:match("^[%a_][%w_]*", i)
+    local op = not num and not name and operator_at(src, i)
+    local text = num or name or op
+    if not text then
+      fail(ctx, ("syntax error: unexpected character '%s'"):format(src:sub(i, i)), i)
+    end
+    local kind = num and "num" or (name and "name" or "op")
+    toks[#toks + 1] = { k = kind, v = num and tonumber(text) or text, text = text, col = i }
+    i = i + #text
+  end
+  toks[#toks + 1] = { k = "eof", text = "end of equation", col = #src + 1 }
+  return toks
+end
+
+-- Parser ---------------------------------------------------------------------------
+
+local Parser = {}
+Parser.__index = Parser
+
+-- env maps a name to a node, or to a string: the error message its use raises.
+-- prev_env is the environment inside prev(...); nil where prev is not allowed.
+local function new_parser(src, ctx, env, prev_env)
+  ctx.src = src
+  return setmetatable({ toks = tokenize(src, ctx), pos = 1, ctx = ctx, env = env,
+    prev_env = prev_env, in_prev = 0 }, Parser)
+end
+
+function Parser:peek() return self.toks[self.pos] end
+
+function Parser:next()
+  local t = self.toks[self.pos]
+  if t.k ~= "eof" then self.pos = self.pos + 1 end
+  return t
+end
+
+function Parser:fail(msg, tok) fail(self.ctx, msg, tok and tok.col) end
+
+function Parser:unexpected(tok, expected)
+  local what = tok.k == "eof" and "end of equation" or ("'" .. tok.text .. "'")
+  local hint = expected and (" (expected " .. expected .. ")") or ""
+  self:fail("syntax error: unexpected " .. what .. hint, tok)
+end
+
+function Parser:is(v)
+  local t = self:peek()
+  return t.k == "op" and t.v == v
+end
+
+function Parser:expect(v)
+  local t = self:next()
+  if not (t.k == "op" and t.v == v) then self:unexpected(t, "'" .. v .. "'") end
+  return t
+end
+
+function Parser:expect_name()
+  local t = self:next()
+  if t.k ~= "name" then self:unexpected(t, "a name") end
+  return t
+end
+
+function Parser:finish()
+  local t = self:peek()
+  if t.k ~= "eof" then self:unexpected(t) end
+end
+
+-- Binding powers: power binds tighter than unary minus (-x^2 = -(x^2)),
+-- which binds tighter than * and /.
+local UNARY_BP = 30
+local BINARY = {
+  ["+"] = { bp = 10, fn = expr.add }, ["-"] = { bp = 10, fn = expr.sub },
+  ["*"] = { bp = 20, fn = expr.mul }, ["/"] = { bp = 20, fn = expr.div },
+  ["^"] = { bp = 40, fn = expr.pow, right = true }, ["**"] = { bp = 40, fn = expr.pow, right = true },
+}
+
+function Parser:expression(rbp)
+  local left = self:prefix()
+  while true do
+    local t = self:peek()
+    local op = t.k == "op" and BINARY[t.v]
+    if not op or op.bp <= rbp then return left end
+    self:next()
+    left = op.fn(left, self:expression(op.right and op.bp - 1 or op.bp))
+  end
+end
+
+function Parser:prefix()
+  local t = self:next()
+  if t.k == "num" then return expr.const(t.v + 0.0) end
+  if t.k == "name" then
+    if self:is("(") then return self:call(t) end
+    return self:resolve(t)
+  end
+  if t.k == "op" and t.v == "-" then return expr.neg(self:expression(UNARY_BP)) end
+  if t.k == "op" and t.v == "+" then return self:expression(UNARY_BP) end
+  if t.k == "op" and t.v == "(" then
+    local e = self:expression(0)
+    self:expect(")")
+    return e
+  end
+  self:unexpected(t)
+end
+
+function Parser:resolve(t)
+  local env = self.in_prev > 0 and self.prev_env or self.env
+  local v = env[t.v]
+  if type(v) == "string" then self:fail(v, t) end
+  if v == nil then self:fail(("unknown name '%s'"):format(t.v), t) end
+  return v
+end
+
+local BINARY_FUNCS = { pow = expr.pow, min = expr.min, max = expr.max }
+
+function Parser:arguments()
+  self:expect("(")
+  local args = {}
+  if self:is(")") then self:next(); return args end
+  repeat
+    args[#args + 1] = self:expression(0)
+  until not (self:is(",") and self:next())
+  self:expect(")")
+  return args
+end
+
+local function arity_check(p, t, args, n)
+  if #args ~= n then
+    p:fail(("function '%s' takes %d argument%s, got %d"):format(t.v, n, n == 1 and "" or "s", #args), t)
+  end
+end
+
+function Parser:call(t)
+  local name = t.v
+  if name == "prev" then return self:prev(t) end
+  if name == "der" then self:fail("der(...) is only allowed on the left of an f equation", t) end
+  local unary, binary = expr.unary_num[name], BINARY_FUNCS[name]
+  if not unary and not binary then self:fail(("unknown function '%s'"):format(name), t) end
+  local args = self:arguments()
+  if unary then
+    arity_check(self, t, args, 1)
+    return expr.unary(name, args[1])
+  end
+  arity_check(self, t, args, 2)
+  return binary(args[1], args[2])
+end
+
+-- prev(e): e with every name meaning its pre-event value.
+function Parser:prev(t)
+  if not self.prev_env then self:fail("prev(...) is only allowed in reinit equations", t) end
+  self:expect("(")
+  self.in_prev = self.in_prev + 1
+  local e = self:expression(0)
+  self.in_prev = self.in_prev - 1
+  self:expect(")")
+  return e
+end
+
+-- lhs = rhs, both expressions.
+function Parser:equation()
+  local lhs = self:expression(0)
+  self:expect("=")
+  local rhs = self:expression(0)
+  self:finish()
+  return lhs, rhs
+end
+
+local COMPARE = { ["<"] = -1, ["<="] = -1, [">"] = 1, [">="] = 1 }
+
+-- lhs OP rhs -> guard lhs - rhs, direction (the condition becomes true as
+-- the guard falls through 0 for < and <=, rises through 0 for > and >=).
+function Parser:condition()
+  local lhs = self:expression(0)
+  local t = self:next()
+  local dir = t.k == "op" and COMPARE[t.v]
+  if not dir then self:unexpected(t, "one of <, <=, >, >=") end
+  local rhs = self:expression(0)
+  self:finish()
+  return expr.sub(lhs, rhs), dir
+end
+
+-- Public: parse one expression. env: name -> node; context: a label string
+-- or { model =, label = }.
+function M.parse_expression(str, env, context)
+  local ctx = type(context) == "table" and { model = context.model, label = context.label }
+    or { label = context }
+  local p = new_parser(str, ctx, env or {}, context and type(context) == "table" and context.prev_env)
+  local e = p:expression(0)
+  p:finish()
+  return e
+end
+
+-- Declarations ------------------------------------------------------------------------
+
+local function number_value(model, what, d, key)
+  local v = d[key]
+  if is_null(v) then v = 0.0 end
+  if type(v) == "boolean" then v = v and 1.0 or 0.0 end
+  if type(v) == "string" then v = tonumber(v) or v end
+  if type(v) ~= "number" then
+    error(("model '%s': %s '%s' has a %s %s, expected a number"):format(model, what, d.name, type(v), key), 0)
+  end
+  -- a bool parameter is a 0/1 switch whatever number the file holds
+  if d.type == "bool" then v = v ~= 0 and 1.0 or 0.0 end
+  return v + 0.0
+end
+
+-- names, values of a list of {name, <key> = value} entries, in file order.
+local function declarations(model, what, list, key)
+  local names, values = {}, {}
+  for i, d in ipairs(list_of(list)) do
+    if type(d) ~= "table" or type(d.name) ~= "string" or d.name == "" then
+      error(("model '%s': %s[%d] has no name"):format(model, what, i), 0)
+    end
+    names[i], values[i] = d.name, number_value(model, what, d, key)
+  end
+  return names, values
+end
+
+-- Each name denotes one thing; "time" is the independent variable.
+local function check_unique(model, lists)
+  local seen = { time = "the time variable" }
+  for _, l in ipairs(lists) do
+    for _, n in ipairs(l.names) do
+      if seen[n] then
+        error(("model '%s': name '%s' is declared as %s and again as %s"):format(model, n, seen[n], l.what), 0)
+      end
+      seen[n] = l.what
+    end
+  end
+end
+
+local function index_of(names)
+  local idx = {}
+  for i, n in ipairs(names) do idx[n] = i end
+  return idx
+end
+
+-- Equations ---------------------------------------------------------------------------
+
+local function equation_text(ctx, s)
+  if type(s) ~= "string" then fail(ctx, ("expected an equation string, got %s"):format(type(s))) end
+  return s
+end
+
+-- der(<state>) = <expr>, matched to states by name.
+local function parse_f(d, env, list)
+  local xi, f, where = index_of(d.x_names), {}, {}
+  for k, s in ipairs(list_of(list)) do
+    local ctx = { model = d.name, label = ("f[%d]"):format(k) }
+    local p = new_parser(equation_text(ctx, s), ctx, env)
+    local der = p:expect_name()
+    if der.v ~= "der" then p:fail("an f equation must read der(<state>) = <expression>", der) end
+    p:expect("(")
+    local st = p:expect_name()
+    local i = xi[st.v]
+    if not i then p:fail(("der(%s): '%s' is not a state"):format(st.v, st.v), st) end
+    if where[i] then p:fail(("second equation for der(%s) (the first is %s)"):format(st.v, where[i]), st) end
+    p:expect(")")
+    p:expect("=")
+    f[i], where[i] = p:expression(0), ctx.label
+    p:finish()
+  end
+  for i, n in ipairs(d.x_names) do
+    if not f[i] then error(("model '%s': f: no equation der(%s) = ... for state '%s'"):format(d.name, n, n), 0) end
+  end
+  return f
+end
+
+local function is_zero(n) return n.op == "const" and n.value == 0 end
+
+-- 0 = e, e = 0, or lhs = rhs (the residual lhs - rhs).
+local function parse_g(d, env, list)
+  local g = {}
+  for k, s in ipairs(list_of(list)) do
+    local ctx = { model = d.name, label = ("g[%d]"):format(k) }
+    local lhs, rhs = new_parser(equation_text(ctx, s), ctx, env):equation()
+    g[k] = is_zero(lhs) and rhs or (is_zero(rhs) and lhs or expr.sub(lhs, rhs))
+  end
+  if #g ~= #d.z_names then
+    error(("model '%s': g has %d equations for %d algebraic variables"):format(d.name, #g, #d.z_names), 0)
+  end
+  return g
+end
+
+-- No h: the outputs are the states. Otherwise name = expr per output.
+local function parse_h(d, env, list)
+  local items = list_of(list)
+  if #items == 0 then
+    local y, h = {}, {}
+    for i, n in ipairs(d.x_names) do y[i], h[i] = n, d.vars.x[i] end
+    return y, h
+  end
+  local y, h, seen = {}, {}, {}
+  for k, s in ipairs(items) do
+    local ctx = { model = d.name, label = ("h[%d]"):format(k) }
+    local p = new_parser(equation_text(ctx, s), ctx, env)
+    local t = p:expect_name()
+    p:expect("=")
+    if seen[t.v] then p:fail(("output '%s' is defined twice"):format(t.v), t) end
+    seen[t.v] = true
+    y[k], h[k] = t.v, p:expression(0)
+    p:finish()
+  end
+  return y, h
+end
+
+-- Reinit ------------------------------------------------------------------------------
+
+-- The environment of one reinit equation: outside prev(...) a state name is
+-- its post-event value, a fresh unknown; only one state may appear so.
+local function reinit_env(d, base, rec, xi, zi)
+  return setmetatable({}, { __index = function(_, name)
+    local i = xi[name]
+    if i then
+      if not rec.target then rec.target, rec.u = i, expr.unknown(name .. "+") end
+      if rec.target == i then return rec.u end
+      return ("reinit sets one state per equation, but both '%s' and '%s' appear after the event "
+        .. "(outside prev(...))"):format(d.x_names[rec.target], name)
+    end
+    if zi[name] then
+      return ("algebraic variable '%s' after the event is not supported in reinit "
+        .. "(only states are reset; prev(%s) is its pre-event value)"):format(name, name)
+    end
+    return base[name]
+  end })
+end
+
+-- The post-event value of the target from lhs = rhs: explicit, solved
+-- symbolically when linear in it, else a Newton root from the pre-event value.
+local function solve_reinit(p, lhs, rhs, rec, pre, name)
+  local u = rec.u
+  if lhs == u and not expr.deps(rhs)[u] then return rhs end
+  local res = expr.sub(lhs, rhs)
+  local d1 = expr.diff(res, u)
+  if is_zero(d1) then
+    p:fail(("the equation does not determine '%s' (its residual does not vary with it)"):format(name))
+  end
+  if not expr.deps(d1)[u] and is_zero(expr.diff(d1, u)) then
+    return expr.neg(expr.div(expr.subst(res, { [u] = expr.ZERO }), d1))
+  end
+  return expr.implicit(res, u, pre)
+end
+
+local function parse_reinit(d, base, r, items, label)
+  local set_by, xi, zi = {}, index_of(d.x_names), index_of(d.z_names)
+  for k, s in ipairs(items) do
+    local ctx = { model = d.name, label = #items == 1 and label or ("%s[%d]"):format(label, k) }
+    local rec = {}
+    local p = new_parser(equation_text(ctx, s), ctx, reinit_env(d, base, rec, xi, zi), base)
+    local lhs, rhs = p:equation()
+    local i = rec.target
+    if not i then p:fail("no state appears after the event (outside prev(...)), so nothing is reset") end
+    if set_by[i] then
+      p:fail(("state '%s' is already reset by %s"):format(d.x_names[i], set_by[i]))
+    end
+    set_by[i] = ctx.label
+    r[i] = solve_reinit(p, lhs, rhs, rec, d.vars.x[i], d.x_names[i])
+  end
+end
+
+-- Events ----------------------------------------------------------------------------
+
+-- The comment when it names one clause only, else when<i>; never twice.
+local function event_names(clauses)
+  local count, names, used = {}, {}, {}
+  for _, c in ipairs(clauses) do
+    if type(c.comment) == "string" then count[c.comment] = (count[c.comment] or 0) + 1 end
+  end
+  for j, c in ipairs(clauses) do
+    local n = (type(c.comment) == "string" and c.comment ~= "" and count[c.comment] == 1) and c.comment
+      or ("when" .. j)
+    local base, k = n, 1
+    while used[n] do k = k + 1; n = base .. "_" .. k end
+    used[n], names[j] = true, n
+  end
+  return names
+end
+
+local function parse_events(d, env, list)
+  local clauses = list_of(list)
+  d.e_names, d.e_dir, d.e, d.r = event_names(clauses), {}, {}, {}
+  for j, c in ipairs(clauses) do
+    local label = ("when[%d]"):format(j)
+    if type(c) ~= "table" then error(("model '%s': %s must be a table"):format(d.name, label), 0) end
+    local ctx = { model = d.name, label = label .. " condition" }
+    d.e[j], d.e_dir[j] = new_parser(equation_text(ctx, c.condition), ctx, env):condition()
+    local r = {}
+    for i, x in ipairs(d.vars.x) do r[i] = x end
+    parse_reinit(d, env, r, list_of(c.reinit), label .. " reinit")
+    d.r[j] = r
+  end
+end
+
+-- Description -------------------------------------------------------------------------
+
+local function make_vars(kind, names)
+  local v = {}
+  for i, n in ipairs(names) do v[i] = expr.var(kind, i, n) end
+  return v
+end
+
+-- describe_spec(tbl, name): the decoded spec table as a model description.
+function M.describe_spec(tbl, name)
+  name = name or "model"
+  local d = { name = name }
+  d.x_names, d.x_start = declarations(name, "state", tbl.states, "start")
+  d.z_names, d.z_start = declarations(name, "algebraic variable", tbl.alg_vars, "start")
+  d.p_names, d.p_nominal = declarations(name, "parameter", tbl.parameters, "value")
+  check_unique(name, { { names = d.x_names, what = "a state" },
+    { names = d.z_names, what = "an algebraic variable" }, { names = d.p_names, what = "a parameter" } })
+  d.vars = { x = make_vars("x", d.x_names), z = make_vars("z", d.z_names),
+    p = make_vars("p", d.p_names), t = expr.var("t", 1, "t") }
+  local env = { time = d.vars.t }
+  for _, kind in ipairs({ "x", "z", "p" }) do
+    for i, n in ipairs(d[kind .. "_names"]) do env[n] = d.vars[kind][i] end
+  end
+  d.f = parse_f(d, env, tbl.f)
+  d.g = parse_g(d, env, tbl.g)
+  d.y_names, d.h = parse_h(d, env, tbl.h)
+  parse_events(d, env, tbl.when)
+  return d
+end
+
+-- Files --------------------------------------------------------------------------------
+
+local function file_error(path, what) error(("salta.load_spec: %s: %s"):format(path, what), 0) end
+
+local function decode_json(text)
+  local ok, cjson = pcall(require, "cjson")
+  if not ok then return nil, "lua-cjson is not installed" end
+  local ok2, t = pcall(cjson.decode, text)
+  if not ok2 then return nil, "bad JSON: " .. tostring(t) end
+  return t
+end
+
+local function decode_yaml(text)
+  local ok, lyaml = pcall(require, "lyaml")
+  if not ok then return nil, "lyaml is not installed" end
+  local ok2, t = pcall(lyaml.load, text)
+  if not ok2 then return nil, "bad YAML: " .. tostring(t) end
+  return t
+end
+
+-- The extension picks the format; anything else tries JSON, then YAML.
+local function read_spec(path)
+  local fh, err = io.open(path, "rb")
+  if not fh then file_error(path, "cannot open: " .. tostring(err)) end
+  local text = fh:read("a")
+  fh:close()
+  local ext = (path:match("%.([%w]+)$") or ""):lower()
+  local t, why
+  if ext == "json" then t, why = decode_json(text)
+  elseif ext == "yaml" or ext == "yml" then t, why = decode_yaml(text)
+  else
+    t, why = decode_json(text)
+    if not t then t, why = decode_yaml(text) end
+  end
+  if why then file_error(path, why) end
+  if type(t) ~= "table" then file_error(path, "not a spec (expected a mapping at the top level)") end
+  if is_null(t.states) then file_error(path, "missing 'states'") end
+  return t
+end
+
+local function default_name(path)
+  local base = path:match("([^/\\]+)$") or path
+  base = base:gsub("%.[^.]*$", "")
+  return (base:gsub("^dae_specification_", ""))
+end
+
+-- load(path, opts) -> compiled Model. opts.name overrides the model name;
+-- the rest goes to salta.model.build (backend, cache_dir).
+function M.load(path, opts)
+  opts = opts or {}
+  local desc = M.describe_spec(read_spec(path), opts.name or default_name(path))
+  return require("salta.model").build(desc, opts)
+end
+
+M.read = read_spec
+
+return M
