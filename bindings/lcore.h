@@ -29,6 +29,9 @@ salta_model_ud *salta_l_checkmodel(lua_State *L, int idx);
 
 void salta_l_open_model(lua_State *L);   /* registers the model metatable */
 
+/* model:simulate_raw(opts, p, x0, times) (lsim.c) */
+int salta_l_model_simulate(lua_State *L);
+
 /* lua_newuserdatauv + scratch buffer helper: a temporary array of n doubles
 ** owned by the Lua stack (pushed as userdata). */
 double *salta_l_scratch(lua_State *L, int n);

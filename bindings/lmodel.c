@@ -182,6 +182,7 @@ void salta_l_open_model(lua_State *L) {
     {"jac", model_jac},
     {"pattern", model_pattern},
     {"bench", model_bench},
+    {"simulate_raw", salta_l_model_simulate},
     {"close", model_close},
     {NULL, NULL}
   };

@@ -111,6 +111,70 @@ int salta_model_jac_dense(salta_model *model, salta_fn fn, int event, int wrt,
                           double t, const double *x, const double *z,
                           const double *p, double *dense, int ld);
 
+/* ---- simulation ------------------------------------------------------------------ */
+
+typedef struct salta_sim salta_sim;
+
+typedef struct salta_sim_options {
+  double t0, tf;         /* the interval, t0 < tf */
+  double rtol, atol;     /* IDAS tolerances (defaults 1e-6, 1e-8) */
+  const double *atol_vec;/* NULL, or nx + nz absolute tolerances (borrowed) */
+  double max_step;       /* 0: no limit */
+  double init_step;      /* 0: IDAS chooses */
+  int max_order;         /* 1..5; 0: 5 */
+  int max_events;        /* more events is an error (default 10000) */
+  int zeno_count;        /* zeno_count events within zeno_window ... */
+  double zeno_window;    /* ... is a Zeno cascade (defaults 100, 1e-9 (tf - t0)) */
+  long max_steps;        /* internal steps in total (default 1000000) */
+  int record_steps;      /* keep every internal step (t, x, z) */
+} salta_sim_options;
+
+/* Fills the defaults for [t0, tf]. */
+void salta_sim_options_init(salta_sim_options *o, double t0, double tf);
+
+typedef struct salta_sim_stats {
+  long steps, res_evals, jac_evals, guard_evals;
+  long newton_iters, newton_conv_fails, err_test_fails;
+  long alg_newton_iters; /* salta's own Newton on g (initial, after resets) */
+  long events;
+} salta_sim_stats;
+
+/* One event firing. The states are borrowed from the simulation and valid
+** until its next run or free. Events of one instant form a group, applied
+** in declaration order: group is the record index of the group's first
+** event and group_size how many fired together. */
+typedef struct salta_event_record {
+  double t;
+  int event;
+  int group, group_size;
+  const double *x_minus, *z_minus, *x_plus, *z_plus;
+} salta_event_record;
+
+/* Returns owned; borrows model (which must outlive it). */
+int salta_sim_create(salta_sim **out, salta_model *model);
+void salta_sim_free(salta_sim **sim);
+const char *salta_sim_errmsg(const salta_sim *sim);
+
+/* Simulates on [o->t0, o->tf] with parameters p (np values) from x0 (NULL:
+** the model's start values), recording the solution at the nt sorted
+** output times in [t0, tf] (right-continuous: a time equal to an event
+** time sees the post-event state). On error, what was computed before the
+** failure stays readable. */
+int salta_sim_run(salta_sim *sim, const salta_sim_options *o, const double *p,
+                  const double *x0, const double *times, int nt);
+
+/* Output k (0 <= k < nout): borrowed x (nx), z (nz) and y (ny). */
+int salta_sim_nout(const salta_sim *sim);
+int salta_sim_out(const salta_sim *sim, int k, double *t, const double **x,
+                  const double **z, const double **y);
+int salta_sim_nevents(const salta_sim *sim);
+int salta_sim_event(const salta_sim *sim, int k, salta_event_record *rec);
+/* Internal steps (with record_steps): t, borrowed x and z. */
+int salta_sim_nsteps(const salta_sim *sim);
+int salta_sim_step(const salta_sim *sim, int k, double *t, const double **x,
+                   const double **z);
+void salta_sim_stats_get(const salta_sim *sim, salta_sim_stats *stats);
+
 #ifdef __cplusplus
 }
 #endif

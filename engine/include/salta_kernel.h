@@ -64,6 +64,9 @@ typedef struct salta_model_def {
   salta_function_def h;        /* y = h(t,x,z,p), n = ny */
   salta_function_def e;        /* guards, n = ne */
   const salta_function_def *r; /* ne resets, each n = nx: the full x+ */
+  const unsigned char *r_assign; /* ne x nx, row-major: 1 where event j's
+                                    reset names state i (simultaneous events
+                                    merge by declaration order) */
 } salta_model_def;
 
 #endif

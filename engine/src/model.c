@@ -106,7 +106,7 @@ static int check_def(salta_model *m) {
       (st = check_function(m, &d->h, d->ny, "h")) ||
       (st = check_function(m, &d->e, d->ne, "guard")))
     return st;
-  if (d->ne > 0 && (!d->r || !d->e_direction))
+  if (d->ne > 0 && (!d->r || !d->e_direction || !d->r_assign))
     return salta__fail(m->err, SALTA_EINPUT, "model '%s': events without resets or directions", d->name);
   for (j = 0; j < d->ne; ++j) {
     int dir = d->e_direction[j];

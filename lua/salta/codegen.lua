@@ -270,6 +270,12 @@ function M.generate(m, abi, symbol)
   if #R > 0 then
     chunks[#chunks + 1] = "static const salta_function_def resets[] = {\n  "
       .. table.concat(R, ",\n  ") .. "\n};"
+    -- a state is assigned by a reset unless its post value is the state itself
+    local mask = {}
+    for _, r in ipairs(m.r) do
+      for i, e in ipairs(r) do mask[#mask + 1] = e == m.vars.x[i] and 0 or 1 end
+    end
+    chunks[#chunks + 1] = "static const unsigned char r_assign[] = {" .. table.concat(mask, ",") .. "};"
   end
   local body = table.concat(chunks, "\n")
   local hash = M.hash(body .. symbol)
@@ -283,7 +289,7 @@ function M.generate(m, abi, symbol)
     ("  %s, %s, %s, %s,"):format(ref("x_start", #m.x_names), ref("z_start", #m.z_names),
       ref("p_nominal", #m.p_names), ref("e_dir", #m.e_names)),
     "  " .. F .. ",", "  " .. G .. ",", "  " .. H .. ",", "  " .. E .. ",",
-    "  " .. ref("resets", #R),
+    "  " .. ref("resets", #R) .. ", " .. ref("r_assign", #R),
     "};", "" }, "\n")
   return body .. "\n" .. def, hash
 end

@@ -320,6 +320,45 @@ function Model:jacobian(fn, wrt, t, x, z, p, event)
   return J, rows, cols
 end
 
+local SIM_OPTIONS = {
+  t0 = true, tf = true, times = true, params = true, x0 = true, rtol = true, atol = true,
+  max_events = true, record_steps = true, max_step = true, init_step = true, max_order = true,
+  zeno_count = true, zeno_window = true, max_steps = true,
+}
+
+-- m:simulate{ t0=, tf=, times=, params=, x0=, rtol=, atol=, max_events=,
+-- record_steps=, max_step=, init_step=, max_order=, zeno_count=,
+-- zeno_window=, max_steps= } -> trajectory. times defaults to 101 uniform
+-- points; atol may be a number or one value per state and algebraic.
+function Model:simulate(opts)
+  opts = opts or {}
+  for k in pairs(opts) do
+    if not SIM_OPTIONS[k] then
+      error(("model '%s': simulate: unknown option '%s'"):format(self.name, tostring(k)), 2)
+    end
+  end
+  local t0 = opts.t0 or 0.0
+  local times = opts.times
+  local tf = opts.tf or (times and times[#times])
+  if not tf then error(("model '%s': simulate needs tf or times"):format(self.name), 2) end
+  if not times then
+    times = {}
+    for i = 0, 100 do times[i + 1] = t0 + (tf - t0) * i / 100 end
+  end
+  local raw_opts = {
+    t0 = t0, tf = tf, rtol = opts.rtol, max_events = opts.max_events,
+    record_steps = opts.record_steps, max_step = opts.max_step, init_step = opts.init_step,
+    max_order = opts.max_order, zeno_count = opts.zeno_count, zeno_window = opts.zeno_window,
+    max_steps = opts.max_steps,
+  }
+  if type(opts.atol) == "table" then raw_opts.atol_vec = opts.atol else raw_opts.atol = opts.atol end
+  local p = self:vector("params", opts.params, self.params, self.p0)
+  local x0 = opts.x0 and self:vector("x0", opts.x0, self.states, self.x0) or nil
+  local raw, err = self.core:simulate_raw(raw_opts, p, x0, times)
+  if not raw then error(err, 2) end
+  return require("salta.trajectory").new(self, raw, { t0 = t0, tf = tf })
+end
+
 function Model:c_source()
   return self.compile_info.source
 end

@@ -1,0 +1,184 @@
+/*
+** lsim.c -- model:simulate_raw{...}: runs the engine's simulation and
+** returns plain Lua tables (columns per variable).
+*/
+#include <lua.h>
+#include <lauxlib.h>
+
+#include "lcore.h"
+
+static double opt_number(lua_State *L, int idx, const char *k, double def) {
+  double v;
+  lua_getfield(L, idx, k);
+  v = luaL_optnumber(L, -1, def);
+  lua_pop(L, 1);
+  return v;
+}
+
+/* A table of arrays, one per variable, over the stored outputs/steps. */
+static void push_columns(lua_State *L, int nvar, int nrow, const double *(*row)(void *, int),
+                         void *ctx, int offset) {
+  int i, k;
+  lua_createtable(L, nvar, 0);
+  for (i = 0; i < nvar; ++i) {
+    lua_createtable(L, nrow, 0);
+    for (k = 0; k < nrow; ++k) {
+      lua_pushnumber(L, row(ctx, k)[offset + i]);
+      lua_rawseti(L, -2, k + 1);
+    }
+    lua_rawseti(L, -2, i + 1);
+  }
+}
+
+typedef struct cols { salta_sim *sim; int which; } cols;
+
+static const double *out_row(void *ctx, int k) {
+  cols *c = ctx;
+  const double *x, *y;
+  salta_sim_out(c->sim, k, NULL, &x, NULL, &y);
+  return c->which ? y : x;   /* x and z are contiguous: [x; z] */
+}
+
+static const double *step_row(void *ctx, int k) {
+  cols *c = ctx;
+  const double *x;
+  salta_sim_step(c->sim, k, NULL, &x, NULL);
+  return x;
+}
+
+static void set_long(lua_State *L, const char *k, long v) {
+  lua_pushinteger(L, v);
+  lua_setfield(L, -2, k);
+}
+
+static void push_events(lua_State *L, salta_sim *sim, const salta_model_def *d) {
+  int k, n = salta_sim_nevents(sim);
+  lua_createtable(L, n, 0);
+  for (k = 0; k < n; ++k) {
+    salta_event_record r;
+    salta_sim_event(sim, k, &r);
+    lua_createtable(L, 0, 9);
+    lua_pushnumber(L, r.t); lua_setfield(L, -2, "t");
+    set_long(L, "index", r.event + 1);
+    lua_pushstring(L, d->e_names[r.event]); lua_setfield(L, -2, "name");
+    set_long(L, "group", r.group + 1);
+    set_long(L, "group_size", r.group_size);
+    salta_l_pushvec(L, r.x_minus, d->nx); lua_setfield(L, -2, "x_minus");
+    salta_l_pushvec(L, r.z_minus, d->nz); lua_setfield(L, -2, "z_minus");
+    salta_l_pushvec(L, r.x_plus, d->nx); lua_setfield(L, -2, "x_plus");
+    salta_l_pushvec(L, r.z_plus, d->nz); lua_setfield(L, -2, "z_plus");
+    lua_rawseti(L, -2, k + 1);
+  }
+}
+
+static void push_stats(lua_State *L, salta_sim *sim) {
+  salta_sim_stats st;
+  salta_sim_stats_get(sim, &st);
+  lua_createtable(L, 0, 8);
+  set_long(L, "steps", st.steps);
+  set_long(L, "residual_evals", st.res_evals);
+  set_long(L, "jacobian_evals", st.jac_evals);
+  set_long(L, "guard_evals", st.guard_evals);
+  set_long(L, "newton_iters", st.newton_iters);
+  set_long(L, "newton_conv_fails", st.newton_conv_fails);
+  set_long(L, "error_test_fails", st.err_test_fails);
+  set_long(L, "algebraic_newton_iters", st.alg_newton_iters);
+  set_long(L, "events", st.events);
+}
+
+static void push_result(lua_State *L, salta_sim *sim, const salta_model_def *d) {
+  int k, nout = salta_sim_nout(sim), nst = salta_sim_nsteps(sim);
+  cols c = {sim, 0};
+  lua_createtable(L, 0, 8);
+  lua_createtable(L, nout, 0);
+  for (k = 0; k < nout; ++k) {
+    double t;
+    salta_sim_out(sim, k, &t, NULL, NULL, NULL);
+    lua_pushnumber(L, t);
+    lua_rawseti(L, -2, k + 1);
+  }
+  lua_setfield(L, -2, "t");
+  push_columns(L, d->nx, nout, out_row, &c, 0); lua_setfield(L, -2, "x");
+  push_columns(L, d->nz, nout, out_row, &c, d->nx); lua_setfield(L, -2, "z");
+  c.which = 1;
+  push_columns(L, d->ny, nout, out_row, &c, 0); lua_setfield(L, -2, "y");
+  push_events(L, sim, d); lua_setfield(L, -2, "events");
+  push_stats(L, sim); lua_setfield(L, -2, "stats");
+  if (nst > 0) {
+    lua_createtable(L, 0, 3);
+    lua_createtable(L, nst, 0);
+    for (k = 0; k < nst; ++k) {
+      double t;
+      salta_sim_step(sim, k, &t, NULL, NULL);
+      lua_pushnumber(L, t);
+      lua_rawseti(L, -2, k + 1);
+    }
+    lua_setfield(L, -2, "t");
+    push_columns(L, d->nx, nst, step_row, &c, 0); lua_setfield(L, -2, "x");
+    push_columns(L, d->nz, nst, step_row, &c, d->nx); lua_setfield(L, -2, "z");
+    lua_setfield(L, -2, "steps");
+  }
+}
+
+static int sim_gc(lua_State *L) {
+  salta_sim **s = lua_touserdata(L, 1);
+  salta_sim_free(s);
+  return 0;
+}
+
+/* simulate_raw(opts, p, x0|nil, times) -> result | nil, message, partial */
+int salta_l_model_simulate(lua_State *L) {
+  salta_model *m = salta_l_checkmodel(L, 1)->model;
+  const salta_model_def *d = salta_model_def_get(m);
+  salta_sim_options o;
+  salta_sim **sim;
+  double *p, *x0 = NULL, *times, *atol = NULL;
+  int nt, st;
+  luaL_checktype(L, 2, LUA_TTABLE);
+  salta_sim_options_init(&o, opt_number(L, 2, "t0", 0), opt_number(L, 2, "tf", 1));
+  o.rtol = opt_number(L, 2, "rtol", o.rtol);
+  o.atol = opt_number(L, 2, "atol", o.atol);
+  o.max_step = opt_number(L, 2, "max_step", 0);
+  o.init_step = opt_number(L, 2, "init_step", 0);
+  o.max_order = (int)opt_number(L, 2, "max_order", 0);
+  o.max_events = (int)opt_number(L, 2, "max_events", o.max_events);
+  o.zeno_count = (int)opt_number(L, 2, "zeno_count", o.zeno_count);
+  o.zeno_window = opt_number(L, 2, "zeno_window", o.zeno_window);
+  o.max_steps = (long)opt_number(L, 2, "max_steps", (double)o.max_steps);
+  lua_getfield(L, 2, "record_steps");
+  o.record_steps = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  lua_getfield(L, 2, "atol_vec");
+  if (!lua_isnil(L, -1)) {
+    atol = salta_l_scratch(L, d->nx + d->nz);
+    salta_l_checkvec(L, lua_absindex(L, -2), atol, d->nx + d->nz, "atol");
+    o.atol_vec = atol;
+  }
+  p = salta_l_scratch(L, d->np);
+  salta_l_checkvec(L, 3, p, d->np, "params");
+  if (!lua_isnoneornil(L, 4)) {
+    x0 = salta_l_scratch(L, d->nx);
+    salta_l_checkvec(L, 4, x0, d->nx, "x0");
+  }
+  nt = (int)luaL_len(L, 5);
+  times = salta_l_scratch(L, nt);
+  salta_l_checkvec(L, 5, times, nt, "times");
+  sim = lua_newuserdatauv(L, sizeof *sim, 0);   /* freed by __gc even on error */
+  *sim = NULL;
+  lua_createtable(L, 0, 1);
+  lua_pushcfunction(L, sim_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_setmetatable(L, -2);
+  if (salta_sim_create(sim, m)) return luaL_error(L, "out of memory");
+  st = salta_sim_run(*sim, &o, p, x0, times, nt);
+  if (st) {
+    luaL_pushfail(L);
+    lua_pushstring(L, salta_sim_errmsg(*sim));
+    push_result(L, *sim, d);
+    salta_sim_free(sim);
+    return 3;
+  }
+  push_result(L, *sim, d);
+  salta_sim_free(sim);
+  return 1;
+}

@@ -1,0 +1,707 @@
+/*
+** sim.c -- hybrid DAE simulation on SUNDIALS IDAS: consistent
+** initialisation, event location with armed guards, simultaneous resets,
+** algebraic re-consistency, output at requested times.
+*/
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <idas/idas.h>
+#include <nvector/nvector_serial.h>
+#include <sunmatrix/sunmatrix_dense.h>
+
+#include "errors.h"
+#include "linsol.h"
+#include "salta.h"
+
+/* A growable array of doubles. */
+typedef struct dbuf { double *v; size_t n, cap; } dbuf;
+
+static int dbuf_push(dbuf *b, const double *v, size_t n) {
+  if (b->n + n > b->cap) {
+    size_t cap = b->cap ? b->cap : 256;
+    double *nv;
+    while (cap < b->n + n) cap *= 2;
+    nv = realloc(b->v, cap * sizeof(double));
+    if (!nv) return -1;
+    b->v = nv;
+    b->cap = cap;
+  }
+  if (n) memcpy(b->v + b->n, v, n * sizeof(double));
+  b->n += n;
+  return 0;
+}
+
+typedef struct event_rec { double t; int event, group, group_size; } event_rec;
+
+struct salta_sim {
+  salta_model *model;
+  const salta_model_def *d;
+  int nx, nz, n;
+  /* results */
+  double *out_t, *out_w, *out_y;   /* nt outputs: w = [x; z] */
+  int nt, nout;
+  event_rec *ev;
+  int nev, ev_cap;
+  dbuf ev_w;                        /* per event: x-, z-, x+, z+ */
+  dbuf steps;                       /* per step: t, x, z */
+  salta_sim_stats stats;
+  /* run state, valid during salta_sim_run */
+  const double *p;
+  double *work, *jvals, *gz, *guard, *guard0, *gprev;
+  int *ipiv, *armed, *roots, *fire;
+  double nonfinite_t, nonfinite_v;
+  int nonfinite_row;                /* -1 none; else residual row or nx+nz+guard */
+  char idas_msg[512];
+  char err[SALTA_ERRMSG_SIZE];
+};
+
+/* ---- IDAS callbacks ------------------------------------------------------ */
+
+static void note_nonfinite(salta_sim *s, int row, double t, double v) {
+  if (s->nonfinite_row < 0) {
+    s->nonfinite_row = row;
+    s->nonfinite_t = t;
+    s->nonfinite_v = v;
+  }
+}
+
+static int residual(sunrealtype t, N_Vector yy, N_Vector yp, N_Vector rr, void *ud) {
+  salta_sim *s = ud;
+  const double *y = N_VGetArrayPointer(yy), *ypd = N_VGetArrayPointer(yp);
+  double *r = N_VGetArrayPointer(rr);
+  int i;
+  if (s->d->f.eval(t, y, y + s->nx, s->p, r)) return -1;
+  if (s->nz && s->d->g.eval(t, y, y + s->nx, s->p, r + s->nx)) return -1;
+  for (i = 0; i < s->nx; ++i) r[i] = ypd[i] - r[i];
+  for (i = 0; i < s->n; ++i)
+    if (!isfinite(r[i])) {
+      note_nonfinite(s, i, t, r[i]);
+      return 1;   /* recoverable: IDAS tries a smaller step */
+    }
+  return 0;
+}
+
+/* Adds the sparse block d(fn)/d(wrt), scaled, into the dense matrix at
+** (row0, col0). */
+static void add_block(salta_sim *s, const salta_sparse_def *sp, double t, const double *y,
+                      double scale, double *J, int ld, int row0, int col0) {
+  int k;
+  if (sp->nnz == 0) return;
+  sp->eval(t, y, y + s->nx, s->p, s->jvals);
+  for (k = 0; k < sp->nnz; ++k)
+    J[(size_t)(col0 + sp->col[k]) * ld + row0 + sp->row[k]] += scale * s->jvals[k];
+}
+
+static int jacobian(sunrealtype t, sunrealtype cj, N_Vector yy, N_Vector yp, N_Vector rr,
+                    SUNMatrix Jm, void *ud, N_Vector t1, N_Vector t2, N_Vector t3) {
+  salta_sim *s = ud;
+  const double *y = N_VGetArrayPointer(yy);
+  double *J = SM_DATA_D(Jm);
+  int i, n = s->n;
+  (void)yp; (void)rr; (void)t1; (void)t2; (void)t3;
+  memset(J, 0, sizeof(double) * (size_t)n * n);
+  add_block(s, &s->d->f.d[SALTA_WRT_X], t, y, -1.0, J, n, 0, 0);
+  add_block(s, &s->d->f.d[SALTA_WRT_Z], t, y, -1.0, J, n, 0, s->nx);
+  add_block(s, &s->d->g.d[SALTA_WRT_X], t, y, 1.0, J, n, s->nx, 0);
+  add_block(s, &s->d->g.d[SALTA_WRT_Z], t, y, 1.0, J, n, s->nx, s->nx);
+  for (i = 0; i < s->nx; ++i) J[(size_t)i * n + i] += cj;
+  return 0;
+}
+
+static int guards(sunrealtype t, N_Vector yy, N_Vector yp, sunrealtype *gout, void *ud) {
+  salta_sim *s = ud;
+  const double *y = N_VGetArrayPointer(yy);
+  int j;
+  (void)yp;
+  s->stats.guard_evals++;
+  s->d->e.eval(t, y, y + s->nx, s->p, gout);
+  for (j = 0; j < s->d->ne; ++j)
+    if (!isfinite(gout[j])) {
+      note_nonfinite(s, s->n + j, t, gout[j]);
+      return -1;
+    }
+  return 0;
+}
+
+static void error_handler(int code, const char *module, const char *fn, char *msg, void *ud) {
+  salta_sim *s = ud;
+  (void)code; (void)module;
+  snprintf(s->idas_msg, sizeof s->idas_msg, "%s: %s", fn, msg);
+}
+
+/* ---- algebraic consistency -------------------------------------------------- */
+
+/* Solves g(t, x, z, p) = 0 for z by Newton from z with the exact g_z. On
+** failure returns -1 with *worst the equation with the largest residual
+** and *res its value. */
+static int solve_z(salta_sim *s, double t, const double *x, double *z, int *worst, double *res) {
+  int nz = s->nz, it, i;
+  double *g = s->work, *J = s->gz;
+  for (it = 0; it < 50; ++it) {
+    double gmax = 0, dmax = 0, zmax = 0;
+    s->d->g.eval(t, x, z, s->p, g);
+    *worst = 0;
+    for (i = 0; i < nz; ++i) {
+      if (!(fabs(g[i]) <= gmax)) { gmax = fabs(g[i]); *worst = i; }
+      zmax = fmax(zmax, fabs(z[i]));
+    }
+    *res = g[*worst];
+    if (!isfinite(gmax)) return -1;
+    if (gmax == 0) return 0;
+    memset(J, 0, sizeof(double) * (size_t)nz * nz);
+    {
+      const salta_sparse_def *sp = &s->d->g.d[SALTA_WRT_Z];
+      int k;
+      sp->eval(t, x, z, s->p, s->jvals);
+      for (k = 0; k < sp->nnz; ++k) J[(size_t)sp->col[k] * nz + sp->row[k]] = s->jvals[k];
+    }
+    if (salta__lu_factor(nz, J, s->ipiv) != 0) return -1;
+    salta__lu_solve(nz, J, s->ipiv, g, 1, 0);
+    for (i = 0; i < nz; ++i) {
+      z[i] -= g[i];
+      dmax = fmax(dmax, fabs(g[i]));
+    }
+    s->stats.alg_newton_iters++;
+    if (dmax <= 1e-13 * (1 + zmax)) {
+      s->d->g.eval(t, x, z, s->p, g);
+      for (i = 0, gmax = 0; i < nz; ++i)
+        if (!(fabs(g[i]) <= gmax)) { gmax = fabs(g[i]); *worst = i; }
+      *res = g[*worst];
+      return isfinite(gmax) ? 0 : -1;
+    }
+  }
+  return -1;
+}
+
+/* ---- results ------------------------------------------------------------------ */
+
+static void store_output(salta_sim *s, double t, const double *w) {
+  int k = s->nout++;
+  s->out_t[k] = t;
+  memcpy(s->out_w + (size_t)k * s->n, w, sizeof(double) * s->n);
+  if (s->d->ny) s->d->h.eval(t, w, w + s->nx, s->p, s->out_y + (size_t)k * s->d->ny);
+}
+
+static int store_step(salta_sim *s, double t, const double *w) {
+  return dbuf_push(&s->steps, &t, 1) || dbuf_push(&s->steps, w, s->n);
+}
+
+/* ---- arming ----------------------------------------------------------------------- */
+
+/* A guard is armed when it is strictly on the side it fires from; a guard a
+** reset leaves at (or past) zero waits until it has left the firing side.
+** Two-sided guards re-arm once clear of zero by a small band. */
+static int is_clear(const salta_sim *s, int j, double e) {
+  switch (s->d->e_direction[j]) {
+    case SALTA_DIR_DOWN: return e > 0;
+    case SALTA_DIR_UP: return e < 0;
+    default: return fabs(e) > 1e-10 * fmax(1.0, fabs(s->guard0[j]));
+  }
+}
+
+static void rearm(salta_sim *s, double t, const double *w) {
+  int j;
+  s->d->e.eval(t, w, w + s->nx, s->p, s->guard);
+  s->stats.guard_evals++;
+  for (j = 0; j < s->d->ne; ++j)
+    if (!s->armed[j] && is_clear(s, j, s->guard[j])) s->armed[j] = 1;
+}
+
+/* ---- the run ------------------------------------------------------------------------ */
+
+typedef struct ida_ctx {
+  SUNContext ctx;
+  void *mem;
+  N_Vector y, yp, id, atol;
+  SUNMatrix A;
+  SUNLinearSolver LS;
+} ida_ctx;
+
+static void ida_free(ida_ctx *c) {
+  if (c->mem) IDAFree(&c->mem);
+  if (c->LS) SUNLinSolFree(c->LS);
+  if (c->A) SUNMatDestroy(c->A);
+  if (c->y) N_VDestroy(c->y);
+  if (c->yp) N_VDestroy(c->yp);
+  if (c->id) N_VDestroy(c->id);
+  if (c->atol) N_VDestroy(c->atol);
+  if (c->ctx) SUNContext_Free(&c->ctx);
+  memset(c, 0, sizeof *c);
+}
+
+static void accumulate_stats(salta_sim *s, void *mem) {
+  long v;
+  if (IDAGetNumSteps(mem, &v) == IDA_SUCCESS) s->stats.steps += v;
+  if (IDAGetNumResEvals(mem, &v) == IDA_SUCCESS) s->stats.res_evals += v;
+  if (IDAGetNumJacEvals(mem, &v) == IDA_SUCCESS) s->stats.jac_evals += v;
+  if (IDAGetNumNonlinSolvIters(mem, &v) == IDA_SUCCESS) s->stats.newton_iters += v;
+  if (IDAGetNumNonlinSolvConvFails(mem, &v) == IDA_SUCCESS) s->stats.newton_conv_fails += v;
+  if (IDAGetNumErrTestFails(mem, &v) == IDA_SUCCESS) s->stats.err_test_fails += v;
+}
+
+static int fail_idas(salta_sim *s, int flag, double t) {
+  const salta_model_def *d = s->d;
+  char *name = IDAGetReturnFlagName(flag);
+  if (s->nonfinite_row >= 0) {
+    int r = s->nonfinite_row;
+    if (r >= s->n)
+      salta__fail(s->err, SALTA_ESOLVER, "model '%s': the guard of event '%s' is %g at t = %.17g",
+                  d->name, d->e_names[r - s->n], s->nonfinite_v, s->nonfinite_t);
+    else if (r < s->nx)
+      salta__fail(s->err, SALTA_ESOLVER, "model '%s': f for state '%s' is %g at t = %.17g (%s)",
+                  d->name, d->x_names[r], s->nonfinite_v, s->nonfinite_t, name ? name : "?");
+    else
+      salta__fail(s->err, SALTA_ESOLVER, "model '%s': algebraic equation g[%d] is %g at t = %.17g (%s)",
+                  d->name, r - s->nx + 1, s->nonfinite_v, s->nonfinite_t, name ? name : "?");
+  } else {
+    salta__fail(s->err, SALTA_ESOLVER, "model '%s': IDAS failed at t = %.17g: %s (%s)", d->name, t,
+                name ? name : "?", s->idas_msg);
+  }
+  free(name);
+  return SALTA_ESOLVER;
+}
+
+static int ida_setup(salta_sim *s, ida_ctx *c, const salta_sim_options *o, double t0) {
+  double *idv;
+  int i, n = s->n;
+  int dirs[1024], *dir = s->d->ne <= 1024 ? dirs : s->fire;
+  if (SUNContext_Create(NULL, &c->ctx)) return -1;
+  c->y = N_VNew_Serial(n, c->ctx);
+  c->yp = N_VNew_Serial(n, c->ctx);
+  c->id = N_VNew_Serial(n, c->ctx);
+  c->A = SUNDenseMatrix(n, n, c->ctx);
+  c->LS = salta__lapack_dense(n, c->ctx);
+  c->mem = IDACreate(c->ctx);
+  if (!c->y || !c->yp || !c->id || !c->A || !c->LS || !c->mem) return -1;
+  idv = N_VGetArrayPointer(c->id);
+  for (i = 0; i < n; ++i) idv[i] = i < s->nx ? 1.0 : 0.0;
+  memcpy(N_VGetArrayPointer(c->y), s->work + s->nz, sizeof(double) * n);
+  memcpy(N_VGetArrayPointer(c->yp), s->work + s->nz + n, sizeof(double) * n);
+  if (IDASetErrHandlerFn(c->mem, error_handler, s) ||
+      IDAInit(c->mem, residual, t0, c->y, c->yp) || IDASetUserData(c->mem, s))
+    return -1;
+  if (o->atol_vec) {
+    c->atol = N_VNew_Serial(n, c->ctx);
+    if (!c->atol) return -1;
+    memcpy(N_VGetArrayPointer(c->atol), o->atol_vec, sizeof(double) * n);
+    if (IDASVtolerances(c->mem, o->rtol, c->atol)) return -1;
+  } else if (IDASStolerances(c->mem, o->rtol, o->atol)) {
+    return -1;
+  }
+  if (IDASetLinearSolver(c->mem, c->LS, c->A) || IDASetJacFn(c->mem, jacobian) ||
+      IDASetId(c->mem, c->id) || IDASetSuppressAlg(c->mem, SUNTRUE) ||
+      IDASetStopTime(c->mem, o->tf))
+    return -1;
+  if (o->max_step > 0 && IDASetMaxStep(c->mem, o->max_step)) return -1;
+  if (o->init_step > 0 && IDASetInitStep(c->mem, o->init_step)) return -1;
+  if (o->max_order > 0 && IDASetMaxOrd(c->mem, o->max_order)) return -1;
+  if (s->d->ne > 0) {
+    for (i = 0; i < s->d->ne; ++i) dir[i] = s->d->e_direction[i];
+    if (IDARootInit(c->mem, s->d->ne, guards) || IDASetRootDirection(c->mem, dir) ||
+        IDASetNoInactiveRootWarn(c->mem))
+      return -1;
+  }
+  return 0;
+}
+
+/* Applies every event in s->fire (nfire of them, declaration order) at tau
+** to the state w (in/out). */
+static int apply_events(salta_sim *s, const salta_sim_options *o, double tau, double *w, int nfire) {
+  const salta_model_def *d = s->d;
+  int nx = s->nx, nz = s->nz, k, i, worst, first = s->nev;
+  double *wm = s->work + nz + 2 * s->n, *r = wm + s->n, res;
+  memcpy(wm, w, sizeof(double) * s->n);
+  if (nz && solve_z(s, tau, wm, wm + nx, &worst, &res) != 0)
+    memcpy(wm, w, sizeof(double) * s->n);   /* keep IDAS's z- if polishing fails */
+  memcpy(w, wm, sizeof(double) * s->n);
+  for (k = 0; k < nfire; ++k) {
+    int j = s->fire[k];
+    if (d->r[j].eval(tau, wm, wm + nx, s->p, r))
+      return salta__fail(s->err, SALTA_EKERNEL, "model '%s': the implicit reset of event '%s' did not converge at t = %.17g",
+                         d->name, d->e_names[j], tau);
+    for (i = 0; i < nx; ++i)
+      if (d->r_assign[(size_t)j * nx + i]) {
+        if (!isfinite(r[i]))
+          return salta__fail(s->err, SALTA_ESOLVER, "model '%s': the reset of event '%s' sets state '%s' to %g at t = %.17g",
+                             d->name, d->e_names[j], d->x_names[i], r[i], tau);
+        w[i] = r[i];
+      }
+  }
+  if (nz && solve_z(s, tau, w, w + nx, &worst, &res) != 0)
+    return salta__fail(s->err, SALTA_ESOLVER,
+                       "model '%s': Newton failed to restore g = 0 after the reset of event '%s' at t = %.17g: "
+                       "algebraic equation g[%d] keeps residual %g",
+                       d->name, d->e_names[s->fire[0]], tau, worst + 1, res);
+  for (k = 0; k < nfire; ++k) {
+    event_rec *e;
+    if (s->nev == s->ev_cap) {
+      int cap = s->ev_cap ? 2 * s->ev_cap : 64;
+      event_rec *ne = realloc(s->ev, sizeof *ne * (size_t)cap);
+      if (!ne) return salta__fail(s->err, SALTA_EMEM, "out of memory");
+      s->ev = ne;
+      s->ev_cap = cap;
+    }
+    e = &s->ev[s->nev++];
+    e->t = tau;
+    e->event = s->fire[k];
+    e->group = first;
+    e->group_size = nfire;
+    if (dbuf_push(&s->ev_w, wm, s->n) || dbuf_push(&s->ev_w, w, s->n))
+      return salta__fail(s->err, SALTA_EMEM, "out of memory");
+  }
+  s->stats.events = s->nev;
+  if (s->nev > o->max_events)
+    return salta__fail(s->err, SALTA_ESOLVER, "model '%s': more than max_events = %d events: event '%s' at t = %.17g was number %d",
+                       d->name, o->max_events, d->e_names[s->fire[nfire - 1]], tau, s->nev);
+  if (s->nev >= o->zeno_count && tau - s->ev[s->nev - o->zeno_count].t <= o->zeno_window)
+    return salta__fail(s->err, SALTA_ESOLVER,
+                       "model '%s': Zeno cascade: %d events within %g s up to t = %.17g (last: event '%s', event count %d)",
+                       d->name, o->zeno_count, tau - s->ev[s->nev - o->zeno_count].t, tau,
+                       d->e_names[s->fire[nfire - 1]], s->nev);
+  return SALTA_OK;
+}
+
+/* Whether armed guard j is on its firing side at value e (prev: its value
+** at the start of the step, for two-sided guards). */
+static int on_firing_side(const salta_sim *s, int j, double e) {
+  switch (s->d->e_direction[j]) {
+    case SALTA_DIR_DOWN: return e <= 0;
+    case SALTA_DIR_UP: return e >= 0;
+    default: return e * s->gprev[j] <= 0;
+  }
+}
+
+/* Guard values at time t on the current step's interpolant. */
+static void guards_at(salta_sim *s, void *mem, N_Vector tmp, double t) {
+  const double *w = N_VGetArrayPointer(tmp);
+  IDAGetDky(mem, t, 0, tmp);
+  s->d->e.eval(t, w, w + s->nx, s->p, s->guard);
+  s->stats.guard_evals++;
+}
+
+static int any_firing(salta_sim *s) {
+  int j;
+  for (j = 0; j < s->d->ne; ++j)
+    if (s->armed[j] && on_firing_side(s, j, s->guard[j])) return 1;
+  return 0;
+}
+
+/* IDAS only compares guard signs at step ends, so a guard that dips into
+** its firing side and back within one step (two balls grazing past each
+** other in one long ballistic step) would be missed. Sample the step's
+** interpolant at SAMPLES points; bracket the first armed guard found on its
+** firing side, bisect to the crossing (t just past it, like IDAS), fill
+** s->fire and return the number firing (0 if none before t_end). */
+#define SAMPLES 8
+static int interior_crossing(salta_sim *s, void *mem, N_Vector tmp, double t_start,
+                             double t_end, double *tau) {
+  double ta = t_start, tb = t_end, tn, hu;
+  int i, j, nfire = 0;
+  if (s->d->ne == 0) return 0;
+  if (IDAGetCurrentTime(mem, &tn) == IDA_SUCCESS && IDAGetLastStep(mem, &hu) == IDA_SUCCESS &&
+      ta < tn - hu)
+    ta = tn - hu;   /* only the last step can be interpolated */
+  if (!(tb > ta)) return 0;
+  for (i = 1; i < SAMPLES; ++i) {
+    double ti = ta + (t_end - ta) * i / SAMPLES;
+    guards_at(s, mem, tmp, ti);
+    if (any_firing(s)) { tb = ti; break; }
+    ta = ti;
+  }
+  if (i == SAMPLES) return 0;
+  while (tb - ta > 4 * 2.2e-16 * fmax(1.0, fabs(tb))) {
+    double tm = 0.5 * (ta + tb);
+    guards_at(s, mem, tmp, tm);
+    if (any_firing(s)) tb = tm; else ta = tm;
+  }
+  guards_at(s, mem, tmp, tb);
+  for (j = 0; j < s->d->ne; ++j)
+    if (s->armed[j] && on_firing_side(s, j, s->guard[j])) s->fire[nfire++] = j;
+  *tau = tb;
+  return nfire;
+}
+
+/* The armed guards that fire at a root return, in declaration order. */
+static int firing_events(salta_sim *s, void *mem, double tau, const double *w) {
+  int j, nfire = 0;
+  IDAGetRootInfo(mem, s->roots);
+  s->d->e.eval(tau, w, w + s->nx, s->p, s->guard);
+  for (j = 0; j < s->d->ne; ++j) {
+    /* also take armed guards that crossed within the root tolerance but
+    ** were not reported: simultaneous by construction */
+    int dir = s->d->e_direction[j];
+    int crossed = s->roots[j] != 0 || (dir == SALTA_DIR_DOWN && s->guard[j] <= 0) ||
+                  (dir == SALTA_DIR_UP && s->guard[j] >= 0);
+    if (s->armed[j] && crossed) s->fire[nfire++] = j;
+  }
+  return nfire;
+}
+
+static int check_inputs(salta_sim *s, const salta_sim_options *o, const double *p,
+                        const double *x0, const double *times, int nt) {
+  const salta_model_def *d = s->d;
+  int j;
+  if (!(o->t0 < o->tf) || !isfinite(o->t0) || !isfinite(o->tf))
+    return salta__fail(s->err, SALTA_EINPUT, "model '%s': need t0 < tf, got [%g, %g]", d->name, o->t0, o->tf);
+  if (!(o->rtol > 0) || !(o->atol > 0))
+    return salta__fail(s->err, SALTA_EINPUT, "model '%s': tolerances must be positive (rtol %g, atol %g)",
+                       d->name, o->rtol, o->atol);
+  for (j = 0; j < d->np; ++j)
+    if (!isfinite(p[j]))
+      return salta__fail(s->err, SALTA_EINPUT, "model '%s': parameter '%s' is %g", d->name, d->p_names[j], p[j]);
+  for (j = 0; j < s->nx; ++j)
+    if (!isfinite(x0[j]))
+      return salta__fail(s->err, SALTA_EINPUT, "model '%s': initial state '%s' is %g", d->name, d->x_names[j], x0[j]);
+  for (j = 0; j < nt; ++j)
+    if (!(times[j] >= o->t0 && times[j] <= o->tf) || (j > 0 && times[j] < times[j - 1]))
+      return salta__fail(s->err, SALTA_EINPUT, "model '%s': output time %d (%g) is not sorted inside [%g, %g]",
+                         d->name, j + 1, times[j], o->t0, o->tf);
+  return SALTA_OK;
+}
+
+static void free_run(salta_sim *s) {
+  free(s->work); free(s->jvals); free(s->gz); free(s->guard); free(s->guard0); free(s->gprev);
+  free(s->ipiv); free(s->armed); free(s->roots); free(s->fire);
+  s->work = s->jvals = s->gz = s->guard = s->guard0 = s->gprev = NULL;
+  s->ipiv = s->armed = s->roots = s->fire = NULL;
+}
+
+static int alloc_run(salta_sim *s, int nt) {
+  const salta_model_def *d = s->d;
+  int maxnnz = 1, k, w;
+  const salta_function_def *fns[] = {&d->f, &d->g};
+  for (k = 0; k < 2; ++k)
+    for (w = 0; w < 4; ++w) if (fns[k]->d[w].nnz > maxnnz) maxnnz = fns[k]->d[w].nnz;
+  free(s->out_t); free(s->out_w); free(s->out_y);
+  s->out_t = malloc(sizeof(double) * (size_t)(nt + 1));
+  s->out_w = malloc(sizeof(double) * (size_t)(nt + 1) * s->n);
+  s->out_y = malloc(sizeof(double) * (size_t)(nt + 1) * (d->ny + 1));
+  s->work = malloc(sizeof(double) * (size_t)(s->nz + 5 * s->n + 8));
+  s->jvals = malloc(sizeof(double) * (size_t)maxnnz);
+  s->gz = malloc(sizeof(double) * (size_t)(s->nz * s->nz + 1));
+  s->guard = malloc(sizeof(double) * (size_t)(d->ne + 1));
+  s->guard0 = malloc(sizeof(double) * (size_t)(d->ne + 1));
+  s->gprev = malloc(sizeof(double) * (size_t)(d->ne + 1));
+  s->ipiv = malloc(sizeof(int) * (size_t)(s->nz + 1));
+  s->armed = calloc((size_t)d->ne + 1, sizeof(int));
+  s->roots = calloc((size_t)d->ne + 1, sizeof(int));
+  s->fire = calloc((size_t)d->ne + 1, sizeof(int));
+  return (s->out_t && s->out_w && s->out_y && s->work && s->jvals && s->gz && s->guard &&
+          s->guard0 && s->gprev && s->ipiv && s->armed && s->roots && s->fire) ? 0 : -1;
+}
+
+/* The integration loop proper: IDAS one step at a time. */
+static int integrate(salta_sim *s, ida_ctx *c, const salta_sim_options *o,
+                     const double *times, int nt) {
+  double *w = N_VGetArrayPointer(c->y), *wp = N_VGetArrayPointer(c->yp), t = o->t0;
+  N_Vector dky = N_VClone(c->y);
+  int flag, st = SALTA_OK, k = 0, j;
+  long steps = 0;
+  if (!dky) return salta__fail(s->err, SALTA_EMEM, "out of memory");
+  while (k < nt && times[k] <= o->t0) store_output(s, o->t0, w), ++k;
+  memcpy(s->gprev, s->guard0, sizeof(double) * s->d->ne);
+  for (;;) {
+    double tret, tau;
+    int nfire = 0;
+    if (++steps > o->max_steps) {
+      st = salta__fail(s->err, SALTA_ESOLVER, "model '%s': more than max_steps = %ld steps at t = %.17g",
+                       s->d->name, o->max_steps, t);
+      break;
+    }
+    flag = IDASolve(c->mem, o->tf, &tret, c->y, c->yp, IDA_ONE_STEP);
+    if (flag < 0) { st = fail_idas(s, flag, t); break; }
+    nfire = interior_crossing(s, c->mem, dky, t, tret, &tau);
+    if (nfire > 0) {
+      /* an event inside the step, before anything IDAS reported */
+      IDAGetDky(c->mem, tau, 0, c->y);
+      tret = tau;
+      flag = IDA_ROOT_RETURN;
+    } else if (flag == IDA_ROOT_RETURN) {
+      nfire = firing_events(s, c->mem, tret, w);
+    }
+    t = tret;
+    /* outputs before this point (strictly before an event) */
+    while (k < nt && (times[k] < t || (flag != IDA_ROOT_RETURN && times[k] <= t))) {
+      IDAGetDky(c->mem, times[k], 0, dky);
+      store_output(s, times[k], N_VGetArrayPointer(dky));
+      ++k;
+    }
+    if (o->record_steps && (flag != IDA_ROOT_RETURN || nfire > 0) && store_step(s, t, w)) {
+      st = salta__fail(s->err, SALTA_EMEM, "out of memory");
+      break;
+    }
+    if (flag == IDA_ROOT_RETURN && nfire > 0) {
+      accumulate_stats(s, c->mem);
+      if ((st = apply_events(s, o, t, w, nfire))) break;
+      if (o->record_steps && store_step(s, t, w)) { st = SALTA_EMEM; break; }
+      s->d->f.eval(t, w, w + s->nx, s->p, wp);
+      memset(wp + s->nx, 0, sizeof(double) * s->nz);
+      s->d->e.eval(t, w, w + s->nx, s->p, s->guard);
+      for (j = 0; j < s->d->ne; ++j) s->armed[j] = is_clear(s, j, s->guard[j]);
+      memcpy(s->gprev, s->guard, sizeof(double) * s->d->ne);
+      while (k < nt && times[k] <= t) store_output(s, times[k], w), ++k;
+      if (o->tf - t <= 4 * 2.2e-16 * fmax(fabs(t), fabs(o->tf))) break;  /* event at tf */
+      if (IDAReInit(c->mem, t, c->y, c->yp) || IDASetStopTime(c->mem, o->tf)) {
+        st = fail_idas(s, IDA_ILL_INPUT, t);
+        break;
+      }
+      continue;
+    }
+    rearm(s, t, w);
+    memcpy(s->gprev, s->guard, sizeof(double) * s->d->ne);
+    if (flag == IDA_TSTOP_RETURN || t >= o->tf) break;
+  }
+  while (st == SALTA_OK && k < nt) store_output(s, times[k], w), ++k;
+  accumulate_stats(s, c->mem);
+  N_VDestroy(dky);
+  return st;
+}
+
+int salta_sim_run(salta_sim *s, const salta_sim_options *o, const double *p,
+                  const double *x0, const double *times, int nt) {
+  const salta_model_def *d;
+  ida_ctx c;
+  double *w, *wp;
+  int st, worst, j;
+  double res;
+  if (!s || !o || !p || (nt > 0 && !times) || nt < 0) return SALTA_EINPUT;
+  d = s->d;
+  s->nout = s->nev = 0;
+  s->ev_w.n = s->steps.n = 0;
+  memset(&s->stats, 0, sizeof s->stats);
+  s->err[0] = s->idas_msg[0] = '\0';
+  s->nonfinite_row = -1;
+  s->p = p;
+  if (!x0) x0 = d->x_start;
+  if ((st = check_inputs(s, o, p, x0, times, nt))) return st;
+  memset(&c, 0, sizeof c);
+  if (alloc_run(s, nt)) { free_run(s); return salta__fail(s->err, SALTA_EMEM, "out of memory"); }
+  /* work layout: [g scratch (nz)] [w (n)] [w' (n)] [event scratch (2n)] [spare (n)] */
+  w = s->work + s->nz;
+  wp = w + s->n;
+  memcpy(w, x0, sizeof(double) * s->nx);
+  if (s->nz) memcpy(w + s->nx, d->z_start, sizeof(double) * s->nz);
+  if (s->nz && solve_z(s, o->t0, w, w + s->nx, &worst, &res) != 0) {
+    st = salta__fail(s->err, SALTA_ESOLVER,
+                     "model '%s': inconsistent initial state at t = %g: Newton on g did not converge; "
+                     "algebraic equation g[%d] (for '%s') has the largest residual, %g",
+                     d->name, o->t0, worst + 1, d->z_names[worst], res);
+    goto done;
+  }
+  d->f.eval(o->t0, w, w + s->nx, p, wp);
+  for (j = 0; j < s->nx; ++j)
+    if (!isfinite(wp[j])) {
+      st = salta__fail(s->err, SALTA_ESOLVER, "model '%s': f for state '%s' is %g at t = %g (initial state)",
+                       d->name, d->x_names[j], wp[j], o->t0);
+      goto done;
+    }
+  memset(wp + s->nx, 0, sizeof(double) * s->nz);
+  if (d->ne) {
+    d->e.eval(o->t0, w, w + s->nx, p, s->guard0);
+    for (j = 0; j < d->ne; ++j) {
+      if (!isfinite(s->guard0[j])) {
+        st = salta__fail(s->err, SALTA_ESOLVER, "model '%s': the guard of event '%s' is %g at t = %g",
+                         d->name, d->e_names[j], s->guard0[j], o->t0);
+        goto done;
+      }
+      s->armed[j] = is_clear(s, j, s->guard0[j]);
+    }
+  }
+  if (o->record_steps && store_step(s, o->t0, w)) { st = SALTA_EMEM; goto done; }
+  if (ida_setup(s, &c, o, o->t0)) {
+    st = salta__fail(s->err, SALTA_ESOLVER, "model '%s': IDAS setup failed: %s", d->name,
+                     s->idas_msg[0] ? s->idas_msg : "out of memory or bad option");
+    goto done;
+  }
+  st = integrate(s, &c, o, times, nt);
+done:
+  ida_free(&c);
+  free_run(s);
+  s->p = NULL;
+  return st;
+}
+
+/* ---- lifecycle and queries ------------------------------------------------------------ */
+
+void salta_sim_options_init(salta_sim_options *o, double t0, double tf) {
+  memset(o, 0, sizeof *o);
+  o->t0 = t0;
+  o->tf = tf;
+  o->rtol = 1e-6;
+  o->atol = 1e-8;
+  o->max_events = 10000;
+  o->zeno_count = 100;
+  o->zeno_window = 1e-9 * (tf - t0);
+  o->max_steps = 1000000;
+}
+
+int salta_sim_create(salta_sim **out, salta_model *model) {
+  salta_sim *s;
+  if (!out || !model) return SALTA_EINPUT;
+  *out = s = calloc(1, sizeof *s);
+  if (!s) return SALTA_EMEM;
+  s->model = model;
+  s->d = salta_model_def_get(model);
+  s->nx = s->d->nx;
+  s->nz = s->d->nz;
+  s->n = s->nx + s->nz;
+  return SALTA_OK;
+}
+
+void salta_sim_free(salta_sim **sim) {
+  salta_sim *s;
+  if (!sim || !*sim) return;
+  s = *sim;
+  free_run(s);
+  free(s->out_t); free(s->out_w); free(s->out_y); free(s->ev);
+  free(s->ev_w.v); free(s->steps.v);
+  free(s);
+  *sim = NULL;
+}
+
+const char *salta_sim_errmsg(const salta_sim *s) { return s ? s->err : "no simulation"; }
+int salta_sim_nout(const salta_sim *s) { return s ? s->nout : 0; }
+int salta_sim_nevents(const salta_sim *s) { return s ? s->nev : 0; }
+int salta_sim_nsteps(const salta_sim *s) { return s ? (int)(s->steps.n / (size_t)(s->n + 1)) : 0; }
+
+int salta_sim_out(const salta_sim *s, int k, double *t, const double **x, const double **z,
+                  const double **y) {
+  if (!s || k < 0 || k >= s->nout) return SALTA_EINPUT;
+  if (t) *t = s->out_t[k];
+  if (x) *x = s->out_w + (size_t)k * s->n;
+  if (z) *z = s->out_w + (size_t)k * s->n + s->nx;
+  if (y) *y = s->out_y + (size_t)k * s->d->ny;
+  return SALTA_OK;
+}
+
+int salta_sim_event(const salta_sim *s, int k, salta_event_record *rec) {
+  const double *w;
+  if (!s || !rec || k < 0 || k >= s->nev) return SALTA_EINPUT;
+  w = s->ev_w.v + (size_t)k * 2 * s->n;
+  rec->t = s->ev[k].t;
+  rec->event = s->ev[k].event;
+  rec->group = s->ev[k].group;
+  rec->group_size = s->ev[k].group_size;
+  rec->x_minus = w;
+  rec->z_minus = w + s->nx;
+  rec->x_plus = w + s->n;
+  rec->z_plus = w + s->n + s->nx;
+  return SALTA_OK;
+}
+
+int salta_sim_step(const salta_sim *s, int k, double *t, const double **x, const double **z) {
+  const double *w;
+  if (!s || k < 0 || k >= salta_sim_nsteps(s)) return SALTA_EINPUT;
+  w = s->steps.v + (size_t)k * (s->n + 1);
+  if (t) *t = w[0];
+  if (x) *x = w + 1;
+  if (z) *z = w + 1 + s->nx;
+  return SALTA_OK;
+}
+
+void salta_sim_stats_get(const salta_sim *s, salta_sim_stats *stats) {
+  if (s && stats) *stats = s->stats;
+}

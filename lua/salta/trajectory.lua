@@ -1,0 +1,136 @@
+-- salta.trajectory: the result of model:simulate{}. Columns by name, the
+-- event log, solver statistics, CSV output and a readable summary.
+
+local M = {}
+
+local Trajectory = {}
+Trajectory.__index = Trajectory
+Trajectory.__name = "salta.Trajectory"
+M.Trajectory = Trajectory
+
+local function by_name(names, columns)
+  local out = {}
+  for i, n in ipairs(names) do out[n] = columns[i] end
+  return out
+end
+
+-- new(model, raw): raw is what the engine returned (columns per variable).
+function M.new(model, raw, opts)
+  local self = setmetatable({
+    model = model.name, t = raw.t,
+    y = by_name(model.outputs, raw.y),
+    x = by_name(model.states, raw.x),
+    z = by_name(model.algebraics, raw.z),
+    outputs = model.outputs, t0 = opts.t0, tf = opts.tf,
+    _events = {}, _stats = raw.stats,
+  }, Trajectory)
+  for k, e in ipairs(raw.events) do
+    self._events[k] = {
+      t = e.t, index = e.index, name = e.name, group = e.group, group_size = e.group_size,
+      simultaneous = e.group_size > 1,
+      x_minus = by_name(model.states, e.x_minus), x_plus = by_name(model.states, e.x_plus),
+      z_minus = by_name(model.algebraics, e.z_minus), z_plus = by_name(model.algebraics, e.z_plus),
+    }
+  end
+  if raw.steps then
+    self.steps = { t = raw.steps.t, x = by_name(model.states, raw.steps.x),
+      z = by_name(model.algebraics, raw.steps.z) }
+  end
+  return self
+end
+
+function Trajectory:events() return self._events end
+function Trajectory:stats() return self._stats end
+
+-- Segment boundaries: t0, each distinct event time, tf.
+function Trajectory:segments()
+  local b = { self.t0 }
+  for _, e in ipairs(self._events) do
+    if e.t ~= b[#b] then b[#b + 1] = e.t end
+  end
+  if b[#b] ~= self.tf then b[#b + 1] = self.tf end
+  return b
+end
+
+-- at(t): outputs at time t (a table by name), linearly interpolated between
+-- the stored output times and never across an event (right-continuous).
+function Trajectory:at(t)
+  local ts = self.t
+  if #ts == 0 then error("trajectory has no output times", 2) end
+  if t < ts[1] or t > ts[#ts] then
+    error(("trajectory: t = %g is outside the output times [%g, %g]"):format(t, ts[1], ts[#ts]), 2)
+  end
+  local lo, hi = 1, #ts
+  while hi - lo > 1 do           -- last index with ts[i] <= t
+    local mid = (lo + hi) // 2
+    if ts[mid] <= t then lo = mid else hi = mid end
+  end
+  if ts[hi] <= t then lo = hi end
+  local out = {}
+  local a, b = lo, lo + 1
+  local crosses = false
+  if b <= #ts then
+    for _, e in ipairs(self._events) do
+      if e.t > ts[a] and e.t <= ts[b] then crosses = true; break end
+    end
+  end
+  for _, n in ipairs(self.outputs) do
+    local col = self.y[n]
+    if ts[a] == t or b > #ts or crosses then
+      out[n] = col[a]
+    else
+      local w = (t - ts[a]) / (ts[b] - ts[a])
+      out[n] = (1 - w) * col[a] + w * col[b]
+    end
+  end
+  return out
+end
+
+local function fmt(v) return string.format("%.17g", v) end
+
+-- to_csv(path): header "t,<outputs>", numbers with 17 significant digits.
+function Trajectory:to_csv(path)
+  local f, err = io.open(path, "w")
+  if not f then error(("trajectory:to_csv: %s"):format(err), 2) end
+  f:write("t")
+  for _, n in ipairs(self.outputs) do f:write(",", n) end
+  f:write("\n")
+  for k, t in ipairs(self.t) do
+    f:write(fmt(t))
+    for _, n in ipairs(self.outputs) do f:write(",", fmt(self.y[n][k])) end
+    f:write("\n")
+  end
+  f:close()
+  return path
+end
+
+function Trajectory:__tostring()
+  local st = self._stats
+  local lines = {
+    ("trajectory of '%s': %d output times on [%g, %g], %d events, %d steps"):format(
+      self.model, #self.t, self.t0, self.tf, #self._events, st.steps),
+  }
+  local show = {}
+  for i = 1, math.min(#self.outputs, 6) do show[i] = self.outputs[i] end
+  local head = { ("%12s"):format("t") }
+  for _, n in ipairs(show) do head[#head + 1] = ("%12s"):format(n:sub(1, 12)) end
+  if #self.outputs > #show then head[#head + 1] = " ..." end
+  lines[#lines + 1] = table.concat(head)
+  local n = #self.t
+  local rows = n <= 8 and n or 6
+  for r = 1, rows do
+    local k = (n <= 8 or r <= 3) and r or n - (6 - r)
+    if n > 8 and r == 4 then lines[#lines + 1] = ("%12s"):format("...") end
+    local cells = { ("%12.6g"):format(self.t[k]) }
+    for _, nm in ipairs(show) do cells[#cells + 1] = ("%12.6g"):format(self.y[nm][k]) end
+    lines[#lines + 1] = table.concat(cells)
+  end
+  for i, e in ipairs(self._events) do
+    if i > 5 then lines[#lines + 1] = ("  ... %d more events"):format(#self._events - 5); break end
+    lines[#lines + 1] = ("  event %-20s at t = %.9g%s"):format("'" .. e.name .. "'", e.t,
+      e.simultaneous and " (simultaneous)" or "")
+  end
+  return table.concat(lines, "\n")
+end
+
+return M
