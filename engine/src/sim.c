@@ -50,8 +50,8 @@ struct salta_sim {
   salta_sim_stats stats;
   /* run state, valid during salta_sim_run */
   const double *p;
-  double *work, *jvals, *gz, *guard, *guard0, *gprev;
-  int *ipiv, *armed, *roots, *fire;
+  double *work, *jvals, *gz, *guard, *guard0, *gprev, *stuck_t;
+  int *ipiv, *armed, *roots, *fire, *stuck;
   double nonfinite_t, nonfinite_v;
   int nonfinite_row;                /* -1 none; else residual row or nx+nz+guard */
   char idas_msg[512];
@@ -202,12 +202,34 @@ static int is_clear(const salta_sim *s, int j, double e) {
   }
 }
 
-static void rearm(salta_sim *s, double t, const double *w) {
+/* The band around zero inside which a guard counts as "left at zero". */
+static double zero_band(const salta_sim *s, int j) {
+  return 1e-9 * fmax(1.0, fabs(s->guard0[j]));
+}
+
+/* Re-arms guards that left their firing side. A guard that a reset left at
+** zero and that moves deeper into its firing side without ever leaving it
+** would otherwise be lost for good (a ball falling through the floor at a
+** Zeno limit): that is an error. */
+static int rearm(salta_sim *s, double t, const double *w) {
   int j;
   s->d->e.eval(t, w, w + s->nx, s->p, s->guard);
   s->stats.guard_evals++;
-  for (j = 0; j < s->d->ne; ++j)
-    if (!s->armed[j] && is_clear(s, j, s->guard[j])) s->armed[j] = 1;
+  for (j = 0; j < s->d->ne; ++j) {
+    if (s->armed[j]) continue;
+    if (is_clear(s, j, s->guard[j])) {
+      s->armed[j] = 1;
+      s->stuck[j] = 0;
+    } else if (s->stuck[j] && s->d->e_direction[j] != SALTA_DIR_BOTH &&
+               fabs(s->guard[j]) > zero_band(s, j)) {
+      return salta__fail(s->err, SALTA_ESOLVER,
+                         "model '%s': event '%s' fired at t = %.17g, but its guard never left the firing "
+                         "side and is %g at t = %.17g: a Zeno limit (events accumulating) or a reset that "
+                         "does not end the event (event count %d)",
+                         s->d->name, s->d->e_names[j], s->stuck_t[j], s->guard[j], t, s->nev);
+    }
+  }
+  return SALTA_OK;
 }
 
 /* ---- the run ------------------------------------------------------------------------ */
@@ -463,10 +485,10 @@ static int check_inputs(salta_sim *s, const salta_sim_options *o, const double *
 }
 
 static void free_run(salta_sim *s) {
-  free(s->work); free(s->jvals); free(s->gz); free(s->guard); free(s->guard0); free(s->gprev);
-  free(s->ipiv); free(s->armed); free(s->roots); free(s->fire);
-  s->work = s->jvals = s->gz = s->guard = s->guard0 = s->gprev = NULL;
-  s->ipiv = s->armed = s->roots = s->fire = NULL;
+  free(s->work); free(s->jvals); free(s->gz); free(s->guard); free(s->guard0); free(s->gprev); free(s->stuck_t);
+  free(s->ipiv); free(s->armed); free(s->roots); free(s->fire); free(s->stuck);
+  s->work = s->jvals = s->gz = s->guard = s->guard0 = s->gprev = s->stuck_t = NULL;
+  s->ipiv = s->armed = s->roots = s->fire = s->stuck = NULL;
 }
 
 static int alloc_run(salta_sim *s, int nt) {
@@ -485,12 +507,14 @@ static int alloc_run(salta_sim *s, int nt) {
   s->guard = malloc(sizeof(double) * (size_t)(d->ne + 1));
   s->guard0 = malloc(sizeof(double) * (size_t)(d->ne + 1));
   s->gprev = malloc(sizeof(double) * (size_t)(d->ne + 1));
+  s->stuck_t = malloc(sizeof(double) * (size_t)(d->ne + 1));
   s->ipiv = malloc(sizeof(int) * (size_t)(s->nz + 1));
   s->armed = calloc((size_t)d->ne + 1, sizeof(int));
   s->roots = calloc((size_t)d->ne + 1, sizeof(int));
   s->fire = calloc((size_t)d->ne + 1, sizeof(int));
+  s->stuck = calloc((size_t)d->ne + 1, sizeof(int));
   return (s->out_t && s->out_w && s->out_y && s->work && s->jvals && s->gz && s->guard &&
-          s->guard0 && s->gprev && s->ipiv && s->armed && s->roots && s->fire) ? 0 : -1;
+          s->guard0 && s->gprev && s->stuck_t && s->ipiv && s->armed && s->roots && s->fire && s->stuck) ? 0 : -1;
 }
 
 /* The integration loop proper: IDAS one step at a time. */
@@ -540,7 +564,11 @@ static int integrate(salta_sim *s, ida_ctx *c, const salta_sim_options *o,
       s->d->f.eval(t, w, w + s->nx, s->p, wp);
       memset(wp + s->nx, 0, sizeof(double) * s->nz);
       s->d->e.eval(t, w, w + s->nx, s->p, s->guard);
-      for (j = 0; j < s->d->ne; ++j) s->armed[j] = is_clear(s, j, s->guard[j]);
+      for (j = 0; j < s->d->ne; ++j) {
+        s->armed[j] = is_clear(s, j, s->guard[j]);
+        s->stuck[j] = !s->armed[j] && fabs(s->guard[j]) <= zero_band(s, j);
+        if (s->stuck[j]) s->stuck_t[j] = t;
+      }
       memcpy(s->gprev, s->guard, sizeof(double) * s->d->ne);
       while (k < nt && times[k] <= t) store_output(s, times[k], w), ++k;
       if (o->tf - t <= 4 * 2.2e-16 * fmax(fabs(t), fabs(o->tf))) break;  /* event at tf */
@@ -550,7 +578,7 @@ static int integrate(salta_sim *s, ida_ctx *c, const salta_sim_options *o,
       }
       continue;
     }
-    rearm(s, t, w);
+    if ((st = rearm(s, t, w))) break;
     memcpy(s->gprev, s->guard, sizeof(double) * s->d->ne);
     if (flag == IDA_TSTOP_RETURN || t >= o->tf) break;
   }
