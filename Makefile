@@ -19,14 +19,14 @@ OPT := -O2
 endif
 
 LUA_INC := /usr/include/lua5.4
-CPPFLAGS := -D_POSIX_C_SOURCE=200809L -Iengine/include -Iengine/src -I$(BUILD) -I$(LUA_INC) -Ibindings
+CPPFLAGS := -D_POSIX_C_SOURCE=200809L -I/usr/include/suitesparse -Iengine/include -Iengine/src -I$(BUILD) -I$(LUA_INC) -Ibindings
 CFLAGS := -std=c11 -Wall -Wextra -Werror -g $(OPT) -fPIC $(SANFLAGS)
-ENGINE_LIBS := -lsundials_idas -lsundials_nvecserial -lsundials_sunmatrixdense -llapacke -lopenblas -ldl -lm
+ENGINE_LIBS := -lsundials_idas -lsundials_nvecserial -lsundials_sunmatrixdense -lsundials_sunmatrixsparse -lsundials_sunlinsolklu -lklu -llapacke -lopenblas -ldl -lm
 HOST_LIBS := -Wl,-E -l:liblua5.4.a -ltcc -ledit -ldl -lm
 
 DEB_PACKAGES := build-essential pkg-config lua5.4 liblua5.4-dev libsundials-dev \
   libopenblas-dev liblapacke-dev libtcc-dev lua-busted lua-cjson lua-yaml \
-  libedit-dev libcminpack-dev liblbfgsb-dev gnuplot-nox
+  libedit-dev libsuitesparse-dev libcminpack-dev liblbfgsb-dev gnuplot-nox
 
 ENGINE_SRC := $(wildcard engine/src/*.c)
 ENGINE_OBJ := $(ENGINE_SRC:engine/src/%.c=$(BUILD)/engine/%.o)
@@ -48,7 +48,7 @@ deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
-$(BUILD)/engine/%.o: engine/src/%.c engine/include/salta.h engine/include/salta_kernel.h engine/src/errors.h engine/src/linsol.h | $(BUILD)/engine
+$(BUILD)/engine/%.o: engine/src/%.c engine/include/salta.h engine/include/salta_kernel.h engine/src/errors.h engine/src/linsol.h engine/src/pattern.h | $(BUILD)/engine
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/bindings/%.o: bindings/%.c bindings/lcore.h bindings/ljit.h engine/include/salta.h $(BUILD)/kernel_abi.h | $(BUILD)/bindings

@@ -97,6 +97,26 @@ describe("Cauer ladder", function()
   end)
 end)
 
+describe("linear solvers", function()
+  it("KLU (sparse) and LAPACK (dense) give the same events and states", function()
+    for _, case in ipairs({ { "cauer", {}, 20 }, { "bouncing_balls", { N = 15 }, 1.9 }, { "spring_latch", {}, 10 } }) do
+      local m = H.model(case[1], case[2])
+      local a = sim(m, { tf = case[3], linear_solver = "dense" })
+      local b = sim(m, { tf = case[3], linear_solver = "klu" })
+      assert.are.equal(#a:events(), #b:events(), case[1])
+      for k, e in ipairs(a:events()) do
+        assert(math.abs(e.t - b:events()[k].t) <= 1e-8, case[1] .. ": event " .. k)
+      end
+      for _, n in ipairs(m.outputs) do
+        for k = 1, #a.t do
+          assert(math.abs(a.y[n][k] - b.y[n][k]) <= 1e-6 * (1 + math.abs(a.y[n][k])),
+            ("%s: %s at t = %g: %.10g vs %.10g"):format(case[1], n, a.t[k], a.y[n][k], b.y[n][k]))
+        end
+      end
+    end
+  end)
+end)
+
 describe("event semantics", function()
   local function two_balls(extra)
     local spec = {

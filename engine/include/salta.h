@@ -127,7 +127,10 @@ typedef struct salta_sim_options {
   double zeno_window;    /* ... is a Zeno cascade (defaults 100, 1e-9 (tf - t0)) */
   long max_steps;        /* internal steps in total (default 1000000) */
   int record_steps;      /* keep every internal step (t, x, z) */
+  int linear_solver;     /* SALTA_LS_DENSE (LAPACK) or SALTA_LS_KLU (sparse) */
 } salta_sim_options;
+
+enum { SALTA_LS_DENSE = 0, SALTA_LS_KLU = 1 };
 
 /* Fills the defaults for [t0, tf]. */
 void salta_sim_options_init(salta_sim_options *o, double t0, double tf);

@@ -10,10 +10,13 @@
 
 #include <idas/idas.h>
 #include <nvector/nvector_serial.h>
+#include <sunlinsol/sunlinsol_klu.h>
 #include <sunmatrix/sunmatrix_dense.h>
+#include <sunmatrix/sunmatrix_sparse.h>
 
 #include "errors.h"
 #include "linsol.h"
+#include "pattern.h"
 #include "salta.h"
 
 /* A growable array of doubles. */
@@ -54,6 +57,7 @@ struct salta_sim {
   int *ipiv, *armed, *roots, *fire, *stuck;
   double nonfinite_t, nonfinite_v;
   int nonfinite_row;                /* -1 none; else residual row or nx+nz+guard */
+  salta__pattern pat;               /* sparse iteration matrix (KLU) */
   char idas_msg[512];
   char err[SALTA_ERRMSG_SIZE];
 };
@@ -108,6 +112,31 @@ static int jacobian(sunrealtype t, sunrealtype cj, N_Vector yy, N_Vector yp, N_V
   add_block(s, &s->d->g.d[SALTA_WRT_X], t, y, 1.0, J, n, s->nx, 0);
   add_block(s, &s->d->g.d[SALTA_WRT_Z], t, y, 1.0, J, n, s->nx, s->nx);
   for (i = 0; i < s->nx; ++i) J[(size_t)i * n + i] += cj;
+  return 0;
+}
+
+/* The same iteration matrix in CSC form for KLU (fixed pattern). */
+static int jacobian_sparse(sunrealtype t, sunrealtype cj, N_Vector yy, N_Vector yp, N_Vector rr,
+                           SUNMatrix Jm, void *ud, N_Vector t1, N_Vector t2, N_Vector t3) {
+  static const double scale[SALTA_NBLK] = {-1.0, -1.0, 1.0, 1.0};
+  salta_sim *s = ud;
+  const salta__pattern *pat = &s->pat;
+  const double *y = N_VGetArrayPointer(yy);
+  const salta_sparse_def *blk[SALTA_NBLK] = {&s->d->f.d[SALTA_WRT_X], &s->d->f.d[SALTA_WRT_Z],
+                                             &s->d->g.d[SALTA_WRT_X], &s->d->g.d[SALTA_WRT_Z]};
+  sunindextype *colptr = SM_INDEXPTRS_S(Jm), *rowind = SM_INDEXVALS_S(Jm);
+  double *v = SM_DATA_S(Jm);
+  int b, k;
+  (void)yp; (void)rr; (void)t1; (void)t2; (void)t3;
+  for (k = 0; k <= pat->n; ++k) colptr[k] = pat->colptr[k];
+  for (k = 0; k < pat->nnz; ++k) rowind[k] = pat->rowind[k];
+  memset(v, 0, sizeof(double) * (size_t)pat->nnz);
+  for (b = 0; b < SALTA_NBLK; ++b) {
+    if (blk[b]->nnz == 0) continue;
+    blk[b]->eval(t, y, y + s->nx, s->p, s->jvals);
+    for (k = 0; k < blk[b]->nnz; ++k) v[pat->map[b][k]] += scale[b] * s->jvals[k];
+  }
+  for (k = 0; k < s->nx; ++k) v[pat->diag[k]] += cj;
   return 0;
 }
 
@@ -294,8 +323,14 @@ static int ida_setup(salta_sim *s, ida_ctx *c, const salta_sim_options *o, doubl
   c->y = N_VNew_Serial(n, c->ctx);
   c->yp = N_VNew_Serial(n, c->ctx);
   c->id = N_VNew_Serial(n, c->ctx);
-  c->A = SUNDenseMatrix(n, n, c->ctx);
-  c->LS = salta__lapack_dense(n, c->ctx);
+  if (o->linear_solver == SALTA_LS_KLU) {
+    if (salta__pattern_build(&s->pat, s->d)) return -1;
+    c->A = SUNSparseMatrix(n, n, s->pat.nnz, CSC_MAT, c->ctx);
+    c->LS = c->A ? SUNLinSol_KLU(c->y, c->A, c->ctx) : NULL;
+  } else {
+    c->A = SUNDenseMatrix(n, n, c->ctx);
+    c->LS = salta__lapack_dense(n, c->ctx);
+  }
   c->mem = IDACreate(c->ctx);
   if (!c->y || !c->yp || !c->id || !c->A || !c->LS || !c->mem) return -1;
   idv = N_VGetArrayPointer(c->id);
@@ -313,7 +348,8 @@ static int ida_setup(salta_sim *s, ida_ctx *c, const salta_sim_options *o, doubl
   } else if (IDASStolerances(c->mem, o->rtol, o->atol)) {
     return -1;
   }
-  if (IDASetLinearSolver(c->mem, c->LS, c->A) || IDASetJacFn(c->mem, jacobian) ||
+  if (IDASetLinearSolver(c->mem, c->LS, c->A) ||
+      IDASetJacFn(c->mem, o->linear_solver == SALTA_LS_KLU ? jacobian_sparse : jacobian) ||
       IDASetId(c->mem, c->id) || IDASetSuppressAlg(c->mem, SUNTRUE) ||
       IDASetStopTime(c->mem, o->tf))
     return -1;
@@ -647,6 +683,7 @@ int salta_sim_run(salta_sim *s, const salta_sim_options *o, const double *p,
   st = integrate(s, &c, o, times, nt);
 done:
   ida_free(&c);
+  salta__pattern_free(&s->pat);
   free_run(s);
   s->p = NULL;
   return st;
