@@ -158,10 +158,12 @@ static int l_compile(lua_State *L) {
     return 1;
   }
   while (eb.len > 0 && eb.text[eb.len - 1] == '\n') eb.text[--eb.len] = '\0';
+  const char *text = eb.text;
+  if (strncmp(text, "tcc: ", 5) == 0) text += 5;  /* callers name the backend */
   lua_pushnil(L);
   luaL_Buffer b;
   luaL_buffinit(L, &b);
-  lua_pushfstring(L, "tcc: model '%s': %s", model, eb.text);
+  lua_pushfstring(L, "model '%s': %s", model, text);
   luaL_addvalue(&b);
   add_offending_line(&b, eb.text, src);
   luaL_pushresult(&b);
