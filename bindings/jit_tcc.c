@@ -40,41 +40,45 @@ static const struct { const char *name; fnptr fn; } syms[] = {
 };
 #undef F
 
-/* Fixed-size error text: filled from tcc's callback, where raising a Lua
-** error would leak the state. */
-typedef struct errbuf {
+/* Fixed-size message text: filled from tcc's callback, where raising a Lua
+** error would leak the state. Truncates silently. */
+typedef struct msgbuf {
   char text[2048];
   size_t len;
-} errbuf;
+} msgbuf;
 
-static void eb_add(errbuf *eb, const char *s) {
-  size_t room = sizeof eb->text - 1 - eb->len;
+/* Errors and warnings apart, so warnings can never crowd the error out. */
+typedef struct diag {
+  msgbuf err, warn;
+} diag;
+
+static void mb_add(msgbuf *mb, const char *s) {
+  size_t room = sizeof mb->text - 1 - mb->len;
   size_t n = strlen(s);
   if (n > room) n = room;
-  memcpy(eb->text + eb->len, s, n);
-  eb->len += n;
-  eb->text[eb->len] = '\0';
+  memcpy(mb->text + mb->len, s, n);
+  mb->len += n;
+  mb->text[mb->len] = '\0';
 }
 
-/* Keeps errors only: warnings about generated code are noise to users. */
-static void on_error(void *opaque, const char *msg) {
-  errbuf *eb = opaque;
-  if (strstr(msg, ": warning: ") != NULL) return;
-  if (eb->len > 0) eb_add(eb, "\n");
-  eb_add(eb, msg);
+static void on_message(void *opaque, const char *msg) {
+  diag *d = opaque;
+  msgbuf *mb = strstr(msg, ": warning: ") != NULL ? &d->warn : &d->err;
+  if (mb->len > 0) mb_add(mb, "\n");
+  mb_add(mb, msg);
 }
 
 static void release_tcc(void *owner) {
   tcc_delete(owner);
 }
 
-static int bind_symbols(TCCState *s, errbuf *eb) {
+static int bind_symbols(TCCState *s, msgbuf *eb) {
   for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
     const void *addr;
     memcpy(&addr, &syms[i].fn, sizeof addr);
     if (tcc_add_symbol(s, syms[i].name, addr) < 0) {
-      eb_add(eb, "cannot bind ");
-      eb_add(eb, syms[i].name);
+      mb_add(eb, "cannot bind ");
+      mb_add(eb, syms[i].name);
       return -1;
     }
   }
@@ -84,13 +88,14 @@ static int bind_symbols(TCCState *s, errbuf *eb) {
 /* Compiles and links src in memory; on success *out owns the code. Touches
 ** no Lua state, so nothing can longjmp past the live TCCState. */
 static int build(const char *src, const char *symbol, TCCState **out,
-                 const salta_model_def **def, errbuf *eb) {
+                 const salta_model_def **def, diag *d) {
+  msgbuf *eb = &d->err;
   TCCState *s = tcc_new();
   if (s == NULL) {
-    eb_add(eb, "tcc_new failed");
+    mb_add(eb, "tcc_new failed");
     return -1;
   }
-  tcc_set_error_func(s, eb, on_error);
+  tcc_set_error_func(s, d, on_message);
   tcc_set_options(s, "-nostdlib");
   int rc = tcc_set_output_type(s, TCC_OUTPUT_MEMORY);
   if (rc == 0) rc = bind_symbols(s, eb);
@@ -99,19 +104,20 @@ static int build(const char *src, const char *symbol, TCCState **out,
   if (rc == 0) {
     *def = tcc_get_symbol(s, symbol);
     if (*def == NULL) {
-      eb_add(eb, "symbol not found in generated code: ");
-      eb_add(eb, symbol);
+      mb_add(eb, "symbol not found in generated code: ");
+      mb_add(eb, symbol);
       rc = -1;
     } else if ((*def)->abi != SALTA_ABI_VERSION) {
       char msg[96];
-      snprintf(msg, sizeof msg, "ABI version %d, engine expects %d",
-               (*def)->abi, SALTA_ABI_VERSION);
-      eb_add(eb, msg);
+      if (snprintf(msg, sizeof msg, "ABI version %d, engine expects %d",
+                   (*def)->abi, SALTA_ABI_VERSION) < 0)
+        msg[0] = '\0';
+      mb_add(eb, msg[0] ? msg : "ABI version mismatch");
       rc = -1;
     }
   }
   if (rc != 0) {
-    if (eb->len == 0) eb_add(eb, "tcc failed without a message");
+    if (eb->len == 0) mb_add(eb, "tcc failed without a message");
     tcc_delete(s);
     return -1;
   }
@@ -119,24 +125,26 @@ static int build(const char *src, const char *symbol, TCCState **out,
   return 0;
 }
 
-/* Appends the generated source line an error points at ("<string>:N:"). */
-static void add_offending_line(luaL_Buffer *b, const char *err,
-                               const char *src) {
-  const char *tag = strstr(err, "<string>:");
-  if (tag == NULL) return;
+/* Appends the generated source line a message points at ("<string>:N:").
+** Returns 0 when msg names no line. */
+static int add_offending_line(luaL_Buffer *b, const char *msg,
+                              const char *src) {
+  const char *tag = strstr(msg, "<string>:");
+  if (tag == NULL) return 0;
   char *end;
   long line = strtol(tag + 9, &end, 10);
-  if (end == tag + 9 || line < 1) return;
+  if (end == tag + 9 || line < 1) return 0;
   const char *p = src;
   for (long i = 1; i < line && p != NULL; i++) {
     p = strchr(p, '\n');
     if (p != NULL) p++;
   }
-  if (p == NULL) return;
+  if (p == NULL) return 0;
   size_t n = strcspn(p, "\n");
   lua_pushfstring(b->L, "\n  generated line %d: ", (int)line);
   luaL_addvalue(b);
   luaL_addlstring(b, p, n);
+  return 1;
 }
 
 /* compile(src, symbol [, modelname]) -> jit | nil, message */
@@ -146,26 +154,30 @@ static int l_compile(lua_State *L) {
   const char *model = luaL_optstring(L, 3, "?");
   /* Allocate the userdata first: once tcc state exists nothing may raise. */
   salta_jit_ud *ud = salta_jit_push(L);
-  errbuf eb = {.len = 0};
-  eb.text[0] = '\0';
+  diag d = {.err = {.len = 0}, .warn = {.len = 0}};
+  d.err.text[0] = d.warn.text[0] = '\0';
   TCCState *s = NULL;
   const salta_model_def *def = NULL;
-  if (build(src, symbol, &s, &def, &eb) == 0) {
+  if (build(src, symbol, &s, &def, &d) == 0) {
     ud->owner = s;
     ud->def = def;
     ud->release = release_tcc;
     ud->backend = "tcc";
     return 1;
   }
-  while (eb.len > 0 && eb.text[eb.len - 1] == '\n') eb.text[--eb.len] = '\0';
-  const char *text = eb.text;
+  const char *text = d.err.text;
   if (strncmp(text, "tcc: ", 5) == 0) text += 5;  /* callers name the backend */
   lua_pushnil(L);
   luaL_Buffer b;
   luaL_buffinit(L, &b);
   lua_pushfstring(L, "model '%s': %s", model, text);
   luaL_addvalue(&b);
-  add_offending_line(&b, eb.text, src);
+  /* A link error has no line; the warning that preceded it may have one. */
+  if (!add_offending_line(&b, d.err.text, src) && d.warn.len > 0) {
+    luaL_addstring(&b, "\n  ");
+    luaL_addstring(&b, d.warn.text);
+    add_offending_line(&b, d.warn.text, src);
+  }
   luaL_pushresult(&b);
   return 2;
 }

@@ -135,7 +135,7 @@ static int is_name(const char *s) {
   if (n == 0 || (s[0] >= '0' && s[0] <= '9') || strspn(s, idchars) != n)
     return 0;
   if (n + 3 > sizeof word) return 1;  /* longer than any keyword */
-  snprintf(word, sizeof word, " %s ", s);
+  if (snprintf(word, sizeof word, " %s ", s) < 0) return 0;
   return strstr(reserved, word) == NULL;
 }
 
@@ -382,6 +382,19 @@ static const char *history_path(char *buf, size_t size) {
   return (n > 0 && (size_t)n < size) ? buf : NULL;
 }
 
+/* The REPL is for exploring: the library is there as the global `salta`
+** (scripts still `require` it). A failure is reported, not fatal. */
+static void load_salta_global(lua_State *L) {
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "salta");
+  if (lua_pcall(L, 1, 1, 0) == LUA_OK) {
+    lua_setglobal(L, "salta");
+  } else {
+    fprintf(stderr, "salta: could not load the salta library: %s\n", lua_tostring(L, -1));
+    lua_pop(L, 1);
+  }
+}
+
 static void doREPL(lua_State *L) {
   char buf[4096];
   const char *hist = isatty(STDIN_FILENO) ? history_path(buf, sizeof buf) : NULL;
@@ -391,6 +404,7 @@ static void doREPL(lua_State *L) {
   stifle_history(HISTORY_MAX);
   if (hist != NULL && read_history(hist) != 0) { /* first run: no file */ }
   init_printer(L);
+  load_salta_global(L);
   setsignal(SIGINT, onprompt, &old);
   puts(SALTA_VERSION " -- type salta.help() for help, Ctrl-D to quit");
   while ((status = loadline(L)) != -2) {

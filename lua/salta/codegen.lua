@@ -45,7 +45,7 @@ end
 local function literal(v)
   if v ~= v then return "NAN" end
   if v == math.huge then return "INFINITY" end
-  if v == -math.huge then return "(-INFINITY)" end
+  if v == -math.huge then return "(-1e308 * 1e308)" end  -- tcc rejects -INFINITY in initialisers
   local s = string.format("%.17g", v)
   if not s:find("[%.eEn]") then s = s .. ".0" end
   if v < 0 then s = "(" .. s .. ")" end
