@@ -48,7 +48,7 @@ deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
-$(BUILD)/engine/%.o: engine/src/%.c engine/include/salta.h engine/include/salta_kernel.h engine/src/errors.h engine/src/linsol.h engine/src/pattern.h | $(BUILD)/engine
+$(BUILD)/engine/%.o: engine/src/%.c engine/include/salta.h engine/include/salta_kernel.h engine/src/errors.h engine/src/linsol.h engine/src/pattern.h engine/src/sim_impl.h | $(BUILD)/engine
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/bindings/%.o: bindings/%.c bindings/lcore.h bindings/ljit.h engine/include/salta.h $(BUILD)/kernel_abi.h | $(BUILD)/bindings

@@ -103,6 +103,16 @@ static void push_result(lua_State *L, salta_sim *sim, const salta_model_def *d) 
   c.which = 1;
   push_columns(L, d->ny, nout, out_row, &c, 0); lua_setfield(L, -2, "y");
   push_events(L, sim, d); lua_setfield(L, -2, "events");
+  if (salta_sim_out_sens(sim, 0, NULL, NULL) == SALTA_OK) {
+    lua_createtable(L, nout, 0);
+    for (k = 0; k < nout; ++k) {
+      const double *dy;
+      salta_sim_out_sens(sim, k, NULL, &dy);
+      salta_l_pushvec(L, dy, d->ny * salta_sim_nsens(sim));
+      lua_rawseti(L, -2, k + 1);
+    }
+    lua_setfield(L, -2, "dy");
+  }
   push_stats(L, sim); lua_setfield(L, -2, "stats");
   if (nst > 0) {
     lua_createtable(L, 0, 3);
@@ -133,7 +143,7 @@ int salta_l_model_simulate(lua_State *L) {
   salta_sim_options o;
   salta_sim **sim;
   double *p, *x0 = NULL, *times, *atol = NULL;
-  int nt, st;
+  int nt, st, *sens_dirs = NULL, sens_n = 0;
   luaL_checktype(L, 2, LUA_TTABLE);
   salta_sim_options_init(&o, opt_number(L, 2, "t0", 0), opt_number(L, 2, "tf", 1));
   o.rtol = opt_number(L, 2, "rtol", o.rtol);
@@ -160,6 +170,19 @@ int salta_l_model_simulate(lua_State *L) {
     salta_l_checkvec(L, lua_absindex(L, -2), atol, d->nx + d->nz, "atol");
     o.atol_vec = atol;
   }
+  lua_getfield(L, 2, "sens");   /* directions: 1-based parameter indices, -i for x0[i] */
+  if (!lua_isnil(L, -1)) {
+    int k, ns = (int)luaL_len(L, -1);
+    int *dirs = lua_newuserdatauv(L, sizeof(int) * (size_t)(ns + 1), 0);
+    for (k = 0; k < ns; ++k) {
+      lua_geti(L, -2, k + 1);
+      dirs[k] = (int)luaL_checkinteger(L, -1);
+      dirs[k] = dirs[k] > 0 ? dirs[k] - 1 : dirs[k];
+      lua_pop(L, 1);
+    }
+    sens_dirs = dirs;
+    sens_n = ns;
+  }
   p = salta_l_scratch(L, d->np);
   salta_l_checkvec(L, 3, p, d->np, "params");
   if (!lua_isnoneornil(L, 4)) {
@@ -176,6 +199,8 @@ int salta_l_model_simulate(lua_State *L) {
   lua_setfield(L, -2, "__gc");
   lua_setmetatable(L, -2);
   if (salta_sim_create(sim, m)) return luaL_error(L, "out of memory");
+  if (sens_n > 0 && salta_sim_set_sens(*sim, sens_dirs, sens_n))
+    return luaL_error(L, "%s", salta_sim_errmsg(*sim));
   st = salta_sim_run(*sim, &o, p, x0, times, nt);
   if (st) {
     luaL_pushfail(L);

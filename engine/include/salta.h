@@ -178,6 +178,60 @@ int salta_sim_step(const salta_sim *sim, int k, double *t, const double **x,
                    const double **z);
 void salta_sim_stats_get(const salta_sim *sim, salta_sim_stats *stats);
 
+/* ---- forward sensitivities ------------------------------------------------------ */
+
+/* Chooses the sensitivity directions for the next runs: dirs[k] >= 0 is
+** parameter dirs[k], dirs[k] = -(i + 1) the initial value of state i.
+** ns = 0 turns sensitivities off. Copies dirs. */
+int salta_sim_set_sens(salta_sim *sim, const int *dirs, int ns);
+int salta_sim_nsens(const salta_sim *sim);
+
+/* At output k: S = d[x; z]/dp (n x ns, column-major, one column per
+** direction) and dy = dy/dp (ny x ns). Borrowed. */
+int salta_sim_out_sens(const salta_sim *sim, int k, const double **S, const double **dy);
+
+/* Sensitivity data of event record k (borrowed): tau_p = d tau / dp (ns);
+** s_minus, s_plus = d[x; z]/dp at fixed t just before and after the
+** event's instant (n x ns); y_minus, y_plus = the outputs there (ny) and
+** dy_minus, dy_plus their derivatives along the moving event time,
+** dy/dp + dy/dt tau_p (ny x ns). */
+typedef struct salta_event_sens {
+  const double *tau_p, *s_minus, *s_plus, *y_minus, *dy_minus, *y_plus, *dy_plus;
+} salta_event_sens;
+int salta_sim_event_sens(const salta_sim *sim, int k, salta_event_sens *rec);
+
+/* ---- the least-squares loss ------------------------------------------------------ */
+
+typedef struct salta_loss salta_loss;
+
+/* L(p) = sum_m r_m^2 with residuals r_m = w_j (yhat_j(t_k) - data_kj) / sqrt(N)
+** over the N finite data entries (NaN marks a missing datum): the mean of
+** the weighted squared errors. outputs: nout output indices; data: nt x
+** nout, row per target time; weights: nout or NULL (all 1). Targets are
+** right-continuous (a target at an event time sees the post-event value).
+** Returns owned; borrows model; copies the arrays. */
+int salta_loss_create(salta_loss **out, salta_model *model, const double *times, int nt,
+                      const int *outputs, int nout, const double *data, const double *weights);
+void salta_loss_free(salta_loss **loss);
+const char *salta_loss_errmsg(const salta_loss *loss);
+
+/* Simulation options (copied; [t0, tf] must contain the target times). */
+int salta_loss_set_options(salta_loss *loss, const salta_sim_options *o);
+/* Sigmoid blending across event boundaries with sharpness beta (0: off). */
+int salta_loss_set_blend(salta_loss *loss, double beta);
+/* The free directions of the gradient (see salta_sim_set_sens). */
+int salta_loss_set_free(salta_loss *loss, const int *dirs, int ns);
+int salta_loss_nresid(const salta_loss *loss);
+
+/* Evaluates at parameters p (np) and initial state x0 (NULL: start
+** values). Any of value, grad (ns), resid (N), jac (N x ns, row-major) may
+** be NULL; grad and jac use forward sensitivities through the events. */
+int salta_loss_eval(salta_loss *loss, const double *p, const double *x0, double *value,
+                    double *grad, double *resid, double *jac);
+
+/* The simulation of the last evaluation (borrowed). */
+salta_sim *salta_loss_sim(salta_loss *loss);
+
 #ifdef __cplusplus
 }
 #endif

@@ -18,11 +18,9 @@
 #include "linsol.h"
 #include "pattern.h"
 #include "salta.h"
+#include "sim_impl.h"
 
-/* A growable array of doubles. */
-typedef struct dbuf { double *v; size_t n, cap; } dbuf;
-
-static int dbuf_push(dbuf *b, const double *v, size_t n) {
+int salta__dbuf_push(dbuf *b, const double *v, size_t n) {
   if (b->n + n > b->cap) {
     size_t cap = b->cap ? b->cap : 256;
     double *nv;
@@ -37,30 +35,6 @@ static int dbuf_push(dbuf *b, const double *v, size_t n) {
   return 0;
 }
 
-typedef struct event_rec { double t; int event, group, group_size; } event_rec;
-
-struct salta_sim {
-  salta_model *model;
-  const salta_model_def *d;
-  int nx, nz, n;
-  /* results */
-  double *out_t, *out_w, *out_y;   /* nt outputs: w = [x; z] */
-  int nt, nout;
-  event_rec *ev;
-  int nev, ev_cap;
-  dbuf ev_w;                        /* per event: x-, z-, x+, z+ */
-  dbuf steps;                       /* per step: t, x, z */
-  salta_sim_stats stats;
-  /* run state, valid during salta_sim_run */
-  const double *p;
-  double *work, *jvals, *gz, *guard, *guard0, *gprev, *stuck_t;
-  int *ipiv, *armed, *roots, *fire, *stuck;
-  double nonfinite_t, nonfinite_v;
-  int nonfinite_row;                /* -1 none; else residual row or nx+nz+guard */
-  salta__pattern pat;               /* sparse iteration matrix (KLU) */
-  char idas_msg[512];
-  char err[SALTA_ERRMSG_SIZE];
-};
 
 /* ---- IDAS callbacks ------------------------------------------------------ */
 
@@ -166,7 +140,7 @@ static void error_handler(int code, const char *module, const char *fn, char *ms
 /* Solves g(t, x, z, p) = 0 for z by Newton from z with the exact g_z. On
 ** failure returns -1 with *worst the equation with the largest residual
 ** and *res its value. */
-static int solve_z(salta_sim *s, double t, const double *x, double *z, int *worst, double *res) {
+int salta__solve_z(salta_sim *s, double t, const double *x, double *z, int *worst, double *res) {
   int nz = s->nz, it, i;
   double *g = s->work, *J = s->gz;
   for (it = 0; it < 50; ++it) {
@@ -207,15 +181,16 @@ static int solve_z(salta_sim *s, double t, const double *x, double *z, int *wors
 
 /* ---- results ------------------------------------------------------------------ */
 
-static void store_output(salta_sim *s, double t, const double *w) {
+static void store_output(salta_sim *s, double t, const double *w, const double *S) {
   int k = s->nout++;
+  if (s->ns > 0) salta__sens_output(s, k, t, w, S);
   s->out_t[k] = t;
   memcpy(s->out_w + (size_t)k * s->n, w, sizeof(double) * s->n);
   if (s->d->ny) s->d->h.eval(t, w, w + s->nx, s->p, s->out_y + (size_t)k * s->d->ny);
 }
 
 static int store_step(salta_sim *s, double t, const double *w) {
-  return dbuf_push(&s->steps, &t, 1) || dbuf_push(&s->steps, w, s->n);
+  return salta__dbuf_push(&s->steps, &t, 1) || salta__dbuf_push(&s->steps, w, s->n);
 }
 
 /* ---- arming ----------------------------------------------------------------------- */
@@ -269,6 +244,8 @@ typedef struct ida_ctx {
   N_Vector y, yp, id, atol;
   SUNMatrix A;
   SUNLinearSolver LS;
+  N_Vector *yS, *ypS;
+  int ns;
 } ida_ctx;
 
 static void ida_free(ida_ctx *c) {
@@ -279,6 +256,8 @@ static void ida_free(ida_ctx *c) {
   if (c->yp) N_VDestroy(c->yp);
   if (c->id) N_VDestroy(c->id);
   if (c->atol) N_VDestroy(c->atol);
+  if (c->yS) N_VDestroyVectorArray(c->yS, c->ns);
+  if (c->ypS) N_VDestroyVectorArray(c->ypS, c->ns);
   if (c->ctx) SUNContext_Free(&c->ctx);
   memset(c, 0, sizeof *c);
 }
@@ -313,6 +292,43 @@ static int fail_idas(salta_sim *s, int flag, double t) {
   }
   free(name);
   return SALTA_ESOLVER;
+}
+
+/* Copies the n x ns block S into the vectors V[0..ns). */
+static void to_vectors(const salta_sim *s, const double *S, N_Vector *V) {
+  int k;
+  for (k = 0; k < s->ns; ++k)
+    memcpy(N_VGetArrayPointer(V[k]), S + (size_t)k * s->n, sizeof(double) * s->n);
+}
+
+static void from_vectors(const salta_sim *s, N_Vector *V, double *S) {
+  int k;
+  for (k = 0; k < s->ns; ++k)
+    memcpy(S + (size_t)k * s->n, N_VGetArrayPointer(V[k]), sizeof(double) * s->n);
+}
+
+/* Forward sensitivities: consistent initial values, the residual from the
+** generated Jacobians, and sensitivities in the error test. Absolute
+** tolerances scale like IDAS's own estimate, atol / |p_j|. */
+static int sens_setup(salta_sim *s, ida_ctx *c, const salta_sim_options *o, double t0) {
+  double *Sp = s->S + (size_t)s->n * s->ns, atolS[256], *atol_s = atolS;
+  int k, rc;
+  c->ns = s->ns;
+  c->yS = N_VCloneVectorArray(s->ns, c->y);
+  c->ypS = N_VCloneVectorArray(s->ns, c->y);
+  if (!c->yS || !c->ypS) return -1;
+  if (salta__sens_initial(s, t0, N_VGetArrayPointer(c->y), s->S, Sp)) return -2;
+  to_vectors(s, s->S, c->yS);
+  to_vectors(s, Sp, c->ypS);
+  if (s->ns > 256 && !(atol_s = malloc(sizeof(double) * (size_t)s->ns))) return -1;
+  for (k = 0; k < s->ns; ++k) {
+    double pk = s->dirs[k] >= 0 ? fabs(s->p[s->dirs[k]]) : 1.0;
+    atol_s[k] = o->atol / (pk > 0 ? pk : 1.0);
+  }
+  rc = IDASensInit(c->mem, s->ns, IDA_SIMULTANEOUS, salta__sens_residual, c->yS, c->ypS) ||
+       IDASensSStolerances(c->mem, o->rtol, atol_s) || IDASetSensErrCon(c->mem, SUNTRUE);
+  if (atol_s != atolS) free(atol_s);
+  return rc ? -1 : 0;
 }
 
 static int ida_setup(salta_sim *s, ida_ctx *c, const salta_sim_options *o, double t0) {
@@ -356,6 +372,7 @@ static int ida_setup(salta_sim *s, ida_ctx *c, const salta_sim_options *o, doubl
   if (o->max_step > 0 && IDASetMaxStep(c->mem, o->max_step)) return -1;
   if (o->init_step > 0 && IDASetInitStep(c->mem, o->init_step)) return -1;
   if (o->max_order > 0 && IDASetMaxOrd(c->mem, o->max_order)) return -1;
+  if (s->ns > 0 && (i = sens_setup(s, c, o, t0)) != 0) return i;
   if (s->d->ne > 0) {
     for (i = 0; i < s->d->ne; ++i) dir[i] = s->d->e_direction[i];
     if (IDARootInit(c->mem, s->d->ne, guards) || IDASetRootDirection(c->mem, dir) ||
@@ -372,7 +389,7 @@ static int apply_events(salta_sim *s, const salta_sim_options *o, double tau, do
   int nx = s->nx, nz = s->nz, k, i, worst, first = s->nev;
   double *wm = s->work + nz + 2 * s->n, *r = wm + s->n, res;
   memcpy(wm, w, sizeof(double) * s->n);
-  if (nz && solve_z(s, tau, wm, wm + nx, &worst, &res) != 0)
+  if (nz && salta__solve_z(s, tau, wm, wm + nx, &worst, &res) != 0)
     memcpy(wm, w, sizeof(double) * s->n);   /* keep IDAS's z- if polishing fails */
   memcpy(w, wm, sizeof(double) * s->n);
   for (k = 0; k < nfire; ++k) {
@@ -388,7 +405,7 @@ static int apply_events(salta_sim *s, const salta_sim_options *o, double tau, do
         w[i] = r[i];
       }
   }
-  if (nz && solve_z(s, tau, w, w + nx, &worst, &res) != 0)
+  if (nz && salta__solve_z(s, tau, w, w + nx, &worst, &res) != 0)
     return salta__fail(s->err, SALTA_ESOLVER,
                        "model '%s': Newton failed to restore g = 0 after the reset of event '%s' at t = %.17g: "
                        "algebraic equation g[%d] keeps residual %g",
@@ -407,7 +424,7 @@ static int apply_events(salta_sim *s, const salta_sim_options *o, double tau, do
     e->event = s->fire[k];
     e->group = first;
     e->group_size = nfire;
-    if (dbuf_push(&s->ev_w, wm, s->n) || dbuf_push(&s->ev_w, w, s->n))
+    if (salta__dbuf_push(&s->ev_w, wm, s->n) || salta__dbuf_push(&s->ev_w, w, s->n))
       return salta__fail(s->err, SALTA_EMEM, "out of memory");
   }
   s->stats.events = s->nev;
@@ -521,6 +538,7 @@ static int check_inputs(salta_sim *s, const salta_sim_options *o, const double *
 }
 
 static void free_run(salta_sim *s) {
+  salta__sens_free_run(s);
   free(s->work); free(s->jvals); free(s->gz); free(s->guard); free(s->guard0); free(s->gprev); free(s->stuck_t);
   free(s->ipiv); free(s->armed); free(s->roots); free(s->fire); free(s->stuck);
   s->work = s->jvals = s->gz = s->guard = s->guard0 = s->gprev = s->stuck_t = NULL;
@@ -549,23 +567,40 @@ static int alloc_run(salta_sim *s, int nt) {
   s->roots = calloc((size_t)d->ne + 1, sizeof(int));
   s->fire = calloc((size_t)d->ne + 1, sizeof(int));
   s->stuck = calloc((size_t)d->ne + 1, sizeof(int));
+  if (s->ns > 0 && salta__sens_alloc(s, nt)) return -1;
   return (s->out_t && s->out_w && s->out_y && s->work && s->jvals && s->gz && s->guard &&
           s->guard0 && s->gprev && s->stuck_t && s->ipiv && s->armed && s->roots && s->fire && s->stuck) ? 0 : -1;
 }
 
 /* The integration loop proper: IDAS one step at a time. */
+/* Sensitivities at time t on the current step (IDAS interpolation). */
+static const double *sens_at(salta_sim *s, ida_ctx *c, N_Vector *dkyS, double t, double *S) {
+  if (s->ns == 0) return NULL;
+  IDAGetSensDky(c->mem, t, 0, dkyS);
+  from_vectors(s, dkyS, S);
+  return S;
+}
+
 static int integrate(salta_sim *s, ida_ctx *c, const salta_sim_options *o,
                      const double *times, int nt) {
   double *w = N_VGetArrayPointer(c->y), *wp = N_VGetArrayPointer(c->yp), t = o->t0;
-  N_Vector dky = N_VClone(c->y);
-  int flag, st = SALTA_OK, k = 0, j;
+  size_t nS = (size_t)s->n * s->ns;
+  double *Sp = s->S + nS, *Stmp = NULL;
+  N_Vector dky = N_VClone(c->y), *dkyS = NULL;
+  int flag, st = SALTA_OK, k = 0, j, at_event = 0;
   long steps = 0;
   if (!dky) return salta__fail(s->err, SALTA_EMEM, "out of memory");
-  while (k < nt && times[k] <= o->t0) store_output(s, o->t0, w), ++k;
+  if (s->ns > 0) {
+    dkyS = N_VCloneVectorArray(s->ns, c->y);
+    Stmp = malloc(sizeof(double) * nS);
+    if (!dkyS || !Stmp) { st = salta__fail(s->err, SALTA_EMEM, "out of memory"); goto out; }
+  }
+  while (k < nt && times[k] <= o->t0) store_output(s, o->t0, w, s->S), ++k;
   memcpy(s->gprev, s->guard0, sizeof(double) * s->d->ne);
   for (;;) {
     double tret, tau;
     int nfire = 0;
+    at_event = 0;
     if (++steps > o->max_steps) {
       st = salta__fail(s->err, SALTA_ESOLVER, "model '%s': more than max_steps = %ld steps at t = %.17g",
                        s->d->name, o->max_steps, t);
@@ -586,7 +621,7 @@ static int integrate(salta_sim *s, ida_ctx *c, const salta_sim_options *o,
     /* outputs before this point (strictly before an event) */
     while (k < nt && (times[k] < t || (flag != IDA_ROOT_RETURN && times[k] <= t))) {
       IDAGetDky(c->mem, times[k], 0, dky);
-      store_output(s, times[k], N_VGetArrayPointer(dky));
+      store_output(s, times[k], N_VGetArrayPointer(dky), sens_at(s, c, dkyS, times[k], Stmp));
       ++k;
     }
     if (o->record_steps && (flag != IDA_ROOT_RETURN || nfire > 0) && store_step(s, t, w)) {
@@ -595,7 +630,11 @@ static int integrate(salta_sim *s, ida_ctx *c, const salta_sim_options *o,
     }
     if (flag == IDA_ROOT_RETURN && nfire > 0) {
       accumulate_stats(s, c->mem);
+      sens_at(s, c, dkyS, t, s->S);
       if ((st = apply_events(s, o, t, w, nfire))) break;
+      if (s->ns > 0 &&
+          (st = salta__sens_jump(s, t, s->ev_w.v + (size_t)(s->nev - nfire) * 2 * s->n, nfire, s->S, Sp)))
+        break;
       if (o->record_steps && store_step(s, t, w)) { st = SALTA_EMEM; break; }
       s->d->f.eval(t, w, w + s->nx, s->p, wp);
       memset(wp + s->nx, 0, sizeof(double) * s->nz);
@@ -606,11 +645,20 @@ static int integrate(salta_sim *s, ida_ctx *c, const salta_sim_options *o,
         if (s->stuck[j]) s->stuck_t[j] = t;
       }
       memcpy(s->gprev, s->guard, sizeof(double) * s->d->ne);
-      while (k < nt && times[k] <= t) store_output(s, times[k], w), ++k;
+      while (k < nt && times[k] <= t) store_output(s, times[k], w, s->S), ++k;
+      at_event = 1;
       if (o->tf - t <= 4 * 2.2e-16 * fmax(fabs(t), fabs(o->tf))) break;  /* event at tf */
       if (IDAReInit(c->mem, t, c->y, c->yp) || IDASetStopTime(c->mem, o->tf)) {
         st = fail_idas(s, IDA_ILL_INPUT, t);
         break;
+      }
+      if (s->ns > 0) {
+        to_vectors(s, s->S, c->yS);
+        to_vectors(s, Sp, c->ypS);
+        if (IDASensReInit(c->mem, IDA_SIMULTANEOUS, c->yS, c->ypS)) {
+          st = fail_idas(s, IDA_ILL_INPUT, t);
+          break;
+        }
       }
       continue;
     }
@@ -618,8 +666,12 @@ static int integrate(salta_sim *s, ida_ctx *c, const salta_sim_options *o,
     memcpy(s->gprev, s->guard, sizeof(double) * s->d->ne);
     if (flag == IDA_TSTOP_RETURN || t >= o->tf) break;
   }
-  while (st == SALTA_OK && k < nt) store_output(s, times[k], w), ++k;
+  while (st == SALTA_OK && k < nt)
+    store_output(s, times[k], w, at_event ? s->S : sens_at(s, c, dkyS, t, Stmp)), ++k;
   accumulate_stats(s, c->mem);
+out:
+  if (dkyS) N_VDestroyVectorArray(dkyS, s->ns);
+  free(Stmp);
   N_VDestroy(dky);
   return st;
 }
@@ -634,7 +686,7 @@ int salta_sim_run(salta_sim *s, const salta_sim_options *o, const double *p,
   if (!s || !o || !p || (nt > 0 && !times) || nt < 0) return SALTA_EINPUT;
   d = s->d;
   s->nout = s->nev = 0;
-  s->ev_w.n = s->steps.n = 0;
+  s->ev_w.n = s->steps.n = s->ev_sens.n = 0;
   memset(&s->stats, 0, sizeof s->stats);
   s->err[0] = s->idas_msg[0] = '\0';
   s->nonfinite_row = -1;
@@ -648,7 +700,7 @@ int salta_sim_run(salta_sim *s, const salta_sim_options *o, const double *p,
   wp = w + s->n;
   memcpy(w, x0, sizeof(double) * s->nx);
   if (s->nz) memcpy(w + s->nx, d->z_start, sizeof(double) * s->nz);
-  if (s->nz && solve_z(s, o->t0, w, w + s->nx, &worst, &res) != 0) {
+  if (s->nz && salta__solve_z(s, o->t0, w, w + s->nx, &worst, &res) != 0) {
     st = salta__fail(s->err, SALTA_ESOLVER,
                      "model '%s': inconsistent initial state at t = %g: Newton on g did not converge; "
                      "algebraic equation g[%d] (for '%s') has the largest residual, %g",
@@ -675,7 +727,11 @@ int salta_sim_run(salta_sim *s, const salta_sim_options *o, const double *p,
     }
   }
   if (o->record_steps && store_step(s, o->t0, w)) { st = SALTA_EMEM; goto done; }
-  if (ida_setup(s, &c, o, o->t0)) {
+  if ((st = ida_setup(s, &c, o, o->t0)) == -2) {
+    st = SALTA_ESOLVER;   /* message set by the sensitivity initialisation */
+    goto done;
+  }
+  if (st) {
     st = salta__fail(s->err, SALTA_ESOLVER, "model '%s': IDAS setup failed: %s", d->name,
                      s->idas_msg[0] ? s->idas_msg : "out of memory or bad option");
     goto done;
@@ -723,6 +779,7 @@ void salta_sim_free(salta_sim **sim) {
   free_run(s);
   free(s->out_t); free(s->out_w); free(s->out_y); free(s->ev);
   free(s->ev_w.v); free(s->steps.v);
+  free(s->out_s); free(s->out_dy); free(s->dirs); free(s->ev_sens.v);
   free(s);
   *sim = NULL;
 }

@@ -1,0 +1,260 @@
+/*
+** loss.c -- the least-squares loss over target times and outputs, its
+** gradient and residual Jacobian from forward sensitivities, with optional
+** sigmoid blending across event boundaries:
+**   yhat(T) = sum_k w_k(T) y_k(clip(T, b_k, b_k+1)) / (sum_k w_k(T) + 1e-30)
+**   w_k(T)  = s(beta (T - b_k)) s(beta (b_k+1 - T))
+** where segment k runs from boundary b_k to b_k+1 (t0, event times, tf).
+*/
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors.h"
+#include "salta.h"
+
+struct salta_loss {
+  salta_model *model;
+  salta_sim *sim;                  /* with sensitivities */
+  salta_sim *vsim;                 /* without: for the value alone */
+  salta_sim *last;                 /* the one the last evaluation ran */
+  const double *p;                 /* during an evaluation */
+  const salta_model_def *d;
+  int nt, nout, nres, ns;
+  double *times, *data, *weights;  /* data: nt x nout by time, NaN = missing */
+  int *outputs;
+  double beta;
+  salta_sim_options opts;
+  char err[SALTA_ERRMSG_SIZE];
+};
+
+int salta_loss_create(salta_loss **out, salta_model *model, const double *times, int nt,
+                      const int *outputs, int nout, const double *data, const double *weights) {
+  salta_loss *l;
+  int k, j;
+  if (!out) return SALTA_EINPUT;
+  *out = l = calloc(1, sizeof *l);
+  if (!l) return SALTA_EMEM;
+  l->model = model;
+  l->d = salta_model_def_get(model);
+  if (!model || nt <= 0 || nout <= 0 || !times || !outputs || !data)
+    return salta__fail(l->err, SALTA_EINPUT, "loss: needs a model, target times, outputs and data");
+  l->nt = nt;
+  l->nout = nout;
+  l->times = malloc(sizeof(double) * (size_t)nt);
+  l->data = malloc(sizeof(double) * (size_t)nt * nout);
+  l->weights = malloc(sizeof(double) * (size_t)nout);
+  l->outputs = malloc(sizeof(int) * (size_t)nout);
+  if (!l->times || !l->data || !l->weights || !l->outputs || salta_sim_create(&l->sim, model) || salta_sim_create(&l->vsim, model))
+    return salta__fail(l->err, SALTA_EMEM, "out of memory");
+  memcpy(l->times, times, sizeof(double) * (size_t)nt);
+  memcpy(l->data, data, sizeof(double) * (size_t)nt * nout);
+  for (j = 0; j < nout; ++j) {
+    if (outputs[j] < 0 || outputs[j] >= l->d->ny)
+      return salta__fail(l->err, SALTA_EINPUT, "model '%s': loss output %d is not an output (model has %d)",
+                         l->d->name, outputs[j], l->d->ny);
+    l->outputs[j] = outputs[j];
+    l->weights[j] = weights ? weights[j] : 1.0;
+    if (!isfinite(l->weights[j]))
+      return salta__fail(l->err, SALTA_EINPUT, "model '%s': weight of output '%s' is %g",
+                         l->d->name, l->d->y_names[outputs[j]], l->weights[j]);
+  }
+  for (k = 0; k < nt; ++k) {
+    if (!isfinite(times[k]) || (k > 0 && times[k] < times[k - 1]))
+      return salta__fail(l->err, SALTA_EINPUT, "model '%s': target time %d (%g) is not finite and sorted",
+                         l->d->name, k + 1, times[k]);
+    for (j = 0; j < nout; ++j)
+      if (isfinite(data[(size_t)k * nout + j])) l->nres++;
+      else if (!isnan(data[(size_t)k * nout + j]))
+        return salta__fail(l->err, SALTA_EINPUT, "model '%s': datum for '%s' at t = %g is %g (use NaN for missing)",
+                           l->d->name, l->d->y_names[outputs[j]], times[k], data[(size_t)k * nout + j]);
+  }
+  if (l->nres == 0) return salta__fail(l->err, SALTA_EINPUT, "model '%s': the loss has no data", l->d->name);
+  salta_sim_options_init(&l->opts, times[0] < 0 ? times[0] : 0.0, times[nt - 1] > 0 ? times[nt - 1] : 1.0);
+  return SALTA_OK;
+}
+
+void salta_loss_free(salta_loss **loss) {
+  salta_loss *l;
+  if (!loss || !*loss) return;
+  l = *loss;
+  salta_sim_free(&l->sim);
+  salta_sim_free(&l->vsim);
+  free(l->times); free(l->data); free(l->weights); free(l->outputs);
+  free(l);
+  *loss = NULL;
+}
+
+const char *salta_loss_errmsg(const salta_loss *l) { return l ? l->err : "no loss"; }
+int salta_loss_nresid(const salta_loss *l) { return l ? l->nres : 0; }
+salta_sim *salta_loss_sim(salta_loss *l) { return l ? l->last : NULL; }
+
+int salta_loss_set_options(salta_loss *l, const salta_sim_options *o) {
+  if (!l || !o) return SALTA_EINPUT;
+  if (o->t0 > l->times[0] || o->tf < l->times[l->nt - 1])
+    return salta__fail(l->err, SALTA_EINPUT, "model '%s': target times [%g, %g] lie outside [t0, tf] = [%g, %g]",
+                       l->d->name, l->times[0], l->times[l->nt - 1], o->t0, o->tf);
+  l->opts = *o;
+  return SALTA_OK;
+}
+
+int salta_loss_set_blend(salta_loss *l, double beta) {
+  if (!l || !(beta >= 0) || !isfinite(beta)) return SALTA_EINPUT;
+  l->beta = beta;
+  return SALTA_OK;
+}
+
+int salta_loss_set_free(salta_loss *l, const int *dirs, int ns) {
+  int st;
+  if (!l) return SALTA_EINPUT;
+  if ((st = salta_sim_set_sens(l->sim, dirs, ns)))
+    return salta__fail(l->err, st, "%s", salta_sim_errmsg(l->sim));
+  l->ns = ns;
+  return SALTA_OK;
+}
+
+/* ---- blending -------------------------------------------------------------- */
+
+static double sigmoid(double u) { return 1.0 / (1.0 + exp(-u)); }
+
+/* Segment boundaries: b[0] = t0, one per event group, b[nb-1] = tf;
+** rec[i] is the event record of boundary i (or -1). */
+static int boundaries(salta_loss *l, double *b, int *rec) {
+  int k, nb = 0, nev = salta_sim_nevents(l->last);
+  b[nb] = l->opts.t0, rec[nb++] = -1;
+  for (k = 0; k < nev; ++k) {
+    salta_event_record r;
+    salta_sim_event(l->last, k, &r);
+    if (r.group == k) b[nb] = r.t, rec[nb++] = k;
+  }
+  b[nb] = l->opts.tf, rec[nb++] = -1;
+  return nb;
+}
+
+/* Output yi at the state (t, x, z) of an event record side. */
+static double output_at(salta_loss *l, int yi, double t, const double *x, const double *z, double *yv) {
+  salta_model_eval(l->model, SALTA_FN_H, 0, t, x, z, l->p, yv);
+  return yv[yi];
+}
+
+/* The blended prediction of output index yi at target k, and its
+** derivative (ns values, when dyh != NULL). tmp: 2 ns + ny doubles. */
+static double blended(salta_loss *l, int k, int yi, const double *b, const int *rec, int nb,
+                      double *dyh, double *tmp) {
+  salta_sim *sim = l->last;
+  int ns = l->ns, seg, i, ny = l->d->ny;
+  double T = l->times[k], A = 0, B = 0;
+  double *dA = tmp, *dB = tmp + ns, *yv = tmp + 2 * ns;
+  const double *y, *dy = NULL;
+  salta_sim_out(sim, k, NULL, NULL, NULL, &y);
+  if (dyh) {
+    salta_sim_out_sens(sim, k, NULL, &dy);
+    memset(tmp, 0, sizeof(double) * 2 * (size_t)ns);
+  }
+  for (seg = 0; seg + 1 < nb; ++seg) {
+    double a = b[seg], e = b[seg + 1], sa = sigmoid(l->beta * (T - a)), se = sigmoid(l->beta * (e - T));
+    double w = sa * se, v;
+    const double *dv = dy, *ta = NULL, *te = NULL;
+    salta_event_sens ra, re;
+    salta_event_record r;
+    if (dyh && rec[seg] >= 0 && salta_sim_event_sens(sim, rec[seg], &ra) == SALTA_OK) ta = ra.tau_p;
+    if (dyh && rec[seg + 1] >= 0 && salta_sim_event_sens(sim, rec[seg + 1], &re) == SALTA_OK) te = re.tau_p;
+    if (T < a) {                          /* clipped to the segment's start */
+      salta_sim_event(sim, rec[seg], &r);
+      {
+        salta_event_record last;         /* the group's last record has x+ */
+        salta_sim_event(sim, r.group + r.group_size - 1, &last);
+        v = output_at(l, yi, last.t, last.x_plus, last.z_plus, yv);
+      }
+      if (dyh) dv = ra.dy_plus;
+    } else if (T >= e && seg + 2 < nb) {  /* clipped to its end */
+      salta_sim_event(sim, rec[seg + 1], &r);
+      v = output_at(l, yi, r.t, r.x_minus, r.z_minus, yv);
+      if (dyh) dv = re.dy_minus;
+    } else {
+      v = y[yi];
+    }
+    A += w * v;
+    B += w;
+    if (dyh) {
+      for (i = 0; i < ns; ++i) {
+        double dw = 0;
+        if (ta) dw += sa * (1 - sa) * l->beta * (-ta[i]) * se;
+        if (te) dw += se * (1 - se) * l->beta * te[i] * sa;
+        dA[i] += dw * v + w * dv[(size_t)i * ny + yi];
+        dB[i] += dw;
+      }
+    }
+  }
+  B += 1e-30;
+  if (dyh)
+    for (i = 0; i < ns; ++i) dyh[i] = (dA[i] - A / B * dB[i]) / B;
+  return A / B;
+}
+
+/* ---- evaluation -------------------------------------------------------------- */
+
+int salta_loss_eval(salta_loss *l, const double *p, const double *x0, double *value,
+                    double *grad, double *resid, double *jac) {
+  int need_sens = (grad || jac), k, j, i, m = 0, st, nb = 0, ns;
+  double scale, *dyh = NULL, *tmp, *b = NULL, L = 0;
+  int *rec = NULL;
+  if (!l || !p) return SALTA_EINPUT;
+  ns = l->ns;
+  if (need_sens && ns == 0)
+    return salta__fail(l->err, SALTA_EINPUT, "model '%s': no free parameters for a gradient", l->d->name);
+  l->last = need_sens ? l->sim : l->vsim;
+  l->p = p;
+  if ((st = salta_sim_run(l->last, &l->opts, p, x0, l->times, l->nt)))
+    return salta__fail(l->err, st, "%s", salta_sim_errmsg(l->last));
+  if (l->beta > 0) {
+    int nev = salta_sim_nevents(l->last);
+    b = malloc(sizeof(double) * (size_t)(nev + 2));
+    rec = malloc(sizeof(int) * (size_t)(nev + 2));
+    if (!b || !rec) { st = salta__fail(l->err, SALTA_EMEM, "out of memory"); goto done; }
+    nb = boundaries(l, b, rec);
+  }
+  dyh = malloc(sizeof(double) * (size_t)(3 * ns + l->d->ny + 1));
+  if (!dyh) { st = salta__fail(l->err, SALTA_EMEM, "out of memory"); goto done; }
+  tmp = dyh + ns;
+  if (grad) memset(grad, 0, sizeof(double) * (size_t)ns);
+  scale = 1.0 / sqrt((double)l->nres);
+  for (k = 0; k < l->nt; ++k) {
+    const double *y, *dy = NULL;
+    salta_sim_out(l->last, k, NULL, NULL, NULL, &y);
+    if (need_sens) salta_sim_out_sens(l->last, k, NULL, &dy);
+    for (j = 0; j < l->nout; ++j) {
+      double datum = l->data[(size_t)k * l->nout + j], pred, r;
+      int yi = l->outputs[j];
+      if (isnan(datum)) continue;
+      if (l->beta > 0) {
+        pred = blended(l, k, yi, b, rec, nb, need_sens ? dyh : NULL, tmp);
+      } else {
+        pred = y[yi];
+        if (need_sens)
+          for (i = 0; i < ns; ++i) dyh[i] = dy[(size_t)i * l->d->ny + yi];
+      }
+      r = l->weights[j] * (pred - datum) * scale;
+      if (!isfinite(r)) {
+        st = salta__fail(l->err, SALTA_ESOLVER, "model '%s': output '%s' is %g at t = %g",
+                         l->d->name, l->d->y_names[yi], pred, l->times[k]);
+        goto done;
+      }
+      L += r * r;
+      if (resid) resid[m] = r;
+      for (i = 0; i < ns && need_sens; ++i) {
+        double dr = l->weights[j] * scale * dyh[i];
+        if (jac) jac[(size_t)m * ns + i] = dr;
+        if (grad) grad[i] += 2 * r * dr;
+      }
+      ++m;
+    }
+  }
+  if (value) *value = L;
+done:
+  free(dyh);
+  free(b);
+  free(rec);
+  l->p = NULL;
+  return st;
+}

@@ -1,0 +1,68 @@
+/*
+** sim_impl.h -- the simulation object, shared by sim.c (integration and
+** events) and sens.c (forward sensitivities and their jumps). Internal.
+*/
+#ifndef SALTA_SIM_IMPL_H
+#define SALTA_SIM_IMPL_H
+
+#include <stddef.h>
+
+#include "errors.h"
+#include "pattern.h"
+#include "salta.h"
+#include <sundials/sundials_nvector.h>
+
+/* A growable array of doubles. */
+typedef struct dbuf { double *v; size_t n, cap; } dbuf;
+
+int salta__dbuf_push(dbuf *b, const double *v, size_t n);
+
+typedef struct event_rec { double t; int event, group, group_size; } event_rec;
+
+struct salta_sim {
+  salta_model *model;
+  const salta_model_def *d;
+  int nx, nz, n;
+  /* results */
+  double *out_t, *out_w, *out_y;   /* nt outputs: w = [x; z] */
+  int nt, nout;
+  event_rec *ev;
+  int nev, ev_cap;
+  dbuf ev_w;                        /* per event: x-, z-, x+, z+ */
+  dbuf steps;                       /* per step: t, x, z */
+  salta_sim_stats stats;
+  /* run state, valid during salta_sim_run */
+  const double *p;
+  double *work, *jvals, *gz, *guard, *guard0, *gprev, *stuck_t;
+  int *ipiv, *armed, *roots, *fire, *stuck;
+  double nonfinite_t, nonfinite_v;
+  int nonfinite_row;                /* -1 none; else residual row or nx+nz+guard */
+  salta__pattern pat;               /* sparse iteration matrix (KLU) */
+  /* forward sensitivities (ns = 0: off); see sens.c */
+  int ns;
+  int *dirs;                        /* >= 0: parameter; -(i+1): initial state i */
+  double *out_s;                    /* per output: n x ns, column per direction */
+  double *out_dy;                   /* per output: ny x ns */
+  dbuf ev_sens;                     /* per event: see SENS_* offsets in sens.c */
+  double *sens_scratch, *S;
+  char idas_msg[512];
+  char err[SALTA_ERRMSG_SIZE];
+};
+
+/* Newton on g for z at (t, x); see sim.c. */
+int salta__solve_z(salta_sim *s, double t, const double *x, double *z, int *worst, double *res);
+
+/* sens.c */
+int salta__sens_alloc(salta_sim *s, int nt);
+void salta__sens_free_run(salta_sim *s);
+int salta__sens_residual(int ns, double t, N_Vector yy, N_Vector yp, N_Vector rr, N_Vector *yS,
+                         N_Vector *ypS, N_Vector *rrS, void *ud, N_Vector t1, N_Vector t2, N_Vector t3);
+/* Initial sensitivities at (t0, w): S (n x ns) and S' (n x ns). */
+int salta__sens_initial(salta_sim *s, double t0, const double *w, double *S, double *Sp);
+/* The jump of S (n x ns) through the events s->fire[0..nfire) at tau from
+** the left state w; writes S+ and S+' (Sp), records the event data. */
+int salta__sens_jump(salta_sim *s, double tau, const double *w, int nfire, double *S, double *Sp);
+/* dy/dp at an output (w, S) into out_dy of output k. */
+void salta__sens_output(salta_sim *s, int k, double t, const double *w, const double *S);
+
+#endif
