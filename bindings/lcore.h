@@ -29,6 +29,10 @@ salta_model_ud *salta_l_checkmodel(lua_State *L, int idx);
 
 void salta_l_open_model(lua_State *L);   /* registers the model metatable */
 
+/* core.loss(...) and the loss metatable (lloss.c) */
+int salta_l_loss_new(lua_State *L);
+void salta_l_open_loss(lua_State *L);
+
 /* model:simulate_raw(opts, p, x0, times) (lsim.c) */
 int salta_l_model_simulate(lua_State *L);
 

@@ -147,10 +147,12 @@ int luaopen_salta_core(lua_State *L) {
     {"clock", l_clock},
     {"compile_cc", l_compile_cc},
     {"kernel_abi", l_kernel_abi},
+    {"loss", salta_l_loss_new},
     {"model", l_model},
     {NULL, NULL}
   };
   salta_l_open_model(L);
+  salta_l_open_loss(L);
   luaL_newlib(L, funcs);
   lua_pushinteger(L, SALTA_ABI_VERSION);
   lua_setfield(L, -2, "abi");

@@ -20,6 +20,9 @@
 #include "salta.h"
 #include "sim_impl.h"
 
+/* interpolant samples per step when looking for guards dipping inside it */
+#define SAMPLES 4
+
 int salta__dbuf_push(dbuf *b, const double *v, size_t n) {
   if (b->n + n > b->cap) {
     size_t cap = b->cap ? b->cap : 256;
@@ -215,10 +218,8 @@ static double zero_band(const salta_sim *s, int j) {
 ** zero and that moves deeper into its firing side without ever leaving it
 ** would otherwise be lost for good (a ball falling through the floor at a
 ** Zeno limit): that is an error. */
-static int rearm(salta_sim *s, double t, const double *w) {
+static int rearm(salta_sim *s, double t) {
   int j;
-  s->d->e.eval(t, w, w + s->nx, s->p, s->guard);
-  s->stats.guard_evals++;
   for (j = 0; j < s->d->ne; ++j) {
     if (s->armed[j]) continue;
     if (is_clear(s, j, s->guard[j])) {
@@ -367,6 +368,7 @@ static int ida_setup(salta_sim *s, ida_ctx *c, const salta_sim_options *o, doubl
   if (IDASetLinearSolver(c->mem, c->LS, c->A) ||
       IDASetJacFn(c->mem, o->linear_solver == SALTA_LS_KLU ? jacobian_sparse : jacobian) ||
       IDASetId(c->mem, c->id) || IDASetSuppressAlg(c->mem, SUNTRUE) ||
+      IDASetDeltaCjLSetup(c->mem, 0.5) ||  /* fewer refactorisations as steps grow */
       IDASetStopTime(c->mem, o->tf))
     return -1;
   if (o->max_step > 0 && IDASetMaxStep(c->mem, o->max_step)) return -1;
@@ -467,35 +469,69 @@ static int any_firing(salta_sim *s) {
 /* IDAS only compares guard signs at step ends, so a guard that dips into
 ** its firing side and back within one step (two balls grazing past each
 ** other in one long ballistic step) would be missed. Sample the step's
-** interpolant at SAMPLES points; bracket the first armed guard found on its
-** firing side, bisect to the crossing (t just past it, like IDAS), fill
-** s->fire and return the number firing (0 if none before t_end). */
-#define SAMPLES 8
+** interpolant at SAMPLES + 1 points, and through every three consecutive
+** samples fit a parabola whose vertex, when it lies inside and on the
+** firing side, is checked too (exact for guards quadratic in time). The
+** earliest firing point found is bracketed and bisected to the crossing
+** (t just past it, like IDAS); s->fire gets the guards firing there.
+** Returns how many (0: none before t_end). */
 static int interior_crossing(salta_sim *s, void *mem, N_Vector tmp, double t_start,
                              double t_end, double *tau) {
-  double ta = t_start, tb = t_end, tn, hu;
+  const int ne = s->d->ne;
+  double ta = t_start, tn, hu, ts[SAMPLES + 1], lo = 0, hi = HUGE_VAL, *G = s->gsamples;
   int i, j, nfire = 0;
-  if (s->d->ne == 0) return 0;
+  if (ne == 0) return 0;
   if (IDAGetCurrentTime(mem, &tn) == IDA_SUCCESS && IDAGetLastStep(mem, &hu) == IDA_SUCCESS &&
       ta < tn - hu)
     ta = tn - hu;   /* only the last step can be interpolated */
-  if (!(tb > ta)) return 0;
-  for (i = 1; i < SAMPLES; ++i) {
-    double ti = ta + (t_end - ta) * i / SAMPLES;
-    guards_at(s, mem, tmp, ti);
-    if (any_firing(s)) { tb = ti; break; }
-    ta = ti;
+  if (!(t_end > ta)) return 0;
+  for (i = 0; i <= SAMPLES; ++i) {
+    ts[i] = i == SAMPLES ? t_end : ta + (t_end - ta) * i / SAMPLES;
+    if (i == 0 && ta == t_start) {   /* known from the last step */
+      memcpy(G, s->gprev, sizeof(double) * ne);
+      continue;
+    }
+    guards_at(s, mem, tmp, ts[i]);
+    memcpy(G + (size_t)i * ne, s->guard, sizeof(double) * ne);
   }
-  if (i == SAMPLES) return 0;
-  while (tb - ta > 4 * 2.2e-16 * fmax(1.0, fabs(tb))) {
-    double tm = 0.5 * (ta + tb);
+  for (i = 1; i <= SAMPLES && hi == HUGE_VAL; ++i) {
+    for (j = 0; j < ne; ++j)
+      if (s->armed[j] && on_firing_side(s, j, G[(size_t)i * ne + j]) &&
+          !on_firing_side(s, j, G[(size_t)(i - 1) * ne + j])) {
+        lo = ts[i - 1], hi = ts[i];
+        break;
+      }
+    if (hi != HUGE_VAL || i == SAMPLES) break;
+    /* a dip between samples i - 1 and i + 1 */
+    for (j = 0; j < ne; ++j) {
+      double e0 = G[(size_t)(i - 1) * ne + j], e1 = G[(size_t)i * ne + j], e2 = G[(size_t)(i + 1) * ne + j];
+      double a = 0.5 * (e2 - 2 * e1 + e0), b = 0.5 * (e2 - e0), u, ev, tv;
+      int dir = s->d->e_direction[j];
+      if (!s->armed[j] || dir == SALTA_DIR_BOTH || a * dir >= 0) continue;
+      u = -b / (2 * a);
+      ev = e1 + b * u + a * u * u;
+      if (!(fabs(u) < 1) || !on_firing_side(s, j, ev)) continue;
+      tv = ts[i] + u * (ts[i + 1] - ts[i]);
+      guards_at(s, mem, tmp, tv);
+      if (on_firing_side(s, j, s->guard[j]) && tv < hi) {
+        hi = tv;
+        lo = u < 0 ? ts[i - 1] : ts[i];
+      }
+    }
+  }
+  if (hi == HUGE_VAL) {
+    memcpy(s->guard, G + (size_t)SAMPLES * ne, sizeof(double) * ne);  /* at t_end */
+    return 0;
+  }
+  while (hi - lo > 4 * 2.2e-16 * fmax(1.0, fabs(hi))) {
+    double tm = 0.5 * (lo + hi);
     guards_at(s, mem, tmp, tm);
-    if (any_firing(s)) tb = tm; else ta = tm;
+    if (any_firing(s)) hi = tm; else lo = tm;
   }
-  guards_at(s, mem, tmp, tb);
-  for (j = 0; j < s->d->ne; ++j)
+  guards_at(s, mem, tmp, hi);
+  for (j = 0; j < ne; ++j)
     if (s->armed[j] && on_firing_side(s, j, s->guard[j])) s->fire[nfire++] = j;
-  *tau = tb;
+  *tau = hi;
   return nfire;
 }
 
@@ -518,6 +554,7 @@ static int firing_events(salta_sim *s, void *mem, double tau, const double *w) {
 static int check_inputs(salta_sim *s, const salta_sim_options *o, const double *p,
                         const double *x0, const double *times, int nt) {
   const salta_model_def *d = s->d;
+  double slack;
   int j;
   if (!(o->t0 < o->tf) || !isfinite(o->t0) || !isfinite(o->tf))
     return salta__fail(s->err, SALTA_EINPUT, "model '%s': need t0 < tf, got [%g, %g]", d->name, o->t0, o->tf);
@@ -530,8 +567,10 @@ static int check_inputs(salta_sim *s, const salta_sim_options *o, const double *
   for (j = 0; j < s->nx; ++j)
     if (!isfinite(x0[j]))
       return salta__fail(s->err, SALTA_EINPUT, "model '%s': initial state '%s' is %g", d->name, d->x_names[j], x0[j]);
+  /* a grid computed as tf * i / n may overshoot tf by an ulp: allow it */
+  slack = 1e-12 * fmax(1.0, fmax(fabs(o->t0), fabs(o->tf)));
   for (j = 0; j < nt; ++j)
-    if (!(times[j] >= o->t0 && times[j] <= o->tf) || (j > 0 && times[j] < times[j - 1]))
+    if (!(times[j] >= o->t0 - slack && times[j] <= o->tf + slack) || (j > 0 && times[j] < times[j - 1]))
       return salta__fail(s->err, SALTA_EINPUT, "model '%s': output time %d (%g) is not sorted inside [%g, %g]",
                          d->name, j + 1, times[j], o->t0, o->tf);
   return SALTA_OK;
@@ -539,9 +578,9 @@ static int check_inputs(salta_sim *s, const salta_sim_options *o, const double *
 
 static void free_run(salta_sim *s) {
   salta__sens_free_run(s);
-  free(s->work); free(s->jvals); free(s->gz); free(s->guard); free(s->guard0); free(s->gprev); free(s->stuck_t);
+  free(s->work); free(s->jvals); free(s->gz); free(s->guard); free(s->guard0); free(s->gprev); free(s->stuck_t); free(s->gsamples);
   free(s->ipiv); free(s->armed); free(s->roots); free(s->fire); free(s->stuck);
-  s->work = s->jvals = s->gz = s->guard = s->guard0 = s->gprev = s->stuck_t = NULL;
+  s->work = s->jvals = s->gz = s->guard = s->guard0 = s->gprev = s->stuck_t = s->gsamples = NULL;
   s->ipiv = s->armed = s->roots = s->fire = s->stuck = NULL;
 }
 
@@ -562,6 +601,7 @@ static int alloc_run(salta_sim *s, int nt) {
   s->guard0 = malloc(sizeof(double) * (size_t)(d->ne + 1));
   s->gprev = malloc(sizeof(double) * (size_t)(d->ne + 1));
   s->stuck_t = malloc(sizeof(double) * (size_t)(d->ne + 1));
+  s->gsamples = malloc(sizeof(double) * (size_t)(d->ne + 1) * (SAMPLES + 1));
   s->ipiv = malloc(sizeof(int) * (size_t)(s->nz + 1));
   s->armed = calloc((size_t)d->ne + 1, sizeof(int));
   s->roots = calloc((size_t)d->ne + 1, sizeof(int));
@@ -569,7 +609,7 @@ static int alloc_run(salta_sim *s, int nt) {
   s->stuck = calloc((size_t)d->ne + 1, sizeof(int));
   if (s->ns > 0 && salta__sens_alloc(s, nt)) return -1;
   return (s->out_t && s->out_w && s->out_y && s->work && s->jvals && s->gz && s->guard &&
-          s->guard0 && s->gprev && s->stuck_t && s->ipiv && s->armed && s->roots && s->fire && s->stuck) ? 0 : -1;
+          s->guard0 && s->gprev && s->stuck_t && s->gsamples && s->ipiv && s->armed && s->roots && s->fire && s->stuck) ? 0 : -1;
 }
 
 /* The integration loop proper: IDAS one step at a time. */
@@ -662,7 +702,7 @@ static int integrate(salta_sim *s, ida_ctx *c, const salta_sim_options *o,
       }
       continue;
     }
-    if ((st = rearm(s, t, w))) break;
+    if ((st = rearm(s, t))) break;
     memcpy(s->gprev, s->guard, sizeof(double) * s->d->ne);
     if (flag == IDA_TSTOP_RETURN || t >= o->tf) break;
   }

@@ -33,7 +33,7 @@ struct salta_sim {
   salta_sim_stats stats;
   /* run state, valid during salta_sim_run */
   const double *p;
-  double *work, *jvals, *gz, *guard, *guard0, *gprev, *stuck_t;
+  double *work, *jvals, *gz, *guard, *guard0, *gprev, *stuck_t, *gsamples;
   int *ipiv, *armed, *roots, *fire, *stuck;
   double nonfinite_t, nonfinite_v;
   int nonfinite_row;                /* -1 none; else residual row or nx+nz+guard */

@@ -42,6 +42,11 @@ end
 
 salta.pi = math.pi
 
+-- least squares over a model and data (lua/salta/lsq.lua)
+function salta.lsq(spec) return require("salta.lsq").new(spec) end
+salta.read_csv = function(path) return require("salta.data").read_csv(path) end
+salta.write_csv = function(path, names, columns) return require("salta.data").write_csv(path, names, columns) end
+
 function salta.load_spec(path, opts)
   return require("salta.spec").load(path, opts)
 end

@@ -1,0 +1,182 @@
+/*
+** lloss.c -- the loss userdata of salta.core: a thin wrapper of
+** salta_loss; argument shapes are checked here, meaning in lua/salta/lsq.lua.
+*/
+#include <lua.h>
+#include <lauxlib.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lcore.h"
+
+#define SALTA_LOSS_MT "salta.loss"
+
+typedef struct loss_ud { salta_loss *loss; int np, nx, ns, nres; } loss_ud;
+
+static loss_ud *check_loss(lua_State *L, int idx) {
+  loss_ud *u = luaL_checkudata(L, idx, SALTA_LOSS_MT);
+  if (!u->loss) luaL_error(L, "salta: the loss is closed");
+  return u;
+}
+
+static int loss_close(lua_State *L) {
+  loss_ud *u = luaL_checkudata(L, 1, SALTA_LOSS_MT);
+  salta_loss_free(&u->loss);
+  return 0;
+}
+
+/* Reads an integer array (1-based values in Lua, 0-based out). */
+static int *check_ints(lua_State *L, int idx, int *n) {
+  int k, *v;
+  luaL_checktype(L, idx, LUA_TTABLE);
+  *n = (int)luaL_len(L, idx);
+  v = lua_newuserdatauv(L, sizeof(int) * (size_t)(*n + 1), 0);
+  for (k = 0; k < *n; ++k) {
+    lua_geti(L, idx, k + 1);
+    v[k] = (int)luaL_checkinteger(L, -1);
+    lua_pop(L, 1);
+  }
+  return v;
+}
+
+/* core.loss(model, times, outputs (1-based), data (flat, row per time), weights|nil) */
+int salta_l_loss_new(lua_State *L) {
+  salta_model_ud *m = salta_l_checkmodel(L, 1);
+  const salta_model_def *d = salta_model_def_get(m->model);
+  int nt, nout, k, st;
+  double *times, *data, *weights = NULL;
+  int *outputs;
+  loss_ud *u;
+  nt = (int)luaL_len(L, 2);
+  times = salta_l_scratch(L, nt);
+  salta_l_checkvec(L, 2, times, nt, "times");
+  outputs = check_ints(L, 3, &nout);
+  for (k = 0; k < nout; ++k) outputs[k] -= 1;
+  data = salta_l_scratch(L, nt * nout);
+  salta_l_checkvec(L, 4, data, nt * nout, "data");
+  if (!lua_isnoneornil(L, 5)) {
+    weights = salta_l_scratch(L, nout);
+    salta_l_checkvec(L, 5, weights, nout, "weights");
+  }
+  u = lua_newuserdatauv(L, sizeof *u, 1);
+  u->loss = NULL;
+  u->np = d->np;
+  u->nx = d->nx;
+  u->ns = 0;
+  luaL_setmetatable(L, SALTA_LOSS_MT);
+  lua_pushvalue(L, 1);
+  lua_setiuservalue(L, -2, 1);     /* the model outlives the loss */
+  st = salta_loss_create(&u->loss, m->model, times, nt, outputs, nout, data, weights);
+  if (st) {
+    lua_pushstring(L, u->loss ? salta_loss_errmsg(u->loss) : "out of memory");
+    salta_loss_free(&u->loss);
+    return lua_error(L);
+  }
+  u->nres = salta_loss_nresid(u->loss);
+  return 1;
+}
+
+static double opt_number(lua_State *L, int idx, const char *k, double def) {
+  double v;
+  lua_getfield(L, idx, k);
+  v = luaL_optnumber(L, -1, def);
+  lua_pop(L, 1);
+  return v;
+}
+
+/* loss:configure{t0, tf, rtol, atol, max_events, ..., blend, free = {dirs}} */
+static int loss_configure(lua_State *L) {
+  loss_ud *u = check_loss(L, 1);
+  salta_sim_options o;
+  luaL_checktype(L, 2, LUA_TTABLE);
+  salta_sim_options_init(&o, opt_number(L, 2, "t0", 0), opt_number(L, 2, "tf", 1));
+  o.rtol = opt_number(L, 2, "rtol", o.rtol);
+  o.atol = opt_number(L, 2, "atol", o.atol);
+  o.max_step = opt_number(L, 2, "max_step", 0);
+  o.max_events = (int)opt_number(L, 2, "max_events", o.max_events);
+  o.zeno_count = (int)opt_number(L, 2, "zeno_count", o.zeno_count);
+  o.zeno_window = opt_number(L, 2, "zeno_window", o.zeno_window);
+  o.max_steps = (long)opt_number(L, 2, "max_steps", (double)o.max_steps);
+  lua_getfield(L, 2, "linear_solver");
+  {
+    static const char *const ls[] = {"dense", "klu", NULL};
+    o.linear_solver = luaL_checkoption(L, -1, "dense", ls);
+  }
+  lua_pop(L, 1);
+  if (salta_loss_set_options(u->loss, &o) || salta_loss_set_blend(u->loss, opt_number(L, 2, "blend", 0)))
+    return luaL_error(L, "%s", salta_loss_errmsg(u->loss));
+  lua_getfield(L, 2, "free");
+  if (!lua_isnil(L, -1)) {
+    int ns, *dirs = check_ints(L, lua_absindex(L, -1), &ns), k;
+    for (k = 0; k < ns; ++k) dirs[k] = dirs[k] > 0 ? dirs[k] - 1 : dirs[k];
+    if (salta_loss_set_free(u->loss, dirs, ns)) return luaL_error(L, "%s", salta_loss_errmsg(u->loss));
+    u->ns = ns;
+  }
+  return 0;
+}
+
+/* loss:eval(p, x0|nil, what) -> value [, grad] [, resid] [, jac]; what is a
+** string of letters: g (gradient), r (residuals), j (Jacobian rows).
+** On failure: nil, message. */
+static int loss_eval(lua_State *L) {
+  loss_ud *u = check_loss(L, 1);
+  const char *what = luaL_optstring(L, 4, "");
+  int want_g = strchr(what, 'g') != NULL, want_r = strchr(what, 'r') != NULL;
+  int want_j = strchr(what, 'j') != NULL, k, i, nret = 1;
+  double *p = salta_l_scratch(L, u->np), *x0 = NULL, value = 0;
+  double *g = want_g ? salta_l_scratch(L, u->ns) : NULL;
+  double *r = want_r ? salta_l_scratch(L, u->nres) : NULL;
+  double *J = want_j ? salta_l_scratch(L, u->nres * u->ns) : NULL;
+  salta_l_checkvec(L, 2, p, u->np, "params");
+  if (!lua_isnoneornil(L, 3)) {
+    x0 = salta_l_scratch(L, u->nx);
+    salta_l_checkvec(L, 3, x0, u->nx, "x0");
+  }
+  if (salta_loss_eval(u->loss, p, x0, &value, g, r, J)) {
+    luaL_pushfail(L);
+    lua_pushstring(L, salta_loss_errmsg(u->loss));
+    return 2;
+  }
+  lua_pushnumber(L, value);
+  if (want_g) salta_l_pushvec(L, g, u->ns), ++nret;
+  if (want_r) salta_l_pushvec(L, r, u->nres), ++nret;
+  if (want_j) {
+    lua_createtable(L, u->nres, 0);
+    for (k = 0; k < u->nres; ++k) {
+      lua_createtable(L, u->ns, 0);
+      for (i = 0; i < u->ns; ++i) {
+        lua_pushnumber(L, J[(size_t)k * u->ns + i]);
+        lua_rawseti(L, -2, i + 1);
+      }
+      lua_rawseti(L, -2, k + 1);
+    }
+    ++nret;
+  }
+  return nret;
+}
+
+/* loss:events() -> number of events of the last evaluation */
+static int loss_nevents(lua_State *L) {
+  loss_ud *u = check_loss(L, 1);
+  lua_pushinteger(L, salta_sim_nevents(salta_loss_sim(u->loss)));
+  return 1;
+}
+
+void salta_l_open_loss(lua_State *L) {
+  static const luaL_Reg methods[] = {
+    {"configure", loss_configure},
+    {"eval", loss_eval},
+    {"nevents", loss_nevents},
+    {"close", loss_close},
+    {NULL, NULL}
+  };
+  if (luaL_newmetatable(L, SALTA_LOSS_MT)) {
+    luaL_newlib(L, methods);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, loss_close);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, loss_close);
+    lua_setfield(L, -2, "__close");
+  }
+  lua_pop(L, 1);
+}

@@ -1,0 +1,221 @@
+-- salta.lsq: a least-squares loss over a model, target times and data,
+-- with exact gradients by forward sensitivities through the events.
+--
+--   local loss = salta.lsq{ model = m, times = {...}, data = {h = {...}},
+--     free = {"g", "e"}, transform = "log", blend = 150, rtol = 1e-8 }
+--   loss:value(p)  loss:grad(p, {method = "sens" | "fd"})
+--   loss:residuals(p)  loss:jacobian(p)  loss:value_and_grad(p)
+--
+-- L(p) = mean over the finite data entries of (w (y(t_k) - data))^2; the
+-- residuals r satisfy L = sum r^2. p is an array in the order of `free` or a
+-- table keyed by name, always in natural units; with transform = "log" the
+-- gradient and Jacobian are by log p (what an optimiser in log space needs).
+
+local core = require("salta.core")
+local data_io = require("salta.data")
+
+local M = {}
+
+local Loss = {}
+Loss.__index = Loss
+Loss.__name = "salta.Loss"
+
+local OPTIONS = {
+  model = true, times = true, data = true, outputs = true, weights = true, free = true,
+  transform = true, blend = true, rtol = true, atol = true, max_events = true, t0 = true,
+  tf = true, x0 = true, params = true, max_step = true, linear_solver = true, max_steps = true,
+  zeno_count = true, zeno_window = true,
+}
+
+local function fail(fmt, ...) error(("salta.lsq: " .. fmt):format(...), 3) end
+
+local function index_of(list)
+  local idx = {}
+  for i, n in ipairs(list) do idx[n] = i end
+  return idx
+end
+
+-- Data and times from a table of columns or a CSV file.
+local function load_data(spec, model)
+  local times, columns = spec.times, spec.data
+  if type(columns) == "string" then
+    local csv = data_io.read_csv(columns)
+    local tname = csv.columns.t and "t" or (csv.columns.time and "time")
+    if not tname then fail("%s: no time column (named 't' or 'time')", columns) end
+    times = times or csv.columns[tname]
+    local cols = {}
+    local outs = index_of(model.outputs)
+    for _, n in ipairs(csv.names) do
+      if n ~= tname then
+        if not outs[n] then fail("%s: column '%s' is not an output of model '%s'", columns, n, model.name) end
+        cols[n] = csv.columns[n]
+      end
+    end
+    columns = cols
+  end
+  if type(columns) ~= "table" then fail("data must be a table of columns or a CSV path") end
+  if type(times) ~= "table" or #times == 0 then fail("times must be a non-empty array") end
+  return times, columns
+end
+
+function M.new(spec)
+  if type(spec) ~= "table" then fail("expected a table") end
+  for k in pairs(spec) do if not OPTIONS[k] then fail("unknown option '%s'", tostring(k)) end end
+  local model = spec.model
+  if type(model) ~= "table" or not model.core then fail("model must be a salta model") end
+  local times, columns = load_data(spec, model)
+  local outs = index_of(model.outputs)
+  local outputs = spec.outputs
+  if not outputs then
+    outputs = {}
+    for _, n in ipairs(model.outputs) do if columns[n] then outputs[#outputs + 1] = n end end
+    if #outputs == 0 then fail("data names none of the outputs of model '%s'", model.name) end
+  end
+  local out_idx, flat = {}, {}
+  for j, n in ipairs(outputs) do
+    out_idx[j] = outs[n] or fail("'%s' is not an output of model '%s' (outputs: %s)", tostring(n),
+      model.name, table.concat(model.outputs, ", "))
+    local col = columns[n] or fail("no data for output '%s'", n)
+    if #col ~= #times then fail("data for '%s' has %d values, expected %d (one per time)", n, #col, #times) end
+  end
+  for k = 1, #times do
+    for j, n in ipairs(outputs) do flat[(k - 1) * #outputs + j] = columns[n][k] end
+  end
+  local weights
+  if spec.weights then
+    weights = {}
+    for j, n in ipairs(outputs) do
+      weights[j] = (spec.weights[n] or spec.weights[j]) or fail("no weight for output '%s'", n)
+    end
+  end
+  local self = setmetatable({ model = model, outputs = outputs, times = times }, Loss)
+  self.core = core.loss(model.core, times, out_idx, flat, weights)
+
+  -- free directions: parameter names, or "x0.<state>" for initial values
+  local pidx, xidx = index_of(model.params), index_of(model.states)
+  self.free = spec.free or {}
+  self.dirs, self.log = {}, {}
+  for k, n in ipairs(self.free) do
+    local st = type(n) == "string" and n:match("^x0%.(.+)$")
+    if st then
+      self.dirs[k] = -(xidx[st] or fail("free '%s': no state '%s'", n, st))
+    else
+      self.dirs[k] = pidx[n] or fail("free '%s' is not a parameter of model '%s'", tostring(n), model.name)
+    end
+    local tr = type(spec.transform) == "table" and spec.transform[n] or spec.transform
+    if tr ~= nil and tr ~= "log" and tr ~= "none" then fail("transform of '%s' must be \"log\" or \"none\"", n) end
+    self.log[k] = tr == "log"
+  end
+  self.base_p = model:vector("params", spec.params, model.params, model.p0)
+  self.base_x0 = spec.x0 and model:vector("x0", spec.x0, model.states, model.x0) or nil
+  self.t0 = spec.t0 or math.min(0, times[1])
+  self.tf = spec.tf or times[#times]
+  self.options = { t0 = self.t0, tf = self.tf, rtol = spec.rtol, atol = spec.atol,
+    max_events = spec.max_events, max_step = spec.max_step, blend = spec.blend,
+    linear_solver = spec.linear_solver, max_steps = spec.max_steps, zeno_count = spec.zeno_count,
+    zeno_window = spec.zeno_window, free = #self.dirs > 0 and self.dirs or nil }
+  self.core:configure(self.options)
+  return self
+end
+
+-- The full parameter vector and initial state for free values p.
+function Loss:full(p)
+  local P = { table.unpack(self.base_p) }
+  local X = self.base_x0 and { table.unpack(self.base_x0) } or nil
+  if type(p) ~= "table" then error("salta.lsq: parameters must be an array or a table by name", 3) end
+  local by_name = #p == 0 and next(p) ~= nil
+  if not by_name and #p ~= #self.free then
+    error(("salta.lsq: %d parameter values, expected %d (%s)"):format(#p, #self.free,
+      table.concat(self.free, ", ")), 3)
+  end
+  if by_name then
+    local known = index_of(self.free)
+    for k in pairs(p) do
+      if not known[k] then error(("salta.lsq: '%s' is not a free parameter"):format(tostring(k)), 3) end
+    end
+  end
+  for k, n in ipairs(self.free) do
+    local v = by_name and p[n] or p[k]
+    if v == nil then error(("salta.lsq: no value for '%s'"):format(n), 3) end
+    local d = self.dirs[k]
+    if d > 0 then P[d] = v
+    else
+      X = X or self.model:vector("x0", nil, self.model.states, self.model.x0)
+      X[-d] = v
+    end
+  end
+  return P, X
+end
+
+local function call(self, p, what)
+  local P, X = self:full(p)
+  local res = table.pack(self.core:eval(P, X, what))
+  if res[1] == nil then error(res[2], 3) end
+  return table.unpack(res, 1, res.n)
+end
+
+-- chain rule for log-transformed parameters: d/d log p = p d/dp
+local function apply_log(self, p, g)
+  for k = 1, #self.free do
+    if self.log[k] then
+      local v = p[k] or p[self.free[k]]
+      g[k] = g[k] * v
+    end
+  end
+  return g
+end
+
+function Loss:value(p) return (call(self, p, "")) end
+
+function Loss:value_and_grad(p)
+  local v, g = call(self, p, "g")
+  return v, apply_log(self, p, g)
+end
+
+function Loss:grad(p, opts)
+  local method = opts and opts.method or "sens"
+  if method == "sens" then
+    local _, g = self:value_and_grad(p)
+    return g
+  elseif method == "fd" then
+    return self:fd_grad(p, opts)
+  end
+  error(("salta.lsq: unknown gradient method '%s' (\"sens\" or \"fd\")"):format(tostring(method)), 2)
+end
+
+-- Central differences of the loss value, in the transformed variable.
+function Loss:fd_grad(p, opts)
+  opts = opts or {}
+  local g = {}
+  local vals = {}
+  for k, n in ipairs(self.free) do vals[k] = p[k] or p[n] end
+  for k = 1, #self.free do
+    local h = (opts.h or 1e-6) * (self.log[k] and 1 or math.max(1, math.abs(vals[k])))
+    local function at(delta)
+      local q = { table.unpack(vals) }
+      q[k] = self.log[k] and vals[k] * math.exp(delta) or vals[k] + delta
+      return self:value(q)
+    end
+    g[k] = (at(h) - at(-h)) / (2 * h)
+  end
+  return g
+end
+
+function Loss:residuals(p)
+  local _, r = call(self, p, "r")
+  return r
+end
+
+function Loss:jacobian(p)
+  local _, J = call(self, p, "j")
+  for _, row in ipairs(J) do apply_log(self, p, row) end
+  return J
+end
+
+function Loss:__tostring()
+  return ("salta least-squares loss on model '%s': %d times x %d outputs (%s), free: %s"):format(
+    self.model.name, #self.times, #self.outputs, table.concat(self.outputs, ", "),
+    #self.free > 0 and table.concat(self.free, ", ") or "none")
+end
+
+return M
