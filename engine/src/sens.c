@@ -252,11 +252,17 @@ static void output_sens(salta_sim *s, scratch *c, double t, const double *w, con
   }
 }
 
+/* The algebraic rows of the interpolated S are only as accurate as the
+** corrector's convergence test (IDAS leaves algebraic components out of the
+** error test): take them from the error-controlled x rows by the implicit
+** function theorem instead. */
 void salta__sens_output(salta_sim *s, int k, double t, const double *w, const double *S) {
   scratch c = sc_of(s);
   size_t n = (size_t)s->n, ns = (size_t)s->ns;
-  memcpy(s->out_s + (size_t)k * n * ns, S, sizeof(double) * n * ns);
-  output_sens(s, &c, t, w, S, NULL, NULL, NULL, s->out_dy + (size_t)k * s->d->ny * ns);
+  double *Sk = s->out_s + (size_t)k * n * ns;
+  memcpy(Sk, S, sizeof(double) * n * ns);
+  if (s->nz > 0 && g_blocks(s, &c, t, w) == 0) z_rows(s, &c, Sk);
+  output_sens(s, &c, t, w, Sk, NULL, NULL, NULL, s->out_dy + (size_t)k * s->d->ny * ns);
 }
 
 /* ---- the jump ----------------------------------------------------------------- */

@@ -184,11 +184,17 @@ int salta__solve_z(salta_sim *s, double t, const double *x, double *z, int *wors
 
 /* ---- results ------------------------------------------------------------------ */
 
+/* Stores output k. Interpolated algebraics are re-solved from g (Newton
+** from the interpolated value), so outputs satisfy g = 0 to round-off. */
 static void store_output(salta_sim *s, double t, const double *w, const double *S) {
-  int k = s->nout++;
-  if (s->ns > 0) salta__sens_output(s, k, t, w, S);
+  int k = s->nout++, worst;
+  double *wk = s->out_w + (size_t)k * s->n, res;
   s->out_t[k] = t;
-  memcpy(s->out_w + (size_t)k * s->n, w, sizeof(double) * s->n);
+  memcpy(wk, w, sizeof(double) * s->n);
+  if (s->nz > 0 && salta__solve_z(s, t, wk, wk + s->nx, &worst, &res) != 0)
+    memcpy(wk, w, sizeof(double) * s->n);
+  w = wk;
+  if (s->ns > 0) salta__sens_output(s, k, t, w, S);
   if (s->d->ny) s->d->h.eval(t, w, w + s->nx, s->p, s->out_y + (size_t)k * s->d->ny);
 }
 

@@ -186,13 +186,13 @@ end
 -- Central differences of the loss value in the transformed variable, with
 -- one Richardson step: (4 D(h) - D(2h)) / 3 cancels the h^2 error, so a
 -- larger h (less round-off from the simulations) gives the same accuracy.
--- opts: h (relative step, default 1e-4), richardson (default true).
+-- opts: h (relative step, default 2e-5), richardson (default true).
 function Loss:fd_grad(p, opts)
   opts = opts or {}
   local g, vals = {}, {}
   for k, n in ipairs(self.free) do vals[k] = p[k] or p[n] end
   for k = 1, #self.free do
-    local h = (opts.h or 1e-4) * (self.log[k] and 1 or math.max(1, math.abs(vals[k])))
+    local h = (opts.h or 2e-5) * (self.log[k] and 1 or math.max(1, math.abs(vals[k])))
     local function at(delta)
       local q = { table.unpack(vals) }
       q[k] = self.log[k] and vals[k] * math.exp(delta) or vals[k] + delta

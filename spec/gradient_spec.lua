@@ -1,0 +1,186 @@
+-- Gradients of the least-squares loss by forward sensitivities through the
+-- events, against central finite differences (with one Richardson step) of
+-- the same loss from independently tightened simulations (rtol 1e-12), for
+-- every free parameter on its own: within 1e-6 relative, or 1e-9 absolute
+-- for components near zero. The residual Jacobian and the blended loss too.
+local H = require("helpers")
+local salta = require("salta")
+
+local SENS = { rtol = 1e-12, atol = 1e-14 }
+local FD = { rtol = 1e-12, atol = 1e-14 }
+
+local function uniform(tf, n)
+  local t = {}
+  for i = 1, n do t[i] = tf * i / n end
+  return t
+end
+
+-- Data from the model at its nominal parameters.
+local function truth(m, tf, outputs, n)
+  local times = uniform(tf, n or 80)
+  local tr = m:simulate{ tf = tf, times = times, rtol = 1e-12, atol = 1e-14 }
+  local data = {}
+  for _, o in ipairs(outputs) do data[o] = tr.y[o] end
+  return times, data
+end
+
+local function loss(m, times, data, free, tol, extra)
+  local spec = { model = m, times = times, data = data, free = free, rtol = tol.rtol, atol = tol.atol }
+  for k, v in pairs(extra or {}) do spec[k] = v end
+  return salta.lsq(spec)
+end
+
+local function check_grad(label, m, tf, outputs, free, p, extra)
+  local times, data = truth(m, tf, outputs)
+  local g = loss(m, times, data, free, SENS, extra):grad(p)
+  local fd = loss(m, times, data, free, FD, extra):grad(p, { method = "fd" })
+  for k, n in ipairs(free) do
+    local err = math.abs(g[k] - fd[k])
+    assert(err <= 1e-6 * math.abs(fd[k]) or err <= 1e-9,
+      ("%s: dL/d%s = %.12g by sensitivities, %.12g by differences (relative error %.2e)"):format(
+        label, n, g[k], fd[k], err / math.abs(fd[k])))
+  end
+  return g
+end
+
+local function positions(N)
+  local out = {}
+  for i = 1, N do out[#out + 1] = "x" .. i; out[#out + 1] = "y" .. i end
+  return out
+end
+
+describe("loss gradient by forward sensitivities", function()
+  it("Cauer ladder: the 7 capacitances and inductances", function()
+    local m = H.model("cauer")
+    check_grad("cauer", m, 20, { "L2_i", "L1_i", "C5_v", "C3_v", "C1_v" },
+      { "C1_C", "C2_C", "C3_C", "C4_C", "C5_C", "L1_L", "L2_L" },
+      -- the biased start of REFERENCE.md §3.0
+      { 1.10177047, 0.25193102, 1.53445960, 0.75943693, 0.77315497, 1.41621466, 0.87710816 })
+  end)
+
+  for _, N in ipairs({ 3, 7, 15 }) do
+    it(("bouncing balls N = %d: g, e_g, e_b through %s events"):format(N, N == 3 and "4" or "many"), function()
+      local m = H.model("bouncing_balls", { N = N })
+      -- a start near the truth, so that the event sequence is the same
+      check_grad("balls N" .. N, m, 1.9, positions(N), { "g", "e_g", "e_b" }, { 9.7, 0.51, 0.61 })
+    end)
+  end
+
+  it("spring latch: parameters only in g, only in a guard, only in a reset, and an initial state", function()
+    local m = H.model("spring_latch")
+    check_grad("spring_latch", m, 6, { "x", "v", "F" },
+      { "k", "c", "d", "m", "A", "w", "F_max", "e", "a", "x0.v" },
+      { 4.1, 0.11, 0.21, 1.02, 0.52, 1.31, 1.48, 0.71, 0.105, 2.02 })
+  end)
+
+  it("a parameter only in h, and a parameter only in a guard with algebraic variables", function()
+    local m = salta.dae{ name = "sensor", states = { { "x", 0 }, { "v", 1.5 } }, algebraics = { { "F", 0 } },
+      params = { { "k", 3 }, { "gain", 2 }, { "offset", 0.1 }, { "F_max", 1 }, { "e", 0.8 } },
+      f = function(t, x, z, p) return { x.v, -z.F } end,
+      g = function(t, x, z, p) return { z.F + 0.2 * z.F ^ 3 - p.k * x.x } end,
+      h = function(t, x, z, p) return { reading = p.gain * x.x + p.offset, force = z.F } end,
+      outputs = { "reading", "force" },
+      events = { { name = "stop", direction = "up", guard = function(t, x, z, p) return z.F - p.F_max end,
+        reset = function(t, x, z, p) return { v = -p.e * x.v } end } } }
+    check_grad("sensor", m, 4, { "reading", "force" }, { "k", "gain", "offset", "F_max", "e" },
+      { 3.1, 2.1, 0.12, 0.97, 0.78 })
+  end)
+
+  it("log transform gives d/d log p = p d/dp", function()
+    local m = H.model("bouncing_balls", { N = 3 })
+    local times, data = truth(m, 1.9, positions(3))
+    local p = { 9.7, 0.51, 0.61 }
+    local g = loss(m, times, data, { "g", "e_g", "e_b" }, SENS):grad(p)
+    local gl = loss(m, times, data, { "g", "e_g", "e_b" }, SENS, { transform = "log" }):grad(p)
+    for k = 1, 3 do assert.is_near(g[k] * p[k], gl[k], 1e-12 * math.abs(gl[k])) end
+    local fdl = loss(m, times, data, { "g", "e_g", "e_b" }, FD, { transform = "log" }):grad(p, { method = "fd" })
+    for k = 1, 3 do assert.is_near(fdl[k], gl[k], 1e-6 * math.abs(fdl[k])) end
+  end)
+end)
+
+describe("blended loss (sigmoid across event boundaries)", function()
+  it("balls N = 3, beta = 300", function()
+    check_grad("balls N3 blended", H.model("bouncing_balls", { N = 3 }), 1.9, positions(3),
+      { "g", "e_g", "e_b" }, { 9.7, 0.51, 0.61 }, { blend = 300 })
+  end)
+  it("Cauer ladder, beta = 150", function()
+    check_grad("cauer blended", H.model("cauer"), 20, { "C3_v", "C1_v" }, { "C3_C", "L1_L" },
+      { 1.60, 1.35 }, { blend = 150 })
+  end)
+  it("is the plain loss far from events and differs near them", function()
+    local m = H.model("bouncing_balls", { N = 3 })
+    local times, data = truth(m, 1.9, positions(3))
+    local p = { 9.7, 0.51, 0.61 }
+    local plain = loss(m, times, data, { "g", "e_g", "e_b" }, SENS):value(p)
+    local blended = loss(m, times, data, { "g", "e_g", "e_b" }, SENS, { blend = 300 }):value(p)
+    assert.is_true(math.abs(plain - blended) > 1e-12 and math.abs(plain - blended) < 0.1 * plain)
+  end)
+end)
+
+describe("residuals and their Jacobian", function()
+  it("the loss is the sum of squared residuals and the Jacobian matches differences", function()
+    local m = H.model("spring_latch")
+    local times, data = truth(m, 4, { "x", "F" }, 30)
+    local free = { "k", "F_max", "e" }
+    local L = loss(m, times, data, free, SENS)
+    local p = { 4.1, 1.48, 0.71 }
+    local r = L:residuals(p)
+    local sum = 0
+    for _, v in ipairs(r) do sum = sum + v * v end
+    assert.is_near(L:value(p), sum, 1e-14)
+    local J = L:jacobian(p)
+    local Lfd = loss(m, times, data, free, FD)
+    for k = 1, #free do
+      local h = 2e-5 * math.abs(p[k])
+      local function at(d)
+        local q = { table.unpack(p) }
+        q[k] = p[k] + d
+        return Lfd:residuals(q)
+      end
+      local r1p, r1m, r2p, r2m = at(h), at(-h), at(2 * h), at(-2 * h)
+      -- central differences with one Richardson step; entries compared
+      -- relative to the column's largest entry (1e-6)
+      local fd, scale = {}, 0
+      for i = 1, #r do
+        fd[i] = (4 * (r1p[i] - r1m[i]) / (2 * h) - (r2p[i] - r2m[i]) / (4 * h)) / 3
+        scale = math.max(scale, math.abs(fd[i]))
+      end
+      for i = 1, #r do
+        assert(math.abs(J[i][k] - fd[i]) <= 1e-6 * scale,
+          ("dr%d/d%s: %.10g vs %.10g (column scale %.3g)"):format(i, free[k], J[i][k], fd[i], scale))
+      end
+    end
+  end)
+end)
+
+describe("lsq input checks", function()
+  local m = H.model("spring_latch")
+  it("names what is wrong", function()
+    local function err(spec)
+      local ok, e = pcall(salta.lsq, spec)
+      assert.is_false(ok)
+      return tostring(e)
+    end
+    assert.truthy(err{ model = m, times = { 1, 2 }, data = { x = { 1 } }, free = { "k" } }:find("data for 'x' has 1 values, expected 2", 1, true))
+    assert.truthy(err{ model = m, times = { 1, 2 }, data = { q = { 1, 2 } } }:find("names none of the outputs", 1, true))
+    assert.truthy(err{ model = m, times = { 1, 2 }, data = { x = { 1, 2 } }, free = { "kk" } }:find("free 'kk' is not a parameter", 1, true))
+    assert.truthy(err{ model = m, times = { 1, 2 }, data = { x = { 1, 2 } }, rtoll = 1 }:find("unknown option 'rtoll'", 1, true))
+  end)
+  it("reads data from CSV and reports a bad row with file and line", function()
+    local path = os.tmpname()
+    local f = assert(io.open(path, "w"))
+    f:write("t,x,F\n0.5,0.1,0.4\n1.0,,0.2\n1.5,0.3,0.1\n")
+    f:close()
+    local L = salta.lsq{ model = m, data = path, free = { "k" } }
+    assert.are.same({ 0.5, 1.0, 1.5 }, L.times)
+    assert.are.same({ "x", "F" }, L.outputs)
+    assert.are.equal(5, #L:residuals({ 4 }))        -- the empty field is missing data
+    f = assert(io.open(path, "w"))
+    f:write("t,x\n0.5,0.1\n1.0,abc\n")
+    f:close()
+    local ok, e = pcall(salta.lsq, { model = m, data = path })
+    assert.is_false(ok)
+    assert.truthy(tostring(e):find(path .. ":3: column 'x' holds 'abc'", 1, true), tostring(e))
+    os.remove(path)
+  end)
+end)
