@@ -43,7 +43,7 @@ static size_t scratch_size(const salta_sim *s) {
   const salta_model_def *d = s->d;
   size_t nx = (size_t)d->nx, nz = (size_t)d->nz, np = (size_t)d->np, ny = (size_t)d->ny;
   size_t n = nx + nz, ns = (size_t)s->ns;
-  return max_nnz(d) + nx * (nx + nz + np) + nz * (nx + nz + np + 1) + ny * (nx + nz + np + 1) +
+  return 4 * max_nnz(d) + nx * (nx + nz + np) + nz * (nx + nz + np + 1) + ny * (nx + nz + np + 1) +
          nx * (nx + nz + np + 1) + (nx + nz + np) + 4 * nx + 2 * nz + 3 * n + 2 * ns + n * ns +
          nz * nz + n + 16;
 }
@@ -54,7 +54,7 @@ static scratch sc_of(salta_sim *s) {
   scratch c;
   double *p = s->sens_scratch;
 #define TAKE(ptr, count) (ptr = p, p += (count))
-  TAKE(c.jv, max_nnz(d));
+  TAKE(c.jv, 4 * max_nnz(d));
   TAKE(c.Fx, nx * nx); TAKE(c.Fz, nx * nz); TAKE(c.Fp, nx * np);
   TAKE(c.Gx, nz * nx); TAKE(c.Gz, nz * nz); TAKE(c.Gp, nz * np); TAKE(c.Gt, nz);
   TAKE(c.Hx, ny * nx); TAKE(c.Hz, ny * nz); TAKE(c.Hp, ny * np); TAKE(c.Ht, ny);
@@ -84,6 +84,14 @@ void salta__sens_free_run(salta_sim *s) {
   free(s->sens_scratch);
   free(s->S);
   s->sens_scratch = s->S = NULL;
+}
+
+/* r += scale * A s for a sparse kernel A with rows offset row0 and the
+** vector s offset col0. */
+static void spmv(const salta_sparse_def *sp, const double *vals, double scale, const double *s,
+                 int col0, double *r, int row0) {
+  int k;
+  for (k = 0; k < sp->nnz; ++k) r[row0 + sp->row[k]] += scale * vals[k] * s[col0 + sp->col[k]];
 }
 
 /* ---- dense blocks --------------------------------------------------------- */
@@ -167,14 +175,6 @@ static void s_prime(salta_sim *s, scratch *c, double t, const double *w, const d
 
 /* ---- the sensitivity residual ------------------------------------------------- */
 
-/* r += scale * A s for a sparse kernel A with rows offset row0 and the
-** vector s offset col0. */
-static void spmv(const salta_sparse_def *sp, const double *vals, double scale, const double *s,
-                 int col0, double *r, int row0) {
-  int k;
-  for (k = 0; k < sp->nnz; ++k) r[row0 + sp->row[k]] += scale * vals[k] * s[col0 + sp->col[k]];
-}
-
 int salta__sens_residual(int ns, double t, N_Vector yy, N_Vector yp, N_Vector rr, N_Vector *yS,
                          N_Vector *ypS, N_Vector *rrS, void *ud, N_Vector t1, N_Vector t2, N_Vector t3) {
   salta_sim *s = ud;
@@ -226,28 +226,34 @@ int salta__sens_initial(salta_sim *s, double t0, const double *w, double *S, dou
 
 /* ---- outputs ----------------------------------------------------------------- */
 
-/* dy = h_x s_x + h_z s_z + h_p[:, dir] (+ h_t tau_p when tau_p != NULL) */
+/* dy = h_x s_x + h_z s_z + h_p[:, dir] (+ (h_x x' + h_z z' + h_t) tau_p when
+** tau_p != NULL), with the sparse h Jacobians (this runs at every output). */
 static void output_sens(salta_sim *s, scratch *c, double t, const double *w, const double *S,
                         const double *xdot, const double *zdot, const double *tau_p, double *dy) {
-  int k, i, n = s->n, nx = s->nx, nz = s->nz, ny = s->d->ny, np = s->d->np;
-  dense(s, c->jv, &s->d->h.d[SALTA_WRT_X], t, w, c->Hx, ny, nx);
-  dense(s, c->jv, &s->d->h.d[SALTA_WRT_Z], t, w, c->Hz, ny, nz);
-  dense(s, c->jv, &s->d->h.d[SALTA_WRT_P], t, w, c->Hp, ny, np);
-  dense(s, c->jv, &s->d->h.d[SALTA_WRT_T], t, w, c->Ht, ny, 1);
+  const salta_function_def *h = &s->d->h;
+  int k, i, b, n = s->n, nx = s->nx, ny = s->d->ny;
+  double *vals[4], *p = c->jv;
+  for (b = 0; b < 4; ++b) {   /* values of h_x, h_z, h_p, h_t */
+    vals[b] = p;
+    p += h->d[b].nnz;
+    if (h->d[b].nnz) h->d[b].eval(t, w, w + nx, s->p, vals[b]);
+  }
   for (k = 0; k < s->ns; ++k) {
     const double *col = S + (size_t)k * n;
     double *out = dy + (size_t)k * ny;
+    int j = pcol(s, k);
     memset(out, 0, sizeof(double) * ny);
-    gemv(c->Hx, ny, nx, col, out);
-    gemv(c->Hz, ny, nz, col + nx, out);
-    if (pcol(s, k) >= 0)
-      for (i = 0; i < ny; ++i) out[i] += c->Hp[(size_t)pcol(s, k) * ny + i];
+    spmv(&h->d[SALTA_WRT_X], vals[0], 1.0, col, 0, out, 0);
+    spmv(&h->d[SALTA_WRT_Z], vals[1], 1.0, col, nx, out, 0);
+    if (j >= 0)
+      for (i = 0; i < h->d[SALTA_WRT_P].nnz; ++i)
+        if (h->d[SALTA_WRT_P].col[i] == j) out[h->d[SALTA_WRT_P].row[i]] += vals[2][i];
     if (tau_p) {   /* along the event: the boundary moves with tau */
       for (i = 0; i < nx; ++i) c->tmp[i] = xdot[i] * tau_p[k];
-      for (i = 0; i < nz; ++i) c->tmp[nx + i] = zdot[i] * tau_p[k];
-      gemv(c->Hx, ny, nx, c->tmp, out);
-      gemv(c->Hz, ny, nz, c->tmp + nx, out);
-      for (i = 0; i < ny; ++i) out[i] += c->Ht[i] * tau_p[k];
+      for (i = 0; i < s->nz; ++i) c->tmp[nx + i] = zdot[i] * tau_p[k];
+      spmv(&h->d[SALTA_WRT_X], vals[0], 1.0, c->tmp, 0, out, 0);
+      spmv(&h->d[SALTA_WRT_Z], vals[1], 1.0, c->tmp, nx, out, 0);
+      for (i = 0; i < h->d[SALTA_WRT_T].nnz; ++i) out[h->d[SALTA_WRT_T].row[i]] += vals[3][i] * tau_p[k];
     }
   }
 }
