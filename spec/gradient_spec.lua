@@ -184,3 +184,22 @@ describe("lsq input checks", function()
     os.remove(path)
   end)
 end)
+
+describe("grazing events", function()
+  it("are reported with the event and time instead of a meaningless gradient", function()
+    -- x = t + c - (t - 1)^3 with c = 1e-12: the guard x - t crosses zero at
+    -- t = 1 + 1e-4 with rate -3e-8, its terms (-1 and x' = 1) cancelling:
+    -- the event time's derivative is ill-defined there
+    local m = salta.dae{ name = "graze", states = { { "x", 1 + 1e-12 } }, params = { { "b", 1.0 } },
+      f = function(t, x, z, p) return { p.b - 3 * (t - 1) ^ 2 } end,
+      events = { { name = "touch", direction = "down", guard = function(t, x) return x.x - t end,
+        reset = function(t, x) return { x = x.x + 1 } end } } }
+    local tr = m:simulate{ tf = 1.8, rtol = 1e-10, atol = 1e-12 }
+    assert.are.equal(1, #tr:events())        -- the simulation itself is fine
+    local L = salta.lsq{ model = m, times = { 0.5, 1.5, 1.8 }, data = { x = { 0, 0, 0 } }, free = { "b" },
+      rtol = 1e-10, atol = 1e-12 }
+    local ok, err = pcall(L.grad, L, { 1.0 })
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("^model .graze.: grazing event .touch. at t = [01]%.99?%d*"), tostring(err))
+  end)
+end)

@@ -150,7 +150,7 @@ end
 local function call(self, p, what)
   local P, X = self:full(p)
   local res = table.pack(self.core:eval(P, X, what))
-  if res[1] == nil then error(res[2], 3) end
+  if res[1] == nil then error(res[2], 0) end  -- the engine names model, element and time
   return table.unpack(res, 1, res.n)
 end
 

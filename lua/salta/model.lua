@@ -355,7 +355,7 @@ function Model:simulate(opts)
   local p = self:vector("params", opts.params, self.params, self.p0)
   local x0 = opts.x0 and self:vector("x0", opts.x0, self.states, self.x0) or nil
   local raw, err = self.core:simulate_raw(raw_opts, p, x0, times)
-  if not raw then error(err, 2) end
+  if not raw then error(err, 0) end  -- the engine names model, element and time
   return require("salta.trajectory").new(self, raw, { t0 = t0, tf = tf })
 end
 
