@@ -208,6 +208,19 @@ int salta__sens_residual(int ns, double t, N_Vector yy, N_Vector yp, N_Vector rr
   return 0;
 }
 
+int salta__sens_fill_z(salta_sim *s, double t, const double *w, double *S) {
+  scratch c = sc_of(s);
+  if (s->nz == 0) return 0;
+  if (g_blocks(s, &c, t, w) != 0) return -1;
+  z_rows(s, &c, S);
+  return 0;
+}
+
+void salta__sens_prime(salta_sim *s, double t, const double *w, const double *S, double *Sp) {
+  scratch c = sc_of(s);
+  s_prime(s, &c, t, w, S, Sp);
+}
+
 /* ---- initial sensitivities --------------------------------------------------- */
 
 int salta__sens_initial(salta_sim *s, double t0, const double *w, double *S, double *Sp) {

@@ -186,7 +186,7 @@ int salta__solve_z(salta_sim *s, double t, const double *x, double *z, int *wors
 
 /* Stores output k. Interpolated algebraics are re-solved from g (Newton
 ** from the interpolated value), so outputs satisfy g = 0 to round-off. */
-static void store_output(salta_sim *s, double t, const double *w, const double *S) {
+void salta__store_output(salta_sim *s, double t, const double *w, const double *S) {
   int k = s->nout++, worst;
   double *wk = s->out_w + (size_t)k * s->n, res;
   s->out_t[k] = t;
@@ -198,7 +198,7 @@ static void store_output(salta_sim *s, double t, const double *w, const double *
   if (s->d->ny) s->d->h.eval(t, w, w + s->nx, s->p, s->out_y + (size_t)k * s->d->ny);
 }
 
-static int store_step(salta_sim *s, double t, const double *w) {
+int salta__store_step(salta_sim *s, double t, const double *w) {
   return salta__dbuf_push(&s->steps, &t, 1) || salta__dbuf_push(&s->steps, w, s->n);
 }
 
@@ -224,7 +224,7 @@ static double zero_band(const salta_sim *s, int j) {
 ** zero and that moves deeper into its firing side without ever leaving it
 ** would otherwise be lost for good (a ball falling through the floor at a
 ** Zeno limit): that is an error. */
-static int rearm(salta_sim *s, double t) {
+int salta__rearm(salta_sim *s, double t) {
   int j;
   for (j = 0; j < s->d->ne; ++j) {
     if (s->armed[j]) continue;
@@ -465,10 +465,9 @@ static int on_firing_side(const salta_sim *s, int j, double e) {
 }
 
 /* Guard values at time t on the current step's interpolant. */
-static void guards_at(salta_sim *s, void *mem, N_Vector tmp, double t) {
-  const double *w = N_VGetArrayPointer(tmp);
-  IDAGetDky(mem, t, 0, tmp);
-  s->d->e.eval(t, w, w + s->nx, s->p, s->guard);
+static void guards_at(salta_sim *s, const salta__interp *ip, double t) {
+  ip->at(ip->ctx, t, s->interp_w);
+  s->d->e.eval(t, s->interp_w, s->interp_w + s->nx, s->p, s->guard);
   s->stats.guard_evals++;
 }
 
@@ -487,16 +486,15 @@ static int any_firing(salta_sim *s) {
 ** firing side, is checked too (exact for guards quadratic in time). The
 ** earliest firing point found is bracketed and bisected to the crossing
 ** (t just past it, like IDAS); s->fire gets the guards firing there.
+** t_start is where the last step ended (its guard values are s->gprev);
+** sampling begins at t_from >= t_start, where the interpolant is valid.
 ** Returns how many (0: none before t_end). */
-static int interior_crossing(salta_sim *s, void *mem, N_Vector tmp, double t_start,
-                             double t_end, double *tau) {
+int salta__crossing(salta_sim *s, const salta__interp *ip, double t_start, double t_from,
+                    double t_end, double *tau) {
   const int ne = s->d->ne;
-  double ta = t_start, tn, hu, ts[SAMPLES + 1], lo = 0, hi = HUGE_VAL, *G = s->gsamples;
+  double ta = t_from, ts[SAMPLES + 1], lo = 0, hi = HUGE_VAL, *G = s->gsamples;
   int i, j, nfire = 0;
   if (ne == 0) return 0;
-  if (IDAGetCurrentTime(mem, &tn) == IDA_SUCCESS && IDAGetLastStep(mem, &hu) == IDA_SUCCESS &&
-      ta < tn - hu)
-    ta = tn - hu;   /* only the last step can be interpolated */
   if (!(t_end > ta)) return 0;
   for (i = 0; i <= SAMPLES; ++i) {
     ts[i] = i == SAMPLES ? t_end : ta + (t_end - ta) * i / SAMPLES;
@@ -504,7 +502,7 @@ static int interior_crossing(salta_sim *s, void *mem, N_Vector tmp, double t_sta
       memcpy(G, s->gprev, sizeof(double) * ne);
       continue;
     }
-    guards_at(s, mem, tmp, ts[i]);
+    guards_at(s, ip, ts[i]);
     memcpy(G + (size_t)i * ne, s->guard, sizeof(double) * ne);
   }
   for (i = 1; i <= SAMPLES && hi == HUGE_VAL; ++i) {
@@ -525,7 +523,7 @@ static int interior_crossing(salta_sim *s, void *mem, N_Vector tmp, double t_sta
       ev = e1 + b * u + a * u * u;
       if (!(fabs(u) < 1) || !on_firing_side(s, j, ev)) continue;
       tv = ts[i] + u * (ts[i + 1] - ts[i]);
-      guards_at(s, mem, tmp, tv);
+      guards_at(s, ip, tv);
       if (on_firing_side(s, j, s->guard[j]) && tv < hi) {
         hi = tv;
         lo = u < 0 ? ts[i - 1] : ts[i];
@@ -538,14 +536,35 @@ static int interior_crossing(salta_sim *s, void *mem, N_Vector tmp, double t_sta
   }
   while (hi - lo > 4 * 2.2e-16 * fmax(1.0, fabs(hi))) {
     double tm = 0.5 * (lo + hi);
-    guards_at(s, mem, tmp, tm);
+    guards_at(s, ip, tm);
     if (any_firing(s)) hi = tm; else lo = tm;
   }
-  guards_at(s, mem, tmp, hi);
+  guards_at(s, ip, hi);
   for (j = 0; j < ne; ++j)
     if (s->armed[j] && on_firing_side(s, j, s->guard[j])) s->fire[nfire++] = j;
   *tau = hi;
   return nfire;
+}
+
+/* Applies the events s->fire[0..nfire) at t to the left state w (which
+** becomes the right state), jumps the sensitivities S (n x ns, full; Sp
+** gets S+'), and re-arms the guards: a guard left at zero is "stuck"
+** until it leaves its firing side. */
+int salta__after_events(salta_sim *s, const salta_sim_options *o, double t, double *w, int nfire,
+                        double *S, double *Sp) {
+  int st, j;
+  if ((st = apply_events(s, o, t, w, nfire))) return st;
+  if (s->ns > 0 &&
+      (st = salta__sens_jump(s, t, s->ev_w.v + (size_t)(s->nev - nfire) * 2 * s->n, nfire, S, Sp)))
+    return st;
+  s->d->e.eval(t, w, w + s->nx, s->p, s->guard);
+  for (j = 0; j < s->d->ne; ++j) {
+    s->armed[j] = is_clear(s, j, s->guard[j]);
+    s->stuck[j] = !s->armed[j] && fabs(s->guard[j]) <= zero_band(s, j);
+    if (s->stuck[j]) s->stuck_t[j] = t;
+  }
+  memcpy(s->gprev, s->guard, sizeof(double) * s->d->ne);
+  return SALTA_OK;
 }
 
 /* The armed guards that fire at a root return, in declaration order. */
@@ -591,9 +610,9 @@ static int check_inputs(salta_sim *s, const salta_sim_options *o, const double *
 
 static void free_run(salta_sim *s) {
   salta__sens_free_run(s);
-  free(s->work); free(s->jvals); free(s->gz); free(s->guard); free(s->guard0); free(s->gprev); free(s->stuck_t); free(s->gsamples);
+  free(s->work); free(s->jvals); free(s->gz); free(s->guard); free(s->guard0); free(s->gprev); free(s->stuck_t); free(s->gsamples); free(s->interp_w);
   free(s->ipiv); free(s->armed); free(s->roots); free(s->fire); free(s->stuck);
-  s->work = s->jvals = s->gz = s->guard = s->guard0 = s->gprev = s->stuck_t = s->gsamples = NULL;
+  s->work = s->jvals = s->gz = s->guard = s->guard0 = s->gprev = s->stuck_t = s->gsamples = s->interp_w = NULL;
   s->ipiv = s->armed = s->roots = s->fire = s->stuck = NULL;
 }
 
@@ -614,6 +633,7 @@ static int alloc_run(salta_sim *s, int nt) {
   s->guard0 = malloc(sizeof(double) * (size_t)(d->ne + 1));
   s->gprev = malloc(sizeof(double) * (size_t)(d->ne + 1));
   s->stuck_t = malloc(sizeof(double) * (size_t)(d->ne + 1));
+  s->interp_w = malloc(sizeof(double) * (size_t)(s->n + 1));
   s->gsamples = malloc(sizeof(double) * (size_t)(d->ne + 1) * (SAMPLES + 1));
   s->ipiv = malloc(sizeof(int) * (size_t)(s->nz + 1));
   s->armed = calloc((size_t)d->ne + 1, sizeof(int));
@@ -622,10 +642,19 @@ static int alloc_run(salta_sim *s, int nt) {
   s->stuck = calloc((size_t)d->ne + 1, sizeof(int));
   if (s->ns > 0 && salta__sens_alloc(s, nt)) return -1;
   return (s->out_t && s->out_w && s->out_y && s->work && s->jvals && s->gz && s->guard &&
-          s->guard0 && s->gprev && s->stuck_t && s->gsamples && s->ipiv && s->armed && s->roots && s->fire && s->stuck) ? 0 : -1;
+          s->guard0 && s->gprev && s->stuck_t && s->gsamples && s->interp_w && s->ipiv && s->armed && s->roots && s->fire && s->stuck) ? 0 : -1;
 }
 
 /* The integration loop proper: IDAS one step at a time. */
+/* The IDAS interpolant as a salta__interp. */
+typedef struct ida_interp { void *mem; N_Vector tmp; } ida_interp;
+
+static void ida_at(void *ctx, double t, double *w) {
+  ida_interp *c = ctx;
+  IDAGetDky(c->mem, t, 0, c->tmp);
+  memcpy(w, N_VGetArrayPointer(c->tmp), sizeof(double) * (size_t)NV_LENGTH_S(c->tmp));
+}
+
 /* Sensitivities at time t on the current step (IDAS interpolation). */
 static const double *sens_at(salta_sim *s, ida_ctx *c, N_Vector *dkyS, double t, double *S) {
   if (s->ns == 0) return NULL;
@@ -640,7 +669,7 @@ static int integrate(salta_sim *s, ida_ctx *c, const salta_sim_options *o,
   size_t nS = (size_t)s->n * s->ns;
   double *Sp = s->S + nS, *Stmp = NULL;
   N_Vector dky = N_VClone(c->y), *dkyS = NULL;
-  int flag, st = SALTA_OK, k = 0, j, at_event = 0;
+  int flag, st = SALTA_OK, k = 0, at_event = 0;
   long steps = 0;
   if (!dky) return salta__fail(s->err, SALTA_EMEM, "out of memory");
   if (s->ns > 0) {
@@ -648,7 +677,7 @@ static int integrate(salta_sim *s, ida_ctx *c, const salta_sim_options *o,
     Stmp = malloc(sizeof(double) * nS);
     if (!dkyS || !Stmp) { st = salta__fail(s->err, SALTA_EMEM, "out of memory"); goto out; }
   }
-  while (k < nt && times[k] <= o->t0) store_output(s, o->t0, w, s->S), ++k;
+  while (k < nt && times[k] <= o->t0) salta__store_output(s, o->t0, w, s->S), ++k;
   memcpy(s->gprev, s->guard0, sizeof(double) * s->d->ne);
   for (;;) {
     double tret, tau;
@@ -661,7 +690,15 @@ static int integrate(salta_sim *s, ida_ctx *c, const salta_sim_options *o,
     }
     flag = IDASolve(c->mem, o->tf, &tret, c->y, c->yp, IDA_ONE_STEP);
     if (flag < 0) { st = fail_idas(s, flag, t); break; }
-    nfire = interior_crossing(s, c->mem, dky, t, tret, &tau);
+    {
+      double tn, hu, from = t;
+      ida_interp ic = {c->mem, dky};
+      salta__interp ip = {ida_at, &ic};
+      if (IDAGetCurrentTime(c->mem, &tn) == IDA_SUCCESS && IDAGetLastStep(c->mem, &hu) == IDA_SUCCESS &&
+          from < tn - hu)
+        from = tn - hu;   /* only the last step can be interpolated */
+      nfire = salta__crossing(s, &ip, t, from, tret, &tau);
+    }
     if (nfire > 0) {
       /* an event inside the step, before anything IDAS reported */
       IDAGetDky(c->mem, tau, 0, c->y);
@@ -674,31 +711,21 @@ static int integrate(salta_sim *s, ida_ctx *c, const salta_sim_options *o,
     /* outputs before this point (strictly before an event) */
     while (k < nt && (times[k] < t || (flag != IDA_ROOT_RETURN && times[k] <= t))) {
       IDAGetDky(c->mem, times[k], 0, dky);
-      store_output(s, times[k], N_VGetArrayPointer(dky), sens_at(s, c, dkyS, times[k], Stmp));
+      salta__store_output(s, times[k], N_VGetArrayPointer(dky), sens_at(s, c, dkyS, times[k], Stmp));
       ++k;
     }
-    if (o->record_steps && (flag != IDA_ROOT_RETURN || nfire > 0) && store_step(s, t, w)) {
+    if (o->record_steps && (flag != IDA_ROOT_RETURN || nfire > 0) && salta__store_step(s, t, w)) {
       st = salta__fail(s->err, SALTA_EMEM, "out of memory");
       break;
     }
     if (flag == IDA_ROOT_RETURN && nfire > 0) {
       accumulate_stats(s, c->mem);
       sens_at(s, c, dkyS, t, s->S);
-      if ((st = apply_events(s, o, t, w, nfire))) break;
-      if (s->ns > 0 &&
-          (st = salta__sens_jump(s, t, s->ev_w.v + (size_t)(s->nev - nfire) * 2 * s->n, nfire, s->S, Sp)))
-        break;
-      if (o->record_steps && store_step(s, t, w)) { st = SALTA_EMEM; break; }
+      if ((st = salta__after_events(s, o, t, w, nfire, s->S, Sp))) break;
+      if (o->record_steps && salta__store_step(s, t, w)) { st = SALTA_EMEM; break; }
       s->d->f.eval(t, w, w + s->nx, s->p, wp);
       memset(wp + s->nx, 0, sizeof(double) * s->nz);
-      s->d->e.eval(t, w, w + s->nx, s->p, s->guard);
-      for (j = 0; j < s->d->ne; ++j) {
-        s->armed[j] = is_clear(s, j, s->guard[j]);
-        s->stuck[j] = !s->armed[j] && fabs(s->guard[j]) <= zero_band(s, j);
-        if (s->stuck[j]) s->stuck_t[j] = t;
-      }
-      memcpy(s->gprev, s->guard, sizeof(double) * s->d->ne);
-      while (k < nt && times[k] <= t) store_output(s, times[k], w, s->S), ++k;
+      while (k < nt && times[k] <= t) salta__store_output(s, times[k], w, s->S), ++k;
       at_event = 1;
       if (o->tf - t <= 4 * 2.2e-16 * fmax(fabs(t), fabs(o->tf))) break;  /* event at tf */
       if (IDAReInit(c->mem, t, c->y, c->yp) || IDASetStopTime(c->mem, o->tf)) {
@@ -715,12 +742,12 @@ static int integrate(salta_sim *s, ida_ctx *c, const salta_sim_options *o,
       }
       continue;
     }
-    if ((st = rearm(s, t))) break;
+    if ((st = salta__rearm(s, t))) break;
     memcpy(s->gprev, s->guard, sizeof(double) * s->d->ne);
     if (flag == IDA_TSTOP_RETURN || t >= o->tf) break;
   }
   while (st == SALTA_OK && k < nt)
-    store_output(s, times[k], w, at_event ? s->S : sens_at(s, c, dkyS, t, Stmp)), ++k;
+    salta__store_output(s, times[k], w, at_event ? s->S : sens_at(s, c, dkyS, t, Stmp)), ++k;
   accumulate_stats(s, c->mem);
 out:
   if (dkyS) N_VDestroyVectorArray(dkyS, s->ns);
@@ -779,7 +806,7 @@ int salta_sim_run(salta_sim *s, const salta_sim_options *o, const double *p,
       s->armed[j] = is_clear(s, j, s->guard0[j]);
     }
   }
-  if (o->record_steps && store_step(s, o->t0, w)) { st = SALTA_EMEM; goto done; }
+  if (o->record_steps && salta__store_step(s, o->t0, w)) { st = SALTA_EMEM; goto done; }
   if ((st = ida_setup(s, &c, o, o->t0)) == -2) {
     st = SALTA_ESOLVER;   /* message set by the sensitivity initialisation */
     goto done;

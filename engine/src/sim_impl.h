@@ -33,7 +33,7 @@ struct salta_sim {
   salta_sim_stats stats;
   /* run state, valid during salta_sim_run */
   const double *p;
-  double *work, *jvals, *gz, *guard, *guard0, *gprev, *stuck_t, *gsamples;
+  double *work, *jvals, *gz, *guard, *guard0, *gprev, *stuck_t, *gsamples, *interp_w;
   int *ipiv, *armed, *roots, *fire, *stuck;
   double nonfinite_t, nonfinite_v;
   int nonfinite_row;                /* -1 none; else residual row or nx+nz+guard */
@@ -49,6 +49,24 @@ struct salta_sim {
   char err[SALTA_ERRMSG_SIZE];
 };
 
+/* An interpolant of the current step: w (n values) at time t. */
+typedef struct salta__interp {
+  void (*at)(void *ctx, double t, double *w);
+  void *ctx;
+} salta__interp;
+
+/* sim.c, shared by the integrators */
+int salta__crossing(salta_sim *s, const salta__interp *ip, double t_start, double t_from,
+                    double t_end, double *tau);
+int salta__after_events(salta_sim *s, const salta_sim_options *o, double t, double *w, int nfire,
+                        double *S, double *Sp);
+int salta__rearm(salta_sim *s, double t);
+void salta__store_output(salta_sim *s, double t, const double *w, const double *S);
+int salta__store_step(salta_sim *s, double t, const double *w);
+
+/* erk.c: the explicit Runge-Kutta integrator (Dormand-Prince 5(4)) */
+int salta__integrate_erk(salta_sim *s, const salta_sim_options *o, const double *times, int nt);
+
 /* Newton on g for z at (t, x); see sim.c. */
 int salta__solve_z(salta_sim *s, double t, const double *x, double *z, int *worst, double *res);
 
@@ -62,6 +80,10 @@ int salta__sens_initial(salta_sim *s, double t0, const double *w, double *S, dou
 /* The jump of S (n x ns) through the events s->fire[0..nfire) at tau from
 ** the left state w; writes S+ and S+' (Sp), records the event data. */
 int salta__sens_jump(salta_sim *s, double tau, const double *w, int nfire, double *S, double *Sp);
+/* S's algebraic rows from its differential rows (IFT) at (t, w). */
+int salta__sens_fill_z(salta_sim *s, double t, const double *w, double *S);
+/* S' for x rows: f_x s_x + f_z s_z + f_p (n x ns; z rows 0). */
+void salta__sens_prime(salta_sim *s, double t, const double *w, const double *S, double *Sp);
 /* dy/dp at an output (w, S) into out_dy of output k. */
 void salta__sens_output(salta_sim *s, int k, double t, const double *w, const double *S);
 
