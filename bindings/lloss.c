@@ -97,6 +97,12 @@ static int loss_configure(lua_State *L) {
   o.zeno_count = (int)opt_number(L, 2, "zeno_count", o.zeno_count);
   o.zeno_window = opt_number(L, 2, "zeno_window", o.zeno_window);
   o.max_steps = (long)opt_number(L, 2, "max_steps", (double)o.max_steps);
+  lua_getfield(L, 2, "method");
+  {
+    static const char *const methods[] = {"bdf", "erk", NULL};
+    o.method = luaL_checkoption(L, -1, "bdf", methods);
+  }
+  lua_pop(L, 1);
   lua_getfield(L, 2, "linear_solver");
   {
     static const char *const ls[] = {"dense", "klu", NULL};

@@ -98,6 +98,21 @@ describe("loss gradient by forward sensitivities", function()
   end)
 end)
 
+describe("loss gradient with the explicit Runge-Kutta integrator", function()
+  it("Cauer ladder", function()
+    check_grad("cauer erk", H.model("cauer"), 20, { "L2_i", "C3_v", "C1_v" }, { "C1_C", "C3_C", "C5_C", "L2_L" },
+      { 1.10177047, 1.53445960, 0.77315497, 0.87710816 }, { method = "erk" })
+  end)
+  it("bouncing balls N = 15", function()
+    check_grad("balls N15 erk", H.model("bouncing_balls", { N = 15 }), 1.9, positions(15),
+      { "g", "e_g", "e_b" }, { 9.7, 0.51, 0.61 }, { method = "erk" })
+  end)
+  it("spring latch (algebraic guard and reset)", function()
+    check_grad("spring_latch erk", H.model("spring_latch"), 6, { "x", "v", "F" },
+      { "k", "c", "F_max", "e", "a", "x0.v" }, { 4.1, 0.11, 1.48, 0.71, 0.105, 2.02 }, { method = "erk" })
+  end)
+end)
+
 describe("blended loss (sigmoid across event boundaries)", function()
   it("balls N = 3, beta = 300", function()
     check_grad("balls N3 blended", H.model("bouncing_balls", { N = 3 }), 1.9, positions(3),

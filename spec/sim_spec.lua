@@ -37,11 +37,12 @@ describe("bouncing balls", function()
       local tr = sim(H.spec_model(file), { tf = 1.9 })
       check_event_list(tr:events(), REF[N], "spec N" .. N)
     end)
-    it(("N = %d from models/bouncing_balls.lua: events and closed-form positions"):format(N), function()
+    for _, method in ipairs({ "bdf", "erk" }) do
+    it(("N = %d from models/bouncing_balls.lua, %s: events and closed-form positions"):format(N, method), function()
       local m = H.model("bouncing_balls", { N = N })
       local times = {}
       for k = 1, 50 do times[k] = 1.9 * (k - 0.5) / 50 end
-      local tr = sim(m, { tf = 1.9, times = times })
+      local tr = sim(m, { tf = 1.9, times = times, method = method })
       check_event_list(tr:events(), REF[N], "DSL N" .. N)
       local x0 = {}
       for i, n in ipairs(m.states) do x0[i] = m.x0[n] end
@@ -57,6 +58,7 @@ describe("bouncing balls", function()
       end
       assert(worst <= 1e-7, ("N%d: positions differ from the closed form by %.3g"):format(N, worst))
     end)
+    end
   end
 
   it("sees the post-event state at a target time equal to an event time", function()
@@ -87,6 +89,18 @@ describe("Cauer ladder", function()
       local g = m:eval("g", e.t, e.x_plus, e.z_plus)
       for j = 1, #g do
         assert(math.abs(g[j]) <= 1e-10, ("event %d: g[%d] = %.3g after the reset"):format(k, j, g[j]))
+      end
+    end
+  end)
+  it("has the same events with the explicit Runge-Kutta integrator", function()
+    local m = H.model("cauer")
+    local tr = sim(m, { tf = 20, atol = 1e-12, method = "erk" })
+    local ev = tr:events()
+    assert.are.equal(10, #ev)
+    for k, e in ipairs(ev) do
+      assert(math.abs(e.t - REF.cauer[k][1]) <= 1e-6, ("event %d at %.9f"):format(k, e.t))
+      for j, v in ipairs(m:eval("g", e.t, e.x_plus, e.z_plus)) do
+        assert(math.abs(v) <= 1e-10, ("event %d: g[%d] = %.3g"):format(k, j, v))
       end
     end
   end)

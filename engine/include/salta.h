@@ -128,9 +128,16 @@ typedef struct salta_sim_options {
   long max_steps;        /* internal steps in total (default 1000000) */
   int record_steps;      /* keep every internal step (t, x, z) */
   int linear_solver;     /* SALTA_LS_DENSE (LAPACK) or SALTA_LS_KLU (sparse) */
+  int method;            /* SALTA_METHOD_BDF (IDAS, default) or SALTA_METHOD_ERK */
 } salta_sim_options;
 
 enum { SALTA_LS_DENSE = 0, SALTA_LS_KLU = 1 };
+
+/* Integrators: IDAS's variable-order BDF for any index-1 model, stiff or
+** not; or explicit Dormand-Prince 5(4) with z solved from g at every stage,
+** much cheaper per step for small non-stiff models (it reports a collapsing
+** step size on a stiff one). */
+enum { SALTA_METHOD_BDF = 0, SALTA_METHOD_ERK = 1 };
 
 /* Fills the defaults for [t0, tf]. */
 void salta_sim_options_init(salta_sim_options *o, double t0, double tf);

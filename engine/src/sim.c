@@ -227,6 +227,7 @@ static double zero_band(const salta_sim *s, int j) {
 int salta__rearm(salta_sim *s, double t) {
   int j;
   for (j = 0; j < s->d->ne; ++j) {
+    if (s->leaving[j] && is_clear(s, j, s->guard[j])) s->leaving[j] = 0;
     if (s->armed[j]) continue;
     if (is_clear(s, j, s->guard[j])) {
       s->armed[j] = 1;
@@ -471,12 +472,6 @@ static void guards_at(salta_sim *s, const salta__interp *ip, double t) {
   s->stats.guard_evals++;
 }
 
-static int any_firing(salta_sim *s) {
-  int j;
-  for (j = 0; j < s->d->ne; ++j)
-    if (s->armed[j] && on_firing_side(s, j, s->guard[j])) return 1;
-  return 0;
-}
 
 /* IDAS only compares guard signs at step ends, so a guard that dips into
 ** its firing side and back within one step (two balls grazing past each
@@ -489,61 +484,114 @@ static int any_firing(salta_sim *s) {
 ** t_start is where the last step ended (its guard values are s->gprev);
 ** sampling begins at t_from >= t_start, where the interpolant is valid.
 ** Returns how many (0: none before t_end). */
+/* The first time in (lo, hi] where armed guard j is on its firing side,
+** given it is not at lo and is at hi: bisection to a few ulps, returning
+** the side past the crossing (like IDAS). */
+static double bisect_guard(salta_sim *s, const salta__interp *ip, int j, double lo, double hi) {
+  while (hi - lo > 4 * 2.2e-16 * fmax(1.0, fabs(hi))) {
+    double tm = 0.5 * (lo + hi);
+    guards_at(s, ip, tm);
+    if (on_firing_side(s, j, s->guard[j])) hi = tm; else lo = tm;
+  }
+  return hi;
+}
+
+/* A guard armed while leaving zero (see leaving_zero) can only cross after
+** it has been clear: from the point along the flow where it was seen clear,
+** the first sample on the firing side brackets the crossing. */
+static double leaving_crossing(salta_sim *s, const salta__interp *ip, int j, const double *ts,
+                               const double *G) {
+  const int ne = s->d->ne;
+  double tl = fmax(s->leave_t[j], ts[0]);
+  int i;
+  if (tl >= ts[SAMPLES]) return HUGE_VAL;
+  guards_at(s, ip, tl);
+  if (!is_clear(s, j, s->guard[j])) return HUGE_VAL;
+  for (i = 1; i <= SAMPLES; ++i)
+    if (ts[i] > tl && on_firing_side(s, j, G[(size_t)i * ne + j])) {
+      /* the latest point known clear before sample i */
+      int prev_clear = ts[i - 1] > tl && !on_firing_side(s, j, G[(size_t)(i - 1) * ne + j]);
+      return bisect_guard(s, ip, j, prev_clear ? ts[i - 1] : tl, ts[i]);
+    }
+  return HUGE_VAL;
+}
+
+/* The earliest crossing of guard j in the sampled step, or HUGE_VAL. */
+static double first_crossing(salta_sim *s, const salta__interp *ip, int j, const double *ts,
+                             const double *G) {
+  const int ne = s->d->ne, dir = s->d->e_direction[j];
+  int i;
+  if (s->leaving[j]) return leaving_crossing(s, ip, j, ts, G);
+  for (i = 1; i <= SAMPLES; ++i) {
+    double e0 = G[(size_t)(i - 1) * ne + j], e1 = G[(size_t)i * ne + j];
+    if (on_firing_side(s, j, e1) && !on_firing_side(s, j, e0)) return bisect_guard(s, ip, j, ts[i - 1], ts[i]);
+    if (i < SAMPLES && dir != SALTA_DIR_BOTH) {   /* a dip between samples i - 1 and i + 1 */
+      double e2 = G[(size_t)(i + 1) * ne + j], a = 0.5 * (e2 - 2 * e1 + e0), b = 0.5 * (e2 - e0), u;
+      if (a * dir >= 0 || on_firing_side(s, j, e2)) continue;
+      u = -b / (2 * a);
+      if (fabs(u) < 1 && on_firing_side(s, j, e1 + b * u + a * u * u)) {
+        double tv = ts[i] + u * (ts[i + 1] - ts[i]);
+        guards_at(s, ip, tv);
+        if (on_firing_side(s, j, s->guard[j])) return bisect_guard(s, ip, j, u < 0 ? ts[i - 1] : ts[i], tv);
+      }
+    }
+  }
+  return HUGE_VAL;
+}
+
 int salta__crossing(salta_sim *s, const salta__interp *ip, double t_start, double t_from,
                     double t_end, double *tau) {
   const int ne = s->d->ne;
-  double ta = t_from, ts[SAMPLES + 1], lo = 0, hi = HUGE_VAL, *G = s->gsamples;
+  double ts[SAMPLES + 1], best = HUGE_VAL, *G = s->gsamples;
   int i, j, nfire = 0;
-  if (ne == 0) return 0;
-  if (!(t_end > ta)) return 0;
+  if (ne == 0 || !(t_end > t_from)) return 0;
   for (i = 0; i <= SAMPLES; ++i) {
-    ts[i] = i == SAMPLES ? t_end : ta + (t_end - ta) * i / SAMPLES;
-    if (i == 0 && ta == t_start) {   /* known from the last step */
+    ts[i] = i == SAMPLES ? t_end : t_from + (t_end - t_from) * i / SAMPLES;
+    if (i == 0 && t_from == t_start) {   /* known from the last step */
       memcpy(G, s->gprev, sizeof(double) * ne);
       continue;
     }
     guards_at(s, ip, ts[i]);
     memcpy(G + (size_t)i * ne, s->guard, sizeof(double) * ne);
   }
-  for (i = 1; i <= SAMPLES && hi == HUGE_VAL; ++i) {
-    for (j = 0; j < ne; ++j)
-      if (s->armed[j] && on_firing_side(s, j, G[(size_t)i * ne + j]) &&
-          !on_firing_side(s, j, G[(size_t)(i - 1) * ne + j])) {
-        lo = ts[i - 1], hi = ts[i];
-        break;
-      }
-    if (hi != HUGE_VAL || i == SAMPLES) break;
-    /* a dip between samples i - 1 and i + 1 */
-    for (j = 0; j < ne; ++j) {
-      double e0 = G[(size_t)(i - 1) * ne + j], e1 = G[(size_t)i * ne + j], e2 = G[(size_t)(i + 1) * ne + j];
-      double a = 0.5 * (e2 - 2 * e1 + e0), b = 0.5 * (e2 - e0), u, ev, tv;
-      int dir = s->d->e_direction[j];
-      if (!s->armed[j] || dir == SALTA_DIR_BOTH || a * dir >= 0) continue;
-      u = -b / (2 * a);
-      ev = e1 + b * u + a * u * u;
-      if (!(fabs(u) < 1) || !on_firing_side(s, j, ev)) continue;
-      tv = ts[i] + u * (ts[i + 1] - ts[i]);
-      guards_at(s, ip, tv);
-      if (on_firing_side(s, j, s->guard[j]) && tv < hi) {
-        hi = tv;
-        lo = u < 0 ? ts[i - 1] : ts[i];
-      }
-    }
-  }
-  if (hi == HUGE_VAL) {
+  /* each armed guard's own earliest crossing: bisecting on "any guard
+  ** fires" could step over a short dip of another guard */
+  for (j = 0; j < ne; ++j)
+    if (s->armed[j]) best = fmin(best, first_crossing(s, ip, j, ts, G));
+  if (best == HUGE_VAL) {
     memcpy(s->guard, G + (size_t)SAMPLES * ne, sizeof(double) * ne);  /* at t_end */
     return 0;
   }
-  while (hi - lo > 4 * 2.2e-16 * fmax(1.0, fabs(hi))) {
-    double tm = 0.5 * (lo + hi);
-    guards_at(s, ip, tm);
-    if (any_firing(s)) hi = tm; else lo = tm;
-  }
-  guards_at(s, ip, hi);
+  guards_at(s, ip, best);
   for (j = 0; j < ne; ++j)
     if (s->armed[j] && on_firing_side(s, j, s->guard[j])) s->fire[nfire++] = j;
-  *tau = hi;
+  *tau = best;
   return nfire;
+}
+
+/* A guard a reset leaves at zero (a ball put back on the floor) whose flow
+** carries it straight off its firing side is armed at once, as if just
+** clear: its next crossing may come within the next step (a ball's
+** re-bounce), long before any step end could re-arm it. The direction is
+** read from the guard a short way along the flow. */
+static void leaving_zero(salta_sim *s, double t, const double *w) {
+  const salta_model_def *d = s->d;
+  double *xs = s->interp_w, dt = 1e-7 * fmax(1.0, fabs(t));
+  int i, j, any = 0;
+  for (j = 0; j < d->ne; ++j) any |= s->stuck[j] && d->e_direction[j] != SALTA_DIR_BOTH;
+  if (!any) return;
+  d->f.eval(t, w, w + s->nx, s->p, s->work + s->nz + 4 * s->n);
+  for (i = 0; i < s->nx; ++i) xs[i] = w[i] + dt * s->work[s->nz + 4 * s->n + i];
+  memcpy(xs + s->nx, w + s->nx, sizeof(double) * s->nz);
+  d->e.eval(t + dt, xs, xs + s->nx, s->p, s->guard);
+  for (j = 0; j < d->ne; ++j)
+    if (s->stuck[j] && d->e_direction[j] != SALTA_DIR_BOTH && is_clear(s, j, s->guard[j])) {
+      s->armed[j] = 1;
+      s->stuck[j] = 0;
+      s->leaving[j] = 1;           /* until it is seen clear */
+      s->leave_t[j] = t + dt;
+    }
+  d->e.eval(t, w, w + s->nx, s->p, s->guard);
 }
 
 /* Applies the events s->fire[0..nfire) at t to the left state w (which
@@ -558,12 +606,14 @@ int salta__after_events(salta_sim *s, const salta_sim_options *o, double t, doub
       (st = salta__sens_jump(s, t, s->ev_w.v + (size_t)(s->nev - nfire) * 2 * s->n, nfire, S, Sp)))
     return st;
   s->d->e.eval(t, w, w + s->nx, s->p, s->guard);
+  memcpy(s->gprev, s->guard, sizeof(double) * s->d->ne);
   for (j = 0; j < s->d->ne; ++j) {
     s->armed[j] = is_clear(s, j, s->guard[j]);
+    s->leaving[j] = 0;
     s->stuck[j] = !s->armed[j] && fabs(s->guard[j]) <= zero_band(s, j);
     if (s->stuck[j]) s->stuck_t[j] = t;
   }
-  memcpy(s->gprev, s->guard, sizeof(double) * s->d->ne);
+  leaving_zero(s, t, w);
   return SALTA_OK;
 }
 
@@ -576,8 +626,8 @@ static int firing_events(salta_sim *s, void *mem, double tau, const double *w) {
     /* also take armed guards that crossed within the root tolerance but
     ** were not reported: simultaneous by construction */
     int dir = s->d->e_direction[j];
-    int crossed = s->roots[j] != 0 || (dir == SALTA_DIR_DOWN && s->guard[j] <= 0) ||
-                  (dir == SALTA_DIR_UP && s->guard[j] >= 0);
+    int crossed = s->roots[j] != 0 || (!s->leaving[j] && ((dir == SALTA_DIR_DOWN && s->guard[j] <= 0) ||
+                                                           (dir == SALTA_DIR_UP && s->guard[j] >= 0)));
     if (s->armed[j] && crossed) s->fire[nfire++] = j;
   }
   return nfire;
@@ -610,10 +660,10 @@ static int check_inputs(salta_sim *s, const salta_sim_options *o, const double *
 
 static void free_run(salta_sim *s) {
   salta__sens_free_run(s);
-  free(s->work); free(s->jvals); free(s->gz); free(s->guard); free(s->guard0); free(s->gprev); free(s->stuck_t); free(s->gsamples); free(s->interp_w);
-  free(s->ipiv); free(s->armed); free(s->roots); free(s->fire); free(s->stuck);
-  s->work = s->jvals = s->gz = s->guard = s->guard0 = s->gprev = s->stuck_t = s->gsamples = s->interp_w = NULL;
-  s->ipiv = s->armed = s->roots = s->fire = s->stuck = NULL;
+  free(s->work); free(s->jvals); free(s->gz); free(s->guard); free(s->guard0); free(s->gprev); free(s->stuck_t); free(s->leave_t); free(s->gsamples); free(s->interp_w);
+  free(s->ipiv); free(s->armed); free(s->roots); free(s->fire); free(s->stuck); free(s->leaving);
+  s->work = s->jvals = s->gz = s->guard = s->guard0 = s->gprev = s->stuck_t = s->leave_t = s->gsamples = s->interp_w = NULL;
+  s->ipiv = s->armed = s->roots = s->fire = s->stuck = s->leaving = NULL;
 }
 
 static int alloc_run(salta_sim *s, int nt) {
@@ -633,6 +683,7 @@ static int alloc_run(salta_sim *s, int nt) {
   s->guard0 = malloc(sizeof(double) * (size_t)(d->ne + 1));
   s->gprev = malloc(sizeof(double) * (size_t)(d->ne + 1));
   s->stuck_t = malloc(sizeof(double) * (size_t)(d->ne + 1));
+  s->leave_t = malloc(sizeof(double) * (size_t)(d->ne + 1));
   s->interp_w = malloc(sizeof(double) * (size_t)(s->n + 1));
   s->gsamples = malloc(sizeof(double) * (size_t)(d->ne + 1) * (SAMPLES + 1));
   s->ipiv = malloc(sizeof(int) * (size_t)(s->nz + 1));
@@ -640,9 +691,10 @@ static int alloc_run(salta_sim *s, int nt) {
   s->roots = calloc((size_t)d->ne + 1, sizeof(int));
   s->fire = calloc((size_t)d->ne + 1, sizeof(int));
   s->stuck = calloc((size_t)d->ne + 1, sizeof(int));
+  s->leaving = calloc((size_t)d->ne + 1, sizeof(int));
   if (s->ns > 0 && salta__sens_alloc(s, nt)) return -1;
   return (s->out_t && s->out_w && s->out_y && s->work && s->jvals && s->gz && s->guard &&
-          s->guard0 && s->gprev && s->stuck_t && s->gsamples && s->interp_w && s->ipiv && s->armed && s->roots && s->fire && s->stuck) ? 0 : -1;
+          s->guard0 && s->gprev && s->stuck_t && s->leave_t && s->gsamples && s->interp_w && s->ipiv && s->armed && s->roots && s->fire && s->stuck && s->leaving) ? 0 : -1;
 }
 
 /* The integration loop proper: IDAS one step at a time. */
@@ -807,6 +859,12 @@ int salta_sim_run(salta_sim *s, const salta_sim_options *o, const double *p,
     }
   }
   if (o->record_steps && salta__store_step(s, o->t0, w)) { st = SALTA_EMEM; goto done; }
+  if (o->method == SALTA_METHOD_ERK) {
+    if (s->ns > 0 && (st = salta__sens_initial(s, o->t0, w, s->S, s->S + (size_t)s->n * s->ns)))
+      goto done;
+    st = salta__integrate_erk(s, o, times, nt);
+    goto done;
+  }
   if ((st = ida_setup(s, &c, o, o->t0)) == -2) {
     st = SALTA_ESOLVER;   /* message set by the sensitivity initialisation */
     goto done;

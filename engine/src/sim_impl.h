@@ -33,8 +33,8 @@ struct salta_sim {
   salta_sim_stats stats;
   /* run state, valid during salta_sim_run */
   const double *p;
-  double *work, *jvals, *gz, *guard, *guard0, *gprev, *stuck_t, *gsamples, *interp_w;
-  int *ipiv, *armed, *roots, *fire, *stuck;
+  double *work, *jvals, *gz, *guard, *guard0, *gprev, *stuck_t, *leave_t, *gsamples, *interp_w;
+  int *ipiv, *armed, *roots, *fire, *stuck, *leaving;
   double nonfinite_t, nonfinite_v;
   int nonfinite_row;                /* -1 none; else residual row or nx+nz+guard */
   salta__pattern pat;               /* sparse iteration matrix (KLU) */

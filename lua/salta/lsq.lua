@@ -24,7 +24,7 @@ local OPTIONS = {
   model = true, times = true, data = true, outputs = true, weights = true, free = true,
   transform = true, blend = true, rtol = true, atol = true, max_events = true, t0 = true,
   tf = true, x0 = true, params = true, max_step = true, linear_solver = true, max_steps = true,
-  zeno_count = true, zeno_window = true,
+  zeno_count = true, zeno_window = true, method = true,
 }
 
 local function fail(fmt, ...) error(("salta.lsq: " .. fmt):format(...), 3) end
@@ -113,7 +113,7 @@ function M.new(spec)
   self.options = { t0 = self.t0, tf = self.tf, rtol = spec.rtol, atol = spec.atol,
     max_events = spec.max_events, max_step = spec.max_step, blend = spec.blend,
     linear_solver = spec.linear_solver, max_steps = spec.max_steps, zeno_count = spec.zeno_count,
-    zeno_window = spec.zeno_window, free = #self.dirs > 0 and self.dirs or nil }
+    zeno_window = spec.zeno_window, method = spec.method, free = #self.dirs > 0 and self.dirs or nil }
   self.core:configure(self.options)
   return self
 end

@@ -323,12 +323,13 @@ end
 local SIM_OPTIONS = {
   t0 = true, tf = true, times = true, params = true, x0 = true, rtol = true, atol = true,
   max_events = true, record_steps = true, max_step = true, init_step = true, max_order = true,
-  zeno_count = true, zeno_window = true, max_steps = true, linear_solver = true,
+  zeno_count = true, zeno_window = true, max_steps = true, linear_solver = true, method = true,
 }
 
 -- m:simulate{ t0=, tf=, times=, params=, x0=, rtol=, atol=, max_events=,
 -- record_steps=, max_step=, init_step=, max_order=, zeno_count=,
--- zeno_window=, max_steps=, linear_solver= "dense"|"klu" } -> trajectory. times defaults to 101 uniform
+-- zeno_window=, max_steps=, linear_solver= "dense"|"klu", method = "bdf"|"erk" }
+-- -> trajectory. times defaults to 101 uniform
 -- points; atol may be a number or one value per state and algebraic.
 function Model:simulate(opts)
   opts = opts or {}
@@ -349,7 +350,7 @@ function Model:simulate(opts)
     t0 = t0, tf = tf, rtol = opts.rtol, max_events = opts.max_events,
     record_steps = opts.record_steps, max_step = opts.max_step, init_step = opts.init_step,
     max_order = opts.max_order, zeno_count = opts.zeno_count, zeno_window = opts.zeno_window,
-    max_steps = opts.max_steps, linear_solver = opts.linear_solver,
+    max_steps = opts.max_steps, linear_solver = opts.linear_solver, method = opts.method,
   }
   if type(opts.atol) == "table" then raw_opts.atol_vec = opts.atol else raw_opts.atol = opts.atol end
   local p = self:vector("params", opts.params, self.params, self.p0)
