@@ -116,14 +116,14 @@ print("== loss and gradient by forward sensitivities (rtol 1e-6, atol 1e-8) ==")
 print("   reference per iteration (REFERENCE.md §4): JAX-AD 28.4 ms Cauer; 74 / 71 / 110 ms balls N = 3 / 7 / 15;")
 print("   PyTorch 554 / 1740 / 6652 ms balls")
 local salta = require("salta")
-local function grad_case(name, m, tf, outputs, free, p, ref_ms, ls)
+local function grad_case(name, m, tf, outputs, free, p, ref_ms, method, ls)
   local times = {}
   for i = 0, 500 do times[i + 1] = tf * i / 500 end
   local tr = m:simulate{ tf = tf, times = times, rtol = 1e-10, atol = 1e-12 }
   local data = {}
   for _, o in ipairs(outputs) do data[o] = tr.y[o] end
   local L = salta.lsq{ model = m, times = times, data = data, free = free, rtol = 1e-6, atol = 1e-8,
-    linear_solver = ls }
+    method = method, linear_solver = ls }
   local xs = {}
   for _ = 1, 25 do
     local t0 = clock()
@@ -131,19 +131,22 @@ local function grad_case(name, m, tf, outputs, free, p, ref_ms, ls)
     xs[#xs + 1] = clock() - t0
   end
   local med = stats({ table.unpack(xs) })
-  row(("%s (%s)"):format(name, ls or "dense"), xs, "ms", 1e3)
+  row(("%s [%s%s]"):format(name, method, ls and (", " .. ls) or ""), xs, "ms", 1e3)
   print(("      JAX-AD %.1f ms: %.0fx faster"):format(ref_ms, ref_ms / (med * 1e3)))
 end
 local cauer_p = { 1.10177047, 0.25193102, 1.53445960, 0.75943693, 0.77315497, 1.41621466, 0.87710816 }
-grad_case("Cauer, 501 times x 5 states, 7 parameters", cauer{}, 20.0,
-  { "L2_i", "L1_i", "C5_v", "C3_v", "C1_v" }, { "C1_C", "C2_C", "C3_C", "C4_C", "C5_C", "L1_L", "L2_L" },
-  cauer_p, 28.4)
+for _, method in ipairs({ "bdf", "erk" }) do
+  grad_case("Cauer, 501 x 5 states, 7 params", cauer{}, 20.0,
+    { "L2_i", "L1_i", "C5_v", "C3_v", "C1_v" }, { "C1_C", "C2_C", "C3_C", "C4_C", "C5_C", "L1_L", "L2_L" },
+    cauer_p, 28.4, method)
+end
 for _, c in ipairs({ { 3, 74 }, { 7, 71 }, { 15, 110 } }) do
   local N = c[1]
   local pos = {}
   for i = 1, N do pos[#pos + 1] = "x" .. i; pos[#pos + 1] = "y" .. i end
-  for _, ls in ipairs({ "dense", "klu" }) do
-    grad_case(("balls N%d, 501 times x %d positions, 3 parameters"):format(N, 2 * N), balls{ N = N }, 1.9, pos,
-      { "g", "e_g", "e_b" }, { 8.81, 0.6, 0.7 }, c[2], ls)
-  end
+  local m = balls{ N = N }
+  grad_case(("balls N%d, 501 x %d positions, 3 params"):format(N, 2 * N), m, 1.9, pos,
+    { "g", "e_g", "e_b" }, { 8.81, 0.6, 0.7 }, c[2], "bdf", "klu")
+  grad_case(("balls N%d, 501 x %d positions, 3 params"):format(N, 2 * N), m, 1.9, pos,
+    { "g", "e_g", "e_b" }, { 8.81, 0.6, 0.7 }, c[2], "erk")
 end

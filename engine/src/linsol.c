@@ -2,6 +2,7 @@
 ** linsol.c -- a dense SUNLinearSolver on LAPACK (OpenBLAS).
 */
 #include <lapacke.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include <sunmatrix/sunmatrix_dense.h>
@@ -14,13 +15,76 @@ typedef struct lapack_content {
   sunindextype last_flag;
 } lapack_content;
 
+/* Below this size LAPACK's call overhead (dispatch, locking) costs more
+** than the arithmetic: a plain partial-pivoting LU does better. Same
+** factor layout and 1-based pivots as dgetrf, so either solve applies. */
+#define SMALL_LU 24
+
+static int small_factor(int n, double *a, int *ipiv) {
+  int i, j, k, info = 0;
+  for (k = 0; k < n; ++k) {
+    int p = k;
+    double big = fabs(a[(size_t)k * n + k]);
+    for (i = k + 1; i < n; ++i)
+      if (fabs(a[(size_t)k * n + i]) > big) big = fabs(a[(size_t)k * n + i]), p = i;
+    ipiv[k] = p + 1;
+    if (big == 0) { if (!info) info = k + 1; continue; }
+    if (p != k)
+      for (j = 0; j < n; ++j) {
+        double tmp = a[(size_t)j * n + k];
+        a[(size_t)j * n + k] = a[(size_t)j * n + p];
+        a[(size_t)j * n + p] = tmp;
+      }
+    for (i = k + 1; i < n; ++i) a[(size_t)k * n + i] /= a[(size_t)k * n + k];
+    for (j = k + 1; j < n; ++j) {
+      double akj = a[(size_t)j * n + k];
+      if (akj == 0) continue;
+      for (i = k + 1; i < n; ++i) a[(size_t)j * n + i] -= a[(size_t)k * n + i] * akj;
+    }
+  }
+  return info;
+}
+
+static void small_solve(int n, const double *lu, const int *ipiv, double *b, int trans) {
+  int i, j;
+  if (!trans) {
+    for (i = 0; i < n; ++i) {
+      int p = ipiv[i] - 1;
+      if (p != i) { double t = b[i]; b[i] = b[p]; b[p] = t; }
+    }
+    for (j = 0; j < n; ++j)           /* L y = P b (unit diagonal) */
+      for (i = j + 1; i < n; ++i) b[i] -= lu[(size_t)j * n + i] * b[j];
+    for (j = n - 1; j >= 0; --j) {    /* U x = y */
+      b[j] /= lu[(size_t)j * n + j];
+      for (i = 0; i < j; ++i) b[i] -= lu[(size_t)j * n + i] * b[j];
+    }
+  } else {
+    for (j = 0; j < n; ++j) {         /* U^T y = b */
+      for (i = 0; i < j; ++i) b[j] -= lu[(size_t)j * n + i] * b[i];
+      b[j] /= lu[(size_t)j * n + j];
+    }
+    for (j = n - 1; j >= 0; --j)      /* L^T x = y */
+      for (i = j + 1; i < n; ++i) b[j] -= lu[(size_t)j * n + i] * b[i];
+    for (i = n - 1; i >= 0; --i) {
+      int p = ipiv[i] - 1;
+      if (p != i) { double t = b[i]; b[i] = b[p]; b[p] = t; }
+    }
+  }
+}
+
 int salta__lu_factor(int n, double *a, int *ipiv) {
   if (n == 0) return 0;
+  if (n <= SMALL_LU) return small_factor(n, a, ipiv);
   return (int)LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, n, n, a, n, ipiv);
 }
 
 int salta__lu_solve(int n, const double *lu, const int *ipiv, double *b, int nrhs, int trans) {
+  int r;
   if (n == 0) return 0;
+  if (n <= SMALL_LU) {
+    for (r = 0; r < nrhs; ++r) small_solve(n, lu, ipiv, b + (size_t)r * n, trans);
+    return 0;
+  }
   return (int)LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, trans ? 'T' : 'N', n, nrhs, lu, n,
                                   ipiv, b, n);
 }

@@ -22,7 +22,7 @@ typedef struct scratch {
   double *jv;                       /* kernel values, max nnz */
   double *Fx, *Fz, *Fp, *Gx, *Gz, *Gp, *Gt, *Hx, *Hz, *Hp, *Ht;
   double *Rx, *Rz, *Rp, *Rt, *ex, *ez, *ep;
-  double *fm, *fp, *zdm, *zdp, *xa, *xb, *v, *tau_p, *tau0, *S2, *LU, *tmp;
+  double *fm, *fp, *zdm, *zdp, *xa, *xb, *v, *tau_p, *tau0, *S2, *LU, *tmp, *Zr;
   int *ipiv;
 } scratch;
 
@@ -43,9 +43,9 @@ static size_t scratch_size(const salta_sim *s) {
   const salta_model_def *d = s->d;
   size_t nx = (size_t)d->nx, nz = (size_t)d->nz, np = (size_t)d->np, ny = (size_t)d->ny;
   size_t n = nx + nz, ns = (size_t)s->ns;
-  return 4 * max_nnz(d) + nx * (nx + nz + np) + nz * (nx + nz + np + 1) + ny * (nx + nz + np + 1) +
+  return 4 * s->sens_maxnnz + nx * (nx + nz + np) + nz * (nx + nz + np + 1) + ny * (nx + nz + np + 1) +
          nx * (nx + nz + np + 1) + (nx + nz + np) + 4 * nx + 2 * nz + 3 * n + 2 * ns + n * ns +
-         nz * nz + n + 16;
+         nz * nz + nz * ns + n + 16;
 }
 
 static scratch sc_of(salta_sim *s) {
@@ -54,7 +54,7 @@ static scratch sc_of(salta_sim *s) {
   scratch c;
   double *p = s->sens_scratch;
 #define TAKE(ptr, count) (ptr = p, p += (count))
-  TAKE(c.jv, 4 * max_nnz(d));
+  TAKE(c.jv, 4 * s->sens_maxnnz);
   TAKE(c.Fx, nx * nx); TAKE(c.Fz, nx * nz); TAKE(c.Fp, nx * np);
   TAKE(c.Gx, nz * nx); TAKE(c.Gz, nz * nz); TAKE(c.Gp, nz * np); TAKE(c.Gt, nz);
   TAKE(c.Hx, ny * nx); TAKE(c.Hz, ny * nz); TAKE(c.Hp, ny * np); TAKE(c.Ht, ny);
@@ -63,6 +63,7 @@ static scratch sc_of(salta_sim *s) {
   TAKE(c.fm, nx); TAKE(c.fp, nx); TAKE(c.v, nx); TAKE(c.zdm, nz); TAKE(c.zdp, nz);
   TAKE(c.xa, n); TAKE(c.xb, n); TAKE(c.tmp, n);
   TAKE(c.tau_p, s->ns); TAKE(c.tau0, s->ns); TAKE(c.S2, n * s->ns); TAKE(c.LU, nz * nz);
+  TAKE(c.Zr, nz * s->ns);
 #undef TAKE
   c.ipiv = s->ipiv;
   return c;
@@ -71,6 +72,7 @@ static scratch sc_of(salta_sim *s) {
 int salta__sens_alloc(salta_sim *s, int nt) {
   const salta_model_def *d = s->d;
   size_t n = (size_t)s->n, ns = (size_t)s->ns;
+  s->sens_maxnnz = max_nnz(d);
   free(s->out_s);
   free(s->out_dy);
   s->out_s = malloc(sizeof(double) * ((size_t)nt + 1) * n * ns);
@@ -134,16 +136,18 @@ static int g_blocks(salta_sim *s, scratch *c, double t, const double *w) {
 /* S's z rows from its x rows: s_z = -g_z^-1 (g_x s_x + g_p[:, dir]) (needs g_blocks). */
 static void z_rows(salta_sim *s, scratch *c, double *S) {
   int k, i, n = s->n, nx = s->nx, nz = s->nz;
+  double *rhs = c->Zr;   /* nz x ns, one solve for all directions */
   if (nz == 0) return;
   for (k = 0; k < s->ns; ++k) {
-    double *col = S + (size_t)k * n, *sz = col + nx;
-    memset(sz, 0, sizeof(double) * nz);
-    gemv(c->Gx, nz, nx, col, sz);
+    double *col = S + (size_t)k * n, *r = rhs + (size_t)k * nz;
+    memset(r, 0, sizeof(double) * nz);
+    gemv(c->Gx, nz, nx, col, r);
     if (pcol(s, k) >= 0)
-      for (i = 0; i < nz; ++i) sz[i] += c->Gp[(size_t)pcol(s, k) * nz + i];
-    salta__lu_solve(nz, c->LU, c->ipiv, sz, 1, 0);
-    for (i = 0; i < nz; ++i) sz[i] = -sz[i];
+      for (i = 0; i < nz; ++i) r[i] += c->Gp[(size_t)pcol(s, k) * nz + i];
   }
+  salta__lu_solve(nz, c->LU, c->ipiv, rhs, s->ns, 0);
+  for (k = 0; k < s->ns; ++k)
+    for (i = 0; i < nz; ++i) S[(size_t)k * n + nx + i] = -rhs[(size_t)k * nz + i];
 }
 
 /* z' = -g_z^-1 (g_x x' + g_t) (needs g_blocks). */
@@ -156,20 +160,27 @@ static void z_dot(salta_sim *s, scratch *c, const double *xdot, double *zdot) {
   for (i = 0; i < nz; ++i) zdot[i] = -zdot[i];
 }
 
-/* S' x rows = f_x s_x + f_z s_z + f_p[:, dir]; z rows 0. */
+/* S' x rows = f_x s_x + f_z s_z + f_p[:, dir]; z rows 0 (sparse products:
+** the explicit integrator calls this at every stage). */
 static void s_prime(salta_sim *s, scratch *c, double t, const double *w, const double *S, double *Sp) {
-  int k, i, n = s->n, nx = s->nx, nz = s->nz, np = s->d->np;
-  dense(s, c->jv, &s->d->f.d[SALTA_WRT_X], t, w, c->Fx, nx, nx);
-  dense(s, c->jv, &s->d->f.d[SALTA_WRT_Z], t, w, c->Fz, nx, nz);
-  dense(s, c->jv, &s->d->f.d[SALTA_WRT_P], t, w, c->Fp, nx, np);
+  const salta_function_def *f = &s->d->f;
+  int k, i, b, n = s->n, nx = s->nx;
+  double *vals[3], *p = c->jv;
+  for (b = 0; b < 3; ++b) {   /* f_x, f_z, f_p */
+    vals[b] = p;
+    p += f->d[b].nnz;
+    if (f->d[b].nnz) f->d[b].eval(t, w, w + nx, s->p, vals[b]);
+  }
   for (k = 0; k < s->ns; ++k) {
     const double *col = S + (size_t)k * n;
     double *out = Sp + (size_t)k * n;
+    int j = pcol(s, k);
     memset(out, 0, sizeof(double) * n);
-    gemv(c->Fx, nx, nx, col, out);
-    gemv(c->Fz, nx, nz, col + nx, out);
-    if (pcol(s, k) >= 0)
-      for (i = 0; i < nx; ++i) out[i] += c->Fp[(size_t)pcol(s, k) * nx + i];
+    spmv(&f->d[SALTA_WRT_X], vals[0], 1.0, col, 0, out, 0);
+    spmv(&f->d[SALTA_WRT_Z], vals[1], 1.0, col, nx, out, 0);
+    if (j >= 0)
+      for (i = 0; i < f->d[SALTA_WRT_P].nnz; ++i)
+        if (f->d[SALTA_WRT_P].col[i] == j) out[f->d[SALTA_WRT_P].row[i]] += vals[2][i];
   }
 }
 

@@ -485,58 +485,89 @@ static void guards_at(salta_sim *s, const salta__interp *ip, double t) {
 ** sampling begins at t_from >= t_start, where the interpolant is valid.
 ** Returns how many (0: none before t_end). */
 /* The first time in (lo, hi] where armed guard j is on its firing side,
-** given it is not at lo and is at hi: bisection to a few ulps, returning
-** the side past the crossing (like IDAS). */
-static double bisect_guard(salta_sim *s, const salta__interp *ip, int j, double lo, double hi) {
-  while (hi - lo > 4 * 2.2e-16 * fmax(1.0, fabs(hi))) {
-    double tm = 0.5 * (lo + hi);
+** given it is not at lo (value elo) and is at hi (value ehi): regula falsi
+** with the Illinois modification, down to a few ulps, returning the side
+** past the crossing (like IDAS). */
+static double refine_crossing(salta_sim *s, const salta__interp *ip, int j, double lo, double elo,
+                              double hi, double ehi) {
+  int side = 0, it;
+  for (it = 0; it < 200 && hi - lo > 4 * 2.2e-16 * fmax(1.0, fabs(hi)); ++it) {
+    double tm = (ehi != elo) ? hi - ehi * (hi - lo) / (ehi - elo) : 0.5 * (lo + hi);
+    double slack = 0.01 * (hi - lo);
+    /* keep the trial point inside, away from the ends, and bisect now and
+    ** then so the bracket closes on both sides */
+    if (!(tm > lo + slack && tm < hi - slack) || it % 4 == 3) tm = 0.5 * (lo + hi);
     guards_at(s, ip, tm);
-    if (on_firing_side(s, j, s->guard[j])) hi = tm; else lo = tm;
+    if (on_firing_side(s, j, s->guard[j])) {
+      hi = tm, ehi = s->guard[j];
+      if (side == 1) elo *= 0.5;   /* Illinois */
+      side = 1;
+    } else {
+      lo = tm, elo = s->guard[j];
+      if (side == -1) ehi *= 0.5;
+      side = -1;
+    }
   }
   return hi;
 }
 
+/* A bracket [lo, hi] of guard j's earliest crossing in the sampled step
+** (guard values elo, ehi); 0 if it does not cross. */
+typedef struct bracket { double lo, hi, elo, ehi; } bracket;
+
 /* A guard armed while leaving zero (see leaving_zero) can only cross after
 ** it has been clear: from the point along the flow where it was seen clear,
 ** the first sample on the firing side brackets the crossing. */
-static double leaving_crossing(salta_sim *s, const salta__interp *ip, int j, const double *ts,
-                               const double *G) {
+static int leaving_bracket(salta_sim *s, const salta__interp *ip, int j, const double *ts,
+                           const double *G, bracket *b) {
   const int ne = s->d->ne;
-  double tl = fmax(s->leave_t[j], ts[0]);
+  double tl = fmax(s->leave_t[j], ts[0]), el;
   int i;
-  if (tl >= ts[SAMPLES]) return HUGE_VAL;
+  if (tl >= ts[SAMPLES]) return 0;
   guards_at(s, ip, tl);
-  if (!is_clear(s, j, s->guard[j])) return HUGE_VAL;
+  el = s->guard[j];
+  if (!is_clear(s, j, el)) return 0;
   for (i = 1; i <= SAMPLES; ++i)
     if (ts[i] > tl && on_firing_side(s, j, G[(size_t)i * ne + j])) {
       /* the latest point known clear before sample i */
       int prev_clear = ts[i - 1] > tl && !on_firing_side(s, j, G[(size_t)(i - 1) * ne + j]);
-      return bisect_guard(s, ip, j, prev_clear ? ts[i - 1] : tl, ts[i]);
+      b->lo = prev_clear ? ts[i - 1] : tl;
+      b->elo = prev_clear ? G[(size_t)(i - 1) * ne + j] : el;
+      b->hi = ts[i];
+      b->ehi = G[(size_t)i * ne + j];
+      return 1;
     }
-  return HUGE_VAL;
+  return 0;
 }
 
-/* The earliest crossing of guard j in the sampled step, or HUGE_VAL. */
-static double first_crossing(salta_sim *s, const salta__interp *ip, int j, const double *ts,
-                             const double *G) {
+static int first_bracket(salta_sim *s, const salta__interp *ip, int j, const double *ts,
+                         const double *G, bracket *b) {
   const int ne = s->d->ne, dir = s->d->e_direction[j];
   int i;
-  if (s->leaving[j]) return leaving_crossing(s, ip, j, ts, G);
+  if (s->leaving[j]) return leaving_bracket(s, ip, j, ts, G, b);
   for (i = 1; i <= SAMPLES; ++i) {
     double e0 = G[(size_t)(i - 1) * ne + j], e1 = G[(size_t)i * ne + j];
-    if (on_firing_side(s, j, e1) && !on_firing_side(s, j, e0)) return bisect_guard(s, ip, j, ts[i - 1], ts[i]);
+    if (on_firing_side(s, j, e1) && !on_firing_side(s, j, e0)) {
+      b->lo = ts[i - 1], b->elo = e0, b->hi = ts[i], b->ehi = e1;
+      return 1;
+    }
     if (i < SAMPLES && dir != SALTA_DIR_BOTH) {   /* a dip between samples i - 1 and i + 1 */
-      double e2 = G[(size_t)(i + 1) * ne + j], a = 0.5 * (e2 - 2 * e1 + e0), b = 0.5 * (e2 - e0), u;
+      double e2 = G[(size_t)(i + 1) * ne + j], a = 0.5 * (e2 - 2 * e1 + e0), bb = 0.5 * (e2 - e0), u;
       if (a * dir >= 0 || on_firing_side(s, j, e2)) continue;
-      u = -b / (2 * a);
-      if (fabs(u) < 1 && on_firing_side(s, j, e1 + b * u + a * u * u)) {
+      u = -bb / (2 * a);
+      if (fabs(u) < 1 && on_firing_side(s, j, e1 + bb * u + a * u * u)) {
         double tv = ts[i] + u * (ts[i + 1] - ts[i]);
         guards_at(s, ip, tv);
-        if (on_firing_side(s, j, s->guard[j])) return bisect_guard(s, ip, j, u < 0 ? ts[i - 1] : ts[i], tv);
+        if (on_firing_side(s, j, s->guard[j])) {
+          b->lo = u < 0 ? ts[i - 1] : ts[i];
+          b->elo = u < 0 ? e0 : e1;
+          b->hi = tv, b->ehi = s->guard[j];
+          return 1;
+        }
       }
     }
   }
-  return HUGE_VAL;
+  return 0;
 }
 
 int salta__crossing(salta_sim *s, const salta__interp *ip, double t_start, double t_from,
@@ -554,10 +585,14 @@ int salta__crossing(salta_sim *s, const salta__interp *ip, double t_start, doubl
     guards_at(s, ip, ts[i]);
     memcpy(G + (size_t)i * ne, s->guard, sizeof(double) * ne);
   }
-  /* each armed guard's own earliest crossing: bisecting on "any guard
-  ** fires" could step over a short dip of another guard */
-  for (j = 0; j < ne; ++j)
-    if (s->armed[j]) best = fmin(best, first_crossing(s, ip, j, ts, G));
+  /* each armed guard's own earliest crossing (bisecting on "any guard
+  ** fires" could step over a short dip of another guard), refined only
+  ** where its bracket could beat the best crossing found so far */
+  for (j = 0; j < ne; ++j) {
+    bracket b;
+    if (s->armed[j] && first_bracket(s, ip, j, ts, G, &b) && b.lo < best)
+      best = fmin(best, refine_crossing(s, ip, j, b.lo, b.elo, b.hi, b.ehi));
+  }
   if (best == HUGE_VAL) {
     memcpy(s->guard, G + (size_t)SAMPLES * ne, sizeof(double) * ne);  /* at t_end */
     return 0;

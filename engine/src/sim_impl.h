@@ -45,6 +45,7 @@ struct salta_sim {
   double *out_dy;                   /* per output: ny x ns */
   dbuf ev_sens;                     /* per event: see SENS_* offsets in sens.c */
   double *sens_scratch, *S;
+  size_t sens_maxnnz;               /* largest Jacobian of the model */
   char idas_msg[512];
   char err[SALTA_ERRMSG_SIZE];
 };
