@@ -23,6 +23,7 @@ CPPFLAGS := -D_POSIX_C_SOURCE=200809L -I/usr/include/suitesparse -Iengine/includ
 CFLAGS := -std=c11 -Wall -Wextra -Werror -g $(OPT) -fPIC $(SANFLAGS)
 ENGINE_LIBS := -lsundials_idas -lsundials_nvecserial -lsundials_sunmatrixdense -lsundials_sunmatrixsparse -lsundials_sunlinsolklu -lklu -llapacke -lopenblas -ldl -lm
 HOST_LIBS := -Wl,-E -l:liblua5.4.a -ltcc -ledit -ldl -lm
+OPTIM_LIBS := -lcminpack -llbfgsb
 
 DEB_PACKAGES := build-essential pkg-config lua5.4 liblua5.4-dev libsundials-dev \
   libopenblas-dev liblapacke-dev libtcc-dev lua-busted lua-cjson lua-yaml \
@@ -30,7 +31,7 @@ DEB_PACKAGES := build-essential pkg-config lua5.4 liblua5.4-dev libsundials-dev 
 
 ENGINE_SRC := $(wildcard engine/src/*.c)
 ENGINE_OBJ := $(ENGINE_SRC:engine/src/%.c=$(BUILD)/engine/%.o)
-CORE_SRC := bindings/lsalta.c bindings/lmodel.c bindings/lsim.c bindings/lloss.c
+CORE_SRC := bindings/lsalta.c bindings/lmodel.c bindings/lsim.c bindings/lloss.c bindings/loptim.c
 CORE_OBJ := $(CORE_SRC:bindings/%.c=$(BUILD)/bindings/%.o)
 HOST_OBJ := $(BUILD)/bindings/salta_host.o $(BUILD)/bindings/jit_tcc.o
 TEST_SRC := $(wildcard engine/tests/test_*.c)
@@ -66,10 +67,10 @@ $(BUILD)/libsalta.so: $(ENGINE_OBJ)
 	$(CC) $(CFLAGS) -shared -o $@ $^ $(ENGINE_LIBS)
 
 $(BUILD)/lua/salta/core.so: $(CORE_OBJ) $(ENGINE_OBJ) | $(BUILD)/lua/salta
-	$(CC) $(CFLAGS) -shared -o $@ $^ $(ENGINE_LIBS)
+	$(CC) $(CFLAGS) -shared -o $@ $^ $(OPTIM_LIBS) $(ENGINE_LIBS)
 
 $(BUILD)/salta: $(HOST_OBJ) $(CORE_OBJ) $(ENGINE_OBJ)
-	$(CC) $(CFLAGS) -no-pie -o $@ $^ $(HOST_LIBS) $(ENGINE_LIBS)
+	$(CC) $(CFLAGS) -no-pie -o $@ $^ $(HOST_LIBS) $(OPTIM_LIBS) $(ENGINE_LIBS)
 
 $(BUILD)/tests/%: engine/tests/%.c engine/tests/check.h $(BUILD)/libsalta.a | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libsalta.a $(ENGINE_LIBS)
@@ -81,7 +82,7 @@ test: deps all $(TEST_BIN)
 	@sh spec/run.sh $(BUILD) $(SANITIZE)
 
 bench: deps all
-	$(BUILD)/salta examples/bench.lua
+	OPENBLAS_NUM_THREADS=1 $(BUILD)/salta examples/bench.lua
 
 demo: deps all
 	$(BUILD)/salta examples/demo.lua

@@ -33,6 +33,9 @@ void salta_l_open_model(lua_State *L);   /* registers the model metatable */
 int salta_l_loss_new(lua_State *L);
 void salta_l_open_loss(lua_State *L);
 
+/* core.lbfgsb and core.lm (loptim.c): adds them to the table on top */
+void salta_l_open_optim(lua_State *L);
+
 /* model:simulate_raw(opts, p, x0, times) (lsim.c) */
 int salta_l_model_simulate(lua_State *L);
 

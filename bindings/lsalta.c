@@ -154,6 +154,7 @@ int luaopen_salta_core(lua_State *L) {
   salta_l_open_model(L);
   salta_l_open_loss(L);
   luaL_newlib(L, funcs);
+  salta_l_open_optim(L);
   lua_pushinteger(L, SALTA_ABI_VERSION);
   lua_setfield(L, -2, "abi");
   return 1;

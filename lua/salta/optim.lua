@@ -1,0 +1,171 @@
+-- salta.optim: optimisers over plain functions of a parameter array.
+--
+--   adam(fg, x0, opts)     the reference's Adam (REFERENCE.md §3.0), with
+--                          optional clipping to bounds and best snapshots
+--   lbfgsb(fg, x0, opts)   L-BFGS-B 3.0 (liblbfgsb) with bounds
+--   lm(rj, x0, opts)       Levenberg-Marquardt (MINPACK lmder)
+--
+-- fg(x) returns f, g; rj(x, "r") returns the residuals, rj(x, "j") the
+-- Jacobian rows. Each returns a result { x, f, iterations, evaluations,
+-- status, converged, history = { f = {}, gnorm = {}, x = {}, ms = {} } }.
+-- opts.callback(it, x, f, g) may return true to stop; opts.log(line)
+-- receives one progress line every opts.print_every iterations.
+
+local core = require("salta.core")
+
+local M = {}
+
+local clock = core.clock
+
+local function norm(v)
+  local s = 0
+  for i = 1, #v do s = s + v[i] * v[i] end
+  return math.sqrt(s)
+end
+
+local function copy(v) return { table.unpack(v) } end
+
+local function step_norm(a, b)
+  local s = 0
+  for i = 1, #a do s = s + (a[i] - b[i]) ^ 2 end
+  return math.sqrt(s)
+end
+
+local function new_history() return { f = {}, gnorm = {}, x = {}, ms = {} } end
+
+local function record(h, x, f, g, ms)
+  h.f[#h.f + 1] = f
+  h.gnorm[#h.gnorm + 1] = g and norm(g) or 0 / 0
+  h.x[#h.x + 1] = copy(x)
+  h.ms[#h.ms + 1] = ms
+end
+
+local function progress(opts, it, f, gnorm, step, ms)
+  local every = opts.print_every or 1
+  if opts.log and every > 0 and (it == 1 or it % every == 0) then
+    opts.log(("%6d  loss %.6e  |grad| %.3e  step %.3e  %7.2f ms"):format(it, f, gnorm, step, ms))
+  end
+end
+
+-- Adam exactly as the reference: the loss and gradient of iteration k are
+-- taken at the pre-update x_k; the update uses bias-corrected moments; x is
+-- clipped to [lower, upper] after the update; the run stops once |g_k| <
+-- tol (checked after the update, so the result is the post-update x).
+-- opts: lr (1e-2), beta1 (0.9), beta2 (0.999), eps (1e-8), max_iter (100),
+-- tol, lower, upper, best (snapshot interval, e.g. 5: at iteration 1 and
+-- multiples of it the pre-update (x, f) is kept if best; returned if it
+-- beats the last loss), rel_tol (stop when the loss changes less).
+function M.adam(fg, x0, opts)
+  opts = opts or {}
+  local lr, b1, b2, eps = opts.lr or 1e-2, opts.beta1 or 0.9, opts.beta2 or 0.999, opts.eps or 1e-8
+  local x, n = copy(x0), #x0
+  local m, v = {}, {}
+  for i = 1, n do m[i], v[i] = 0, 0 end
+  local h = new_history()
+  local best_x, best_f = nil, math.huge
+  local status, converged, f, g = "maximum iterations", false, nil, nil
+  local last_f
+  for k = 1, opts.max_iter or 100 do
+    local t0 = clock()
+    f, g = fg(x)
+    if f ~= f then status = "the loss is NaN"; break end
+    if opts.best and (k == 1 or k % opts.best == 0) and f < best_f then best_x, best_f = copy(x), f end
+    local xold = copy(x)
+    for i = 1, n do
+      m[i] = b1 * m[i] + (1 - b1) * g[i]
+      v[i] = b2 * v[i] + (1 - b2) * g[i] * g[i]
+      local mh, vh = m[i] / (1 - b1 ^ k), v[i] / (1 - b2 ^ k)
+      x[i] = x[i] - lr * mh / (math.sqrt(vh) + eps)
+      if opts.lower and x[i] < opts.lower[i] then x[i] = opts.lower[i] end
+      if opts.upper and x[i] > opts.upper[i] then x[i] = opts.upper[i] end
+    end
+    local ms = (clock() - t0) * 1e3
+    record(h, xold, f, g, ms)
+    progress(opts, k, f, norm(g), step_norm(x, xold), ms)
+    if opts.callback and opts.callback(k, xold, f, g) then status = "stopped by the callback"; break end
+    if opts.tol and norm(g) < opts.tol then status, converged = "gradient norm below tol", true; break end
+    if opts.rel_tol and last_f and math.abs(last_f - f) <= opts.rel_tol * math.abs(f) then
+      status, converged = "relative loss change below rel_tol", true
+      break
+    end
+    last_f = f
+  end
+  local result = { x = x, f = f, iterations = #h.f, evaluations = #h.f, status = status,
+    converged = converged, history = h }
+  if best_x and best_f < h.f[#h.f] then
+    result.x, result.f, result.best_snapshot = best_x, best_f, true
+  end
+  return result
+end
+
+-- L-BFGS-B with bounds (lower/upper arrays; -math.huge/math.huge or nil
+-- for none). opts: m (10), factr (1e7), pgtol (1e-8), max_iter (200),
+-- max_eval (2 max_iter + 20).
+function M.lbfgsb(fg, x0, opts)
+  opts = opts or {}
+  local n = #x0
+  local lower, upper = {}, {}
+  for i = 1, n do
+    lower[i] = opts.lower and opts.lower[i] or -math.huge
+    upper[i] = opts.upper and opts.upper[i] or math.huge
+  end
+  local opt = core.lbfgsb(x0, lower, upper, opts.m or 10, opts.factr or 1e7, opts.pgtol or 1e-8)
+  local h = new_history()
+  local max_iter, max_eval = opts.max_iter or 200, opts.max_eval or 2 * (opts.max_iter or 200) + 20
+  local kind, x, msg = opt:iterate()
+  local f, g, evals, iters, t0 = nil, nil, 0, 0, clock()
+  local status, converged = nil, false
+  local xprev = copy(x0)
+  while true do
+    if kind == "fg" then
+      if evals >= max_eval then status = "maximum evaluations"; break end
+      f, g = fg(x)
+      evals = evals + 1
+      if f ~= f then status = "the loss is NaN"; break end
+      kind, x, msg = opt:iterate(f, g)
+    elseif kind == "new_x" then
+      iters = iters + 1
+      local ms = (clock() - t0) * 1e3
+      t0 = clock()
+      record(h, x, f, g, ms)
+      progress(opts, iters, f, norm(g), step_norm(x, xprev), ms)
+      xprev = copy(x)
+      if opts.callback and opts.callback(iters, x, f, g) then status = "stopped by the callback"; break end
+      if iters >= max_iter then status = "maximum iterations"; break end
+      kind, x, msg = opt:iterate()
+    else
+      status, converged = msg, kind == "converged"
+      break
+    end
+  end
+  return { x = x, f = f, iterations = iters, evaluations = evals, status = status,
+    converged = converged, history = h }
+end
+
+-- Levenberg-Marquardt (MINPACK lmder). m: the number of residuals.
+-- opts: ftol, xtol (1e-12), gtol (0), max_eval (100 (n + 1)).
+function M.lm(rj, x0, m, opts)
+  opts = opts or {}
+  local h = new_history()
+  local t0, iters, xprev = clock(), 0, copy(x0)
+  local function on_iteration(x, r)
+    iters = iters + 1
+    local f = 0
+    for i = 1, #r do f = f + r[i] * r[i] end
+    local ms = (clock() - t0) * 1e3
+    t0 = clock()
+    record(h, x, f, nil, ms)
+    progress(opts, iters, f, 0 / 0, step_norm(x, xprev), ms)
+    xprev = copy(x)
+    return opts.callback and opts.callback(iters, x, f) or false
+  end
+  local x, info, msg, nfev, njev, r = core.lm(rj, x0, m, {
+    ftol = opts.ftol, xtol = opts.xtol, gtol = opts.gtol, maxfev = opts.max_eval or 100 * (#x0 + 1),
+    progress = on_iteration, nprint = 1 })
+  local f = 0
+  for i = 1, #r do f = f + r[i] * r[i] end
+  return { x = x, f = f, iterations = njev, evaluations = nfev, status = msg,
+    converged = info >= 1 and info <= 4, history = h, info = info }
+end
+
+return M

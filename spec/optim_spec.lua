@@ -1,0 +1,76 @@
+-- The optimisers on problems with known answers.
+local optim = require("salta.optim")
+
+local function rosenbrock(x)
+  local a, b = x[1], x[2]
+  local f = (1 - a) ^ 2 + 100 * (b - a * a) ^ 2
+  return f, { -2 * (1 - a) - 400 * a * (b - a * a), 200 * (b - a * a) }
+end
+
+describe("L-BFGS-B", function()
+  it("finds the Rosenbrock minimum (1, 1) when the bounds allow it", function()
+    local r = optim.lbfgsb(rosenbrock, { -1.2, 1.0 }, { lower = { -2, -2 }, upper = { 2, 2 }, factr = 10, pgtol = 1e-10 })
+    assert.is_true(r.converged, r.status)
+    assert.is_near(1, r.x[1], 1e-6); assert.is_near(1, r.x[2], 1e-6)
+  end)
+  it("stops on an active bound: with b <= 0.5 the minimum is the KKT point on b = 0.5", function()
+    local r = optim.lbfgsb(rosenbrock, { -1.2, 0.0 }, { lower = { -2, -2 }, upper = { 2, 0.5 }, factr = 10, pgtol = 1e-10 })
+    assert.is_true(r.converged, r.status)
+    assert.are.equal(0.5, r.x[2])
+    -- on b = 0.5: d/da [(1-a)^2 + 100 (0.5 - a^2)^2] = 0
+    local a = r.x[1]
+    assert.is_near(0, -2 * (1 - a) - 400 * a * (0.5 - a * a), 1e-5)
+    assert.is_true(a > 0.7 and a < 0.71)
+  end)
+end)
+
+describe("Levenberg-Marquardt", function()
+  it("fits y = A exp(-k t) + c exactly", function()
+    local ts, ys = {}, {}
+    for i = 1, 20 do ts[i] = 0.25 * i; ys[i] = 2.5 * math.exp(-1.3 * ts[i]) + 0.4 end
+    local function rj(x, what)
+      local A, k, c = x[1], x[2], x[3]
+      local out = {}
+      for i, t in ipairs(ts) do
+        local e = math.exp(-k * t)
+        out[i] = what == "r" and (A * e + c - ys[i]) or { e, -A * t * e, 1 }
+      end
+      return out
+    end
+    local r = optim.lm(rj, { 1, 0.5, 0 }, #ts)
+    assert.is_true(r.converged, r.status)
+    assert.is_near(2.5, r.x[1], 1e-9); assert.is_near(1.3, r.x[2], 1e-9); assert.is_near(0.4, r.x[3], 1e-9)
+    assert.is_true(r.f < 1e-20)
+  end)
+  it("passes a Lua error in the residual function through, with its message", function()
+    local ok, err = pcall(optim.lm, function() error("model blew up") end, { 1, 2 }, 3)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("model blew up", 1, true))
+  end)
+end)
+
+describe("Adam", function()
+  it("minimises a quadratic and follows the reference update", function()
+    local function fg(x) return (x[1] - 3) ^ 2 + 2 * (x[2] + 1) ^ 2, { 2 * (x[1] - 3), 4 * (x[2] + 1) } end
+    local r = optim.adam(fg, { 0, 0 }, { lr = 0.1, max_iter = 2000, tol = 1e-8 })
+    assert.is_true(r.converged, r.status)
+    assert.is_near(3, r.x[1], 1e-6); assert.is_near(-1, r.x[2], 1e-6)
+    -- the first step of Adam moves every coordinate by lr (bias-corrected)
+    local one = optim.adam(fg, { 0, 0 }, { lr = 0.1, max_iter = 1 })
+    assert.is_near(0.1, one.x[1], 1e-7); assert.is_near(-0.1, one.x[2], 1e-7)
+  end)
+  it("clips to bounds and keeps the best snapshot", function()
+    local function fg(x) return (x[1] - 3) ^ 2, { 2 * (x[1] - 3) } end
+    local r = optim.adam(fg, { 0 }, { lr = 0.5, max_iter = 50, upper = { 2 } })
+    assert.are.equal(2, r.x[1])
+    -- a step too large makes Adam oscillate: the best of the snapshots at
+    -- iterations 1, 5, 10, 15, 20 is returned when it beats the last loss
+    local noisy = optim.adam(function(x) return (x[1] - 1) ^ 2, { 2 * (x[1] - 1) } end, { 0 },
+      { lr = 1.5, max_iter = 20, best = 5 })
+    local h, best = noisy.history.f, math.huge
+    for _, k in ipairs({ 1, 5, 10, 15, 20 }) do best = math.min(best, h[k]) end
+    assert.is_true(noisy.best_snapshot)
+    assert.are.equal(best, noisy.f)
+    assert.is_true(best < h[#h])
+  end)
+end)
