@@ -202,11 +202,11 @@ static const char *lm_message(int info) {
   }
 }
 
-/* core.lm(fn, x0, m, {ftol, xtol, gtol, maxfev, progress, nprint})
+/* core.lm(fn, x0, m, {ftol, xtol, gtol, maxfev, factor, progress, nprint})
 **   -> x, info, message, nfev, njev, fvec */
 static int l_lm(lua_State *L) {
   int n = (int)luaL_len(L, 2), m = (int)luaL_checkinteger(L, 3), info, nfev = 0, njev = 0;
-  double ftol, xtol, gtol, *x, *fvec, *fjac, *diag, *qtf, *wa;
+  double ftol, xtol, gtol, factor, *x, *fvec, *fjac, *diag, *qtf, *wa;
   int *ipvt, maxfev, nprint;
   lm_ctx c;
   luaL_checktype(L, 1, LUA_TFUNCTION);
@@ -217,7 +217,8 @@ static int l_lm(lua_State *L) {
   gtol = (lua_getfield(L, 4, "gtol"), luaL_optnumber(L, -1, 0));
   maxfev = (int)(lua_getfield(L, 4, "maxfev"), luaL_optinteger(L, -1, 200));
   nprint = (int)(lua_getfield(L, 4, "nprint"), luaL_optinteger(L, -1, 1));
-  lua_pop(L, 5);
+  factor = (lua_getfield(L, 4, "factor"), luaL_optnumber(L, -1, 100.0));
+  lua_pop(L, 6);
   lua_getfield(L, 4, "progress");   /* index 5 */
   c.L = L;
   c.fn = 1;
@@ -231,7 +232,7 @@ static int l_lm(lua_State *L) {
   qtf = salta_l_scratch(L, n);
   wa = salta_l_scratch(L, 3 * n + m);
   ipvt = lua_newuserdatauv(L, sizeof(int) * (size_t)n, 0);
-  info = lmder(lm_callback, &c, m, n, x, fvec, fjac, m, ftol, xtol, gtol, maxfev, diag, 1, 100.0,
+  info = lmder(lm_callback, &c, m, n, x, fvec, fjac, m, ftol, xtol, gtol, maxfev, diag, 1, factor,
                c.progress ? nprint : 0, &nfev, &njev, ipvt, qtf, wa, wa + n, wa + 2 * n, wa + 3 * n);
   if (c.failed) {
     lua_pushvalue(L, c.err);

@@ -44,6 +44,10 @@ salta.pi = math.pi
 
 -- least squares over a model and data (lua/salta/lsq.lua)
 function salta.lsq(spec) return require("salta.lsq").new(spec) end
+function salta.fit(spec) return require("salta.fit").fit(spec) end
+salta.optim = setmetatable({}, { __index = function(_, k) return require("salta.optim")[k] end })
+salta.plot = setmetatable({}, { __index = function(_, k) return require("salta.plot")[k] end })
+salta.json = setmetatable({}, { __index = function(_, k) return require("salta.json")[k] end })
 salta.read_csv = function(path) return require("salta.data").read_csv(path) end
 salta.write_csv = function(path, names, columns) return require("salta.data").write_csv(path, names, columns) end
 

@@ -143,7 +143,9 @@ function M.lbfgsb(fg, x0, opts)
 end
 
 -- Levenberg-Marquardt (MINPACK lmder). m: the number of residuals.
--- opts: ftol, xtol (1e-12), gtol (0), max_eval (100 (n + 1)).
+-- opts: ftol, xtol (1e-12), gtol (0), max_eval (100 (n + 1)), factor (the
+-- initial step bound, times the scaled |x|: MINPACK's 100 by default; a
+-- smaller one keeps the first steps inside the event structure of the start).
 function M.lm(rj, x0, m, opts)
   opts = opts or {}
   local h = new_history()
@@ -161,6 +163,7 @@ function M.lm(rj, x0, m, opts)
   end
   local x, info, msg, nfev, njev, r = core.lm(rj, x0, m, {
     ftol = opts.ftol, xtol = opts.xtol, gtol = opts.gtol, maxfev = opts.max_eval or 100 * (#x0 + 1),
+    factor = opts.factor,
     progress = on_iteration, nprint = 1 })
   local f = 0
   for i = 1, #r do f = f + r[i] * r[i] end

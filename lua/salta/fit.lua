@@ -1,0 +1,182 @@
+-- salta.fit: parameter estimation over a salta.lsq loss.
+--
+--   local r = salta.fit{ loss = loss, start = { g = 8.81, e_g = 0.6 },
+--     method = "lm" | "lbfgsb" | "adam", truth = { g = 9.81, e_g = 0.5 } }
+--   print(r:table())      r:to_json("fit.json")
+--
+-- Free parameters with transform = "log" in the loss are optimised in log
+-- space (bounds too). Progress goes to `log` (default print) every
+-- `print_every` iterations (default 10; 0 for silence).
+
+local optim = require("salta.optim")
+local json = require("salta.json")
+local clock = require("salta.core").clock
+
+local M = {}
+
+local Fit = {}
+Fit.__index = Fit
+Fit.__name = "salta.Fit"
+
+local OPTIONS = {
+  loss = true, start = true, method = true, lower = true, upper = true, max_iter = true, tol = true,
+  rel_tol = true, lr = true, beta1 = true, beta2 = true, eps = true, best = true, m = true, factr = true,
+  pgtol = true, ftol = true, xtol = true, gtol = true, max_eval = true, print_every = true, log = true,
+  callback = true, truth = true, factor = true,
+}
+
+local function by_name(loss, v, what, default)
+  local out = {}
+  if v == nil then
+    for k in ipairs(loss.free) do out[k] = default and default(k) end
+    return out
+  end
+  if #v > 0 then
+    if #v ~= #loss.free then
+      error(("salta.fit: %s has %d values, expected %d (%s)"):format(what, #v, #loss.free,
+        table.concat(loss.free, ", ")), 3)
+    end
+    for k = 1, #v do out[k] = v[k] end
+    return out
+  end
+  local known = {}
+  for k, n in ipairs(loss.free) do known[n] = k end
+  for n in pairs(v) do
+    if not known[n] then error(("salta.fit: %s names '%s', which is not free"):format(what, tostring(n)), 3) end
+  end
+  for k, n in ipairs(loss.free) do
+    out[k] = v[n]
+    if out[k] == nil and default then out[k] = default(k) end
+  end
+  return out
+end
+
+-- The value of free parameter k in the model (its nominal or x0 value).
+local function nominal(loss, k)
+  local d = loss.dirs[k]
+  if d > 0 then return loss.base_p[d] end
+  return (loss.base_x0 or loss.model:vector("x0", nil, loss.model.states, loss.model.x0))[-d]
+end
+
+function M.fit(spec)
+  if type(spec) ~= "table" then error("salta.fit: expected a table", 2) end
+  for k in pairs(spec) do
+    if not OPTIONS[k] then error(("salta.fit: unknown option '%s'"):format(tostring(k)), 2) end
+  end
+  local loss = spec.loss
+  if type(loss) ~= "table" or not loss.value_and_grad then error("salta.fit: loss must be a salta.lsq loss", 2) end
+  if #loss.free == 0 then error("salta.fit: the loss has no free parameters", 2) end
+  local method = spec.method or "lm"
+  local start = by_name(loss, spec.start, "start", function(k) return nominal(loss, k) end)
+  local lower = by_name(loss, spec.lower, "lower", function() return -math.huge end)
+  local upper = by_name(loss, spec.upper, "upper", function() return math.huge end)
+
+  -- optimisation variables: log p where the loss is log-transformed
+  local function to_u(p, k)
+    if not loss.log[k] then return p end
+    if p == -math.huge or p == 0 then return -math.huge end
+    if p <= 0 then error(("salta.fit: '%s' is log-transformed but %g <= 0"):format(loss.free[k], p), 3) end
+    return math.log(p)
+  end
+  local function to_p(u)
+    local p = {}
+    for k = 1, #u do p[k] = loss.log[k] and math.exp(u[k]) or u[k] end
+    return p
+  end
+  local u0, lo, hi = {}, {}, {}
+  for k = 1, #start do
+    u0[k] = to_u(start[k], k)
+    lo[k] = to_u(lower[k], k)
+    hi[k] = loss.log[k] and (upper[k] == math.huge and math.huge or to_u(upper[k], k)) or upper[k]
+  end
+
+  local print_every = spec.print_every
+  if print_every == nil then print_every = 10 end
+  local opts = {
+    max_iter = spec.max_iter, tol = spec.tol, rel_tol = spec.rel_tol, lr = spec.lr, beta1 = spec.beta1,
+    beta2 = spec.beta2, eps = spec.eps, best = spec.best, m = spec.m, factr = spec.factr, pgtol = spec.pgtol,
+    ftol = spec.ftol, xtol = spec.xtol, gtol = spec.gtol, factor = spec.factor, max_eval = spec.max_eval, print_every = print_every,
+    log = print_every > 0 and (spec.log or print) or nil,
+    callback = spec.callback and function(it, u, f, g) return spec.callback(it, to_p(u), f, g) end,
+  }
+  local function bounded()
+    for k = 1, #lo do if lo[k] > -math.huge or hi[k] < math.huge then return true end end
+    return false
+  end
+  if bounded() then opts.lower, opts.upper = lo, hi end
+
+  local t0 = clock()
+  local r
+  if method == "adam" then
+    if opts.max_iter == nil then opts.max_iter = 500 end
+    r = optim.adam(function(u) return loss:value_and_grad(to_p(u)) end, u0, opts)
+  elseif method == "lbfgsb" then
+    r = optim.lbfgsb(function(u) return loss:value_and_grad(to_p(u)) end, u0, opts)
+  elseif method == "lm" then
+    if bounded() then error("salta.fit: Levenberg-Marquardt (lmder) takes no bounds; use lbfgsb or adam", 2) end
+    local m = #loss:residuals(start)
+    r = optim.lm(function(u, what)
+      local p = to_p(u)
+      return what == "r" and loss:residuals(p) or loss:jacobian(p)
+    end, u0, m, opts)
+  else
+    error(("salta.fit: unknown method '%s' (\"lm\", \"lbfgsb\" or \"adam\")"):format(tostring(method)), 2)
+  end
+  local total = clock() - t0
+
+  local self = setmetatable({
+    method = method, free = loss.free, x = to_p(r.x), loss = r.f, iterations = r.iterations,
+    evaluations = r.evaluations, status = r.status, converged = r.converged,
+    best_snapshot = r.best_snapshot, start = start, truth = spec.truth, total_s = total,
+    history = { loss = r.history.f, gnorm = r.history.gnorm, ms = r.history.ms, params = {} },
+  }, Fit)
+  for i, u in ipairs(r.history.x) do self.history.params[i] = to_p(u) end
+  self.params = {}
+  for k, n in ipairs(loss.free) do self.params[n] = self.x[k] end
+  -- mean wall time per iteration, the first (warm-up) excluded as in the reference
+  local ms, cnt = 0, 0
+  for i = 2, #r.history.ms do ms, cnt = ms + r.history.ms[i], cnt + 1 end
+  self.ms_per_iter = cnt > 0 and ms / cnt or (r.history.ms[1] or 0 / 0)
+  return self
+end
+
+-- The final table: parameter, true value (if known), initial, fitted and
+-- relative error %.
+function Fit:table()
+  local lines = { ("%-14s %16s %16s %16s %12s"):format("parameter", "true", "initial", "fitted", "error %") }
+  for k, n in ipairs(self.free) do
+    local truth = self.truth and self.truth[n]
+    lines[#lines + 1] = ("%-14s %16s %16.10g %16.10g %12s"):format(n,
+      truth and ("%.10g"):format(truth) or "-", self.start[k], self.x[k],
+      truth and ("%.6f"):format(100 * math.abs(self.x[k] - truth) / math.abs(truth)) or "-")
+  end
+  lines[#lines + 1] = ("%s: %s after %d iterations (%d evaluations); loss %.6e; %.2f ms/iter; %.3f s"):format(
+    self.method, self.status, self.iterations, self.evaluations, self.loss, self.ms_per_iter, self.total_s)
+  return table.concat(lines, "\n")
+end
+
+function Fit:__tostring() return self:table() end
+
+-- Relative errors (%) of the fitted parameters against the truth.
+function Fit:errors()
+  local out = {}
+  for k, n in ipairs(self.free) do
+    local t = self.truth and self.truth[n]
+    out[n] = t and 100 * math.abs(self.x[k] - t) / math.abs(t) or nil
+  end
+  return out
+end
+
+function Fit:to_json(path, extra)
+  local doc = {
+    method = self.method, params = self.params, start = {}, truth = self.truth, loss = self.loss,
+    iterations = self.iterations, evaluations = self.evaluations, status = self.status,
+    converged = self.converged, ms_per_iter = self.ms_per_iter, total_s = self.total_s,
+    relative_error_percent = self:errors(), history = { loss = self.history.loss },
+  }
+  for k, n in ipairs(self.free) do doc.start[n] = self.start[k] end
+  for k, v in pairs(extra or {}) do doc[k] = v end
+  return json.write(path, doc)
+end
+
+return M
