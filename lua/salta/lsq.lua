@@ -109,7 +109,10 @@ function M.new(spec)
   self.base_p = model:vector("params", spec.params, model.params, model.p0)
   self.base_x0 = spec.x0 and model:vector("x0", spec.x0, model.states, model.x0) or nil
   self.t0 = spec.t0 or math.min(0, times[1])
-  self.tf = spec.tf or times[#times]
+  -- with blending, simulate 30 blend widths past the last target: an event
+  -- appearing at the end of the horizon then enters the predictions with a
+  -- weight below 1e-13 instead of jumping in at the last target
+  self.tf = spec.tf or (times[#times] + ((spec.blend or 0) > 0 and 30 / spec.blend or 0))
   self.options = { t0 = self.t0, tf = self.tf, rtol = spec.rtol, atol = spec.atol,
     max_events = spec.max_events, max_step = spec.max_step, blend = spec.blend,
     linear_solver = spec.linear_solver, max_steps = spec.max_steps, zeno_count = spec.zeno_count,
@@ -218,6 +221,30 @@ function Loss:jacobian(p)
   local _, J = call(self, p, "j")
   for _, row in ipairs(J) do apply_log(self, p, row) end
   return J
+end
+
+-- predict(p): the loss's predictions (blended when the loss blends) at
+-- every target, as columns by output name. Computed as the residuals of a
+-- twin loss whose data are all zero.
+function Loss:predict(p)
+  if not self.zero_twin then
+    local zeros = {}
+    for _, n in ipairs(self.outputs) do
+      zeros[n] = {}
+      for i = 1, #self.times do zeros[n][i] = 0.0 end
+    end
+    local spec = { model = self.model, times = self.times, data = zeros, outputs = self.outputs,
+      free = self.free, params = self.base_p, x0 = self.base_x0, t0 = self.t0, tf = self.tf }
+    for k, v in pairs(self.options) do if spec[k] == nil and k ~= "free" then spec[k] = v end end
+    self.zero_twin = M.new(spec)
+  end
+  local r = self.zero_twin:residuals(p)
+  local scale, out, no = math.sqrt(#r), {}, #self.outputs
+  for j, n in ipairs(self.outputs) do
+    out[n] = {}
+    for i = 1, #self.times do out[n][i] = r[(i - 1) * no + j] * scale end
+  end
+  return out
 end
 
 function Loss:__tostring()

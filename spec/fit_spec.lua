@@ -1,0 +1,98 @@
+-- Fitting end to end, and the data files around it: CSV, JSON, plots.
+local H = require("helpers")
+local salta = require("salta")
+
+describe("salta.fit", function()
+  local m = H.model("spring_latch")
+  local times = {}
+  for i = 1, 60 do times[i] = 6 * i / 60 end
+  local tr = m:simulate{ tf = 6, times = times, rtol = 1e-12, atol = 1e-14 }
+  local data = { x = tr.y.x, F = tr.y.F }
+  local truth = { k = 4.0, F_max = 1.5, e = 0.7 }
+  local start = { k = 3.6, F_max = 1.6, e = 0.75 }
+
+  it("recovers the parameters of a hybrid DAE by Levenberg-Marquardt", function()
+    local loss = salta.lsq{ model = m, times = times, data = data, free = { "k", "F_max", "e" },
+      rtol = 1e-10, atol = 1e-12 }
+    local r = salta.fit{ loss = loss, start = start, method = "lm", truth = truth, print_every = 0 }
+    assert.is_true(r.converged, r.status)
+    for n, v in pairs(truth) do assert.is_near(v, r.params[n], 1e-7 * v) end
+    assert.is_true(r.loss < 1e-15)   -- the floor set by the simulation tolerances
+    assert.truthy(r:table():find("F_max", 1, true))
+  end)
+
+  it("recovers them by L-BFGS-B in log space, within bounds", function()
+    local loss = salta.lsq{ model = m, times = times, data = data, free = { "k", "F_max", "e" },
+      rtol = 1e-10, atol = 1e-12, transform = "log" }
+    local r = salta.fit{ loss = loss, start = start, method = "lbfgsb", lower = { k = 1, F_max = 1, e = 0.1 },
+      upper = { k = 10, F_max = 3, e = 1 }, factr = 10, pgtol = 1e-12, print_every = 0, max_iter = 300 }
+    for n, v in pairs(truth) do assert.is_near(v, r.params[n], 1e-5 * v) end
+  end)
+
+  it("reports progress and history, and writes JSON with every digit", function()
+    local loss = salta.lsq{ model = m, times = times, data = data, free = { "k" }, rtol = 1e-8, atol = 1e-10 }
+    local lines = {}
+    local r = salta.fit{ loss = loss, start = { 3.9 }, method = "adam", lr = 0.01, max_iter = 20, print_every = 5,
+      log = function(l) lines[#lines + 1] = l end }
+    assert.are.equal(5, #lines)              -- iterations 1, 5, 10, 15, 20
+    assert.truthy(lines[1]:find("loss", 1, true) and lines[1]:find("|grad|", 1, true))
+    assert.are.equal(20, #r.history.loss)
+    local path = os.tmpname()
+    r:to_json(path)
+    local text = assert(io.open(path)):read("a")
+    os.remove(path)
+    local k = text:match('"params": {%s*"k": ([%d%.eE+-]+)')
+    assert.are.equal(r.params.k, tonumber(k))   -- 17 digits round-trip exactly
+  end)
+
+  it("refuses bad options with a clear message", function()
+    local loss = salta.lsq{ model = m, times = times, data = data, free = { "k" } }
+    local ok, err = pcall(salta.fit, { loss = loss, method = "newton" })
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("unknown method 'newton'", 1, true))
+    ok, err = pcall(salta.fit, { loss = loss, start = { kk = 1 } })
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("'kk', which is not free", 1, true))
+  end)
+end)
+
+describe("data files", function()
+  it("CSV round trip keeps every bit, NaN for missing", function()
+    local path = os.tmpname()
+    local cols = { t = { 0, 0.1, 1 / 3 }, y = { math.pi, 0.1 + 0.2, -1e-300 } }
+    salta.write_csv(path, { "t", "y" }, cols)
+    local back = salta.read_csv(path)
+    os.remove(path)
+    assert.are.same({ "t", "y" }, back.names)
+    for i = 1, 3 do
+      assert.are.equal(cols.t[i], back.columns.t[i])
+      assert.are.equal(cols.y[i], back.columns.y[i])
+    end
+  end)
+  it("a bad row names the file, the line and the column", function()
+    local path = os.tmpname()
+    local f = assert(io.open(path, "w"))
+    f:write("t,y\n0,1\n0.5,2,3\n")
+    f:close()
+    local ok, err = pcall(salta.read_csv, path)
+    os.remove(path)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find(path .. ":3: 3 fields, expected 2", 1, true), tostring(err))
+  end)
+  it("JSON writes 17 significant digits and null for NaN", function()
+    local s = salta.json.encode({ a = 0.1 + 0.2, b = 0 / 0, c = { 1, 2 } })
+    assert.truthy(s:find("0.30000000000000004", 1, true))
+    assert.truthy(s:find('"b": null', 1, true))
+  end)
+  it("plots to PNG and SVG through gnuplot", function()
+    for _, ext in ipairs({ "png", "svg" }) do
+      local path = os.tmpname() .. "." .. ext
+      salta.plot.series(path, { { name = "s", x = { 0, 1, 2 }, y = { 1, 0, 1 } } }, { title = "t", vlines = { 1 } })
+      local f = assert(io.open(path, "rb"))
+      local head = f:read(8)
+      f:close()
+      os.remove(path)
+      if ext == "png" then assert.are.equal("\137PNG", head:sub(1, 4)) else assert.truthy(head:find("<?xml", 1, true) or head:find("<svg", 1, true)) end
+    end
+  end)
+end)
