@@ -45,6 +45,15 @@ local function report(name, r)
   for i = 1, #r.history.loss do it[i] = i end
   salta.plot.series(("%s/balls_N%d_%s_loss.png"):format(outdir, N, name), { { name = "loss", x = it, y = r.history.loss } },
     { logy = true, xlabel = "iteration", ylabel = "loss", title = ("balls N = %d, %s"):format(N, name) })
+  -- the reference's prediction-error history: |p_k - p_true| over iterations
+  local perr = {}
+  for i, x in ipairs(r.history.params) do
+    local e = 0
+    for k, n in ipairs(FREE) do e = e + (x[k] - truth[n]) ^ 2 end
+    perr[i] = math.sqrt(e)
+  end
+  salta.plot.series(("%s/balls_N%d_%s_param_error.png"):format(outdir, N, name), { { name = "|p - p_true|", x = it, y = perr } },
+    { logy = true, xlabel = "iteration", ylabel = "parameter error", title = ("balls N = %d, %s"):format(N, name) })
   results[name] = { fit = r, mse = mse }
 end
 

@@ -116,6 +116,7 @@ print("== loss and gradient by forward sensitivities (rtol = atol = 1e-6, the JA
 print("   reference per iteration (REFERENCE.md §4): JAX-AD 28.4 ms Cauer; 74 / 71 / 110 ms balls N = 3 / 7 / 15;")
 print("   PyTorch 554 / 1740 / 6652 ms balls")
 local salta = require("salta")
+local summary = {}
 local function grad_case(name, m, tf, outputs, free, p, ref_ms, method, ls, atol)
   local times = {}
   for i = 0, 500 do times[i + 1] = tf * i / 500 end
@@ -130,10 +131,11 @@ local function grad_case(name, m, tf, outputs, free, p, ref_ms, method, ls, atol
     L:value_and_grad(p)
     xs[#xs + 1] = clock() - t0
   end
-  local med = stats({ table.unpack(xs) })
-  row(("%s [%s%s%s]"):format(name, method, ls and (", " .. ls) or "", atol and (", atol " .. atol) or ""),
-    xs, "ms", 1e3)
+  local med, lo, hi = stats({ table.unpack(xs) })
+  local label = ("%s [%s%s%s]"):format(name, method, ls and (", " .. ls) or "", atol and (", atol " .. atol) or "")
+  row(label, xs, "ms", 1e3)
   print(("      JAX-AD %.1f ms: %.0fx faster"):format(ref_ms, ref_ms / (med * 1e3)))
+  summary[#summary + 1] = { label, med * 1e3, lo * 1e3, hi * 1e3, ref_ms }
 end
 local cauer_p = { 1.10177047, 0.25193102, 1.53445960, 0.75943693, 0.77315497, 1.41621466, 0.87710816 }
 local cauer_cc = cauer{ backend = "cc" }
@@ -151,4 +153,10 @@ for _, c in ipairs({ { 3, 74 }, { 7, 71 }, { 15, 110 } }) do
     { "g", "e_g", "e_b" }, { 8.81, 0.6, 0.7 }, c[2], "bdf", "klu")
   grad_case(("balls N%d, 501 x %d positions, 3 params"):format(N, 2 * N), m, 1.9, pos,
     { "g", "e_g", "e_b" }, { 8.81, 0.6, 0.7 }, c[2], "erk")
+end
+
+print("\n== summary: ms per loss-and-gradient evaluation (forward sensitivities, 25 runs, single thread) ==")
+print(("%-58s %9s %9s %9s %9s %8s"):format("model [integrator]", "median", "min", "max", "JAX-AD", "speedup"))
+for _, r in ipairs(summary) do
+  print(("%-58s %9.3f %9.3f %9.3f %9.1f %7.0fx"):format(r[1], r[2], r[3], r[4], r[5], r[5] / r[2]))
 end

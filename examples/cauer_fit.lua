@@ -55,6 +55,14 @@ if which == "adam" or which == "both" then
   print(("unblended MSE at the returned parameters%s: %.4e  (reference AD: 1.32e-6; acceptance <= 2e-6)"):format(
     r.best_snapshot and " (best snapshot)" or "", e))
   r:to_json(outdir .. "/cauer_adam.json", { unblended_mse = e })
+  local it, perr = {}, {}
+  for i, x in ipairs(r.history.params) do
+    local s2 = 0
+    for k, n in ipairs(FREE) do s2 = s2 + ((x[k] - truth[n]) / truth[n]) ^ 2 end
+    it[i], perr[i] = i, math.sqrt(s2)
+  end
+  salta.plot.series(outdir .. "/cauer_adam_param_error.png", { { name = "relative parameter error", x = it, y = perr } },
+    { logy = true, xlabel = "iteration", ylabel = "|(p - p_true) / p_true|", title = "Cauer, Adam" })
   salta.plot.series(outdir .. "/cauer_adam_loss.png", { { name = "training loss", x = (function()
     local it = {} for i = 1, #r.history.loss do it[i] = i end return it end)(), y = r.history.loss } },
     { logy = true, xlabel = "iteration", ylabel = "loss", title = "Cauer, Adam" })
