@@ -36,7 +36,9 @@ void salta_l_open_loss(lua_State *L);
 /* core.lbfgsb and core.lm (loptim.c): adds them to the table on top */
 void salta_l_open_optim(lua_State *L);
 
-/* model:simulate_raw(opts, p, x0, times) (lsim.c) */
+/* model:simulate_raw(opts, p, x0, times) and the options table it shares
+** with loss:configure (lsim.c) */
+void salta_l_sim_options(lua_State *L, int idx, salta_sim_options *o);
 int salta_l_model_simulate(lua_State *L);
 
 /* lua_newuserdatauv + scratch buffer helper: a temporary array of n doubles

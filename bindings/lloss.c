@@ -88,27 +88,7 @@ static double opt_number(lua_State *L, int idx, const char *k, double def) {
 static int loss_configure(lua_State *L) {
   loss_ud *u = check_loss(L, 1);
   salta_sim_options o;
-  luaL_checktype(L, 2, LUA_TTABLE);
-  salta_sim_options_init(&o, opt_number(L, 2, "t0", 0), opt_number(L, 2, "tf", 1));
-  o.rtol = opt_number(L, 2, "rtol", o.rtol);
-  o.atol = opt_number(L, 2, "atol", o.atol);
-  o.max_step = opt_number(L, 2, "max_step", 0);
-  o.max_events = (int)opt_number(L, 2, "max_events", o.max_events);
-  o.zeno_count = (int)opt_number(L, 2, "zeno_count", o.zeno_count);
-  o.zeno_window = opt_number(L, 2, "zeno_window", o.zeno_window);
-  o.max_steps = (long)opt_number(L, 2, "max_steps", (double)o.max_steps);
-  lua_getfield(L, 2, "method");
-  {
-    static const char *const methods[] = {"bdf", "erk", NULL};
-    o.method = luaL_checkoption(L, -1, "bdf", methods);
-  }
-  lua_pop(L, 1);
-  lua_getfield(L, 2, "linear_solver");
-  {
-    static const char *const ls[] = {"dense", "klu", NULL};
-    o.linear_solver = luaL_checkoption(L, -1, "dense", ls);
-  }
-  lua_pop(L, 1);
+  salta_l_sim_options(L, 2, &o);   /* a scalar atol: the loss keeps no borrowed arrays */
   if (salta_loss_set_options(u->loss, &o) || salta_loss_set_blend(u->loss, opt_number(L, 2, "blend", 0)))
     return luaL_error(L, "%s", salta_loss_errmsg(u->loss));
   lua_getfield(L, 2, "free");

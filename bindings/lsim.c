@@ -136,6 +136,29 @@ static int sim_gc(lua_State *L) {
   return 0;
 }
 
+/* Reads the simulation options shared by model:simulate_raw and
+** loss:configure from the table at idx into o. */
+void salta_l_sim_options(lua_State *L, int idx, salta_sim_options *o) {
+  static const char *const methods[] = {"bdf", "erk", NULL};
+  static const char *const solvers[] = {"dense", "klu", NULL};
+  luaL_checktype(L, idx, LUA_TTABLE);
+  salta_sim_options_init(o, opt_number(L, idx, "t0", 0), opt_number(L, idx, "tf", 1));
+  o->rtol = opt_number(L, idx, "rtol", o->rtol);
+  o->atol = opt_number(L, idx, "atol", o->atol);
+  o->max_step = opt_number(L, idx, "max_step", 0);
+  o->init_step = opt_number(L, idx, "init_step", 0);
+  o->max_order = (int)opt_number(L, idx, "max_order", 0);
+  o->max_events = (int)opt_number(L, idx, "max_events", o->max_events);
+  o->zeno_count = (int)opt_number(L, idx, "zeno_count", o->zeno_count);
+  o->zeno_window = opt_number(L, idx, "zeno_window", o->zeno_window);
+  o->max_steps = (long)opt_number(L, idx, "max_steps", (double)o->max_steps);
+  lua_getfield(L, idx, "method");
+  o->method = luaL_checkoption(L, -1, "bdf", methods);
+  lua_getfield(L, idx, "linear_solver");
+  o->linear_solver = luaL_checkoption(L, -1, "dense", solvers);
+  lua_pop(L, 2);
+}
+
 /* simulate_raw(opts, p, x0|nil, times) -> result | nil, message, partial */
 int salta_l_model_simulate(lua_State *L) {
   salta_model *m = salta_l_checkmodel(L, 1)->model;
@@ -145,28 +168,7 @@ int salta_l_model_simulate(lua_State *L) {
   double *p, *x0 = NULL, *times, *atol = NULL;
   int nt, st, *sens_dirs = NULL, sens_n = 0;
   luaL_checktype(L, 2, LUA_TTABLE);
-  salta_sim_options_init(&o, opt_number(L, 2, "t0", 0), opt_number(L, 2, "tf", 1));
-  o.rtol = opt_number(L, 2, "rtol", o.rtol);
-  o.atol = opt_number(L, 2, "atol", o.atol);
-  o.max_step = opt_number(L, 2, "max_step", 0);
-  o.init_step = opt_number(L, 2, "init_step", 0);
-  o.max_order = (int)opt_number(L, 2, "max_order", 0);
-  o.max_events = (int)opt_number(L, 2, "max_events", o.max_events);
-  o.zeno_count = (int)opt_number(L, 2, "zeno_count", o.zeno_count);
-  o.zeno_window = opt_number(L, 2, "zeno_window", o.zeno_window);
-  o.max_steps = (long)opt_number(L, 2, "max_steps", (double)o.max_steps);
-  lua_getfield(L, 2, "method");
-  {
-    static const char *const methods[] = {"bdf", "erk", NULL};
-    o.method = luaL_checkoption(L, -1, "bdf", methods);
-  }
-  lua_pop(L, 1);
-  lua_getfield(L, 2, "linear_solver");
-  {
-    static const char *const ls[] = {"dense", "klu", NULL};
-    o.linear_solver = luaL_checkoption(L, -1, "dense", ls);
-  }
-  lua_pop(L, 1);
+  salta_l_sim_options(L, 2, &o);
   lua_getfield(L, 2, "record_steps");
   o.record_steps = lua_toboolean(L, -1);
   lua_pop(L, 1);

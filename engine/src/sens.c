@@ -96,6 +96,15 @@ static void spmv(const salta_sparse_def *sp, const double *vals, double scale, c
   for (k = 0; k < sp->nnz; ++k) r[row0 + sp->row[k]] += scale * vals[k] * s[col0 + sp->col[k]];
 }
 
+/* r[row0 + i] += scale * A[i, j]: column j of a sparse parameter Jacobian
+** (the F_p term of direction j). */
+static void add_column(const salta_sparse_def *sp, const double *vals, int j, double scale,
+                       double *r, int row0) {
+  int i;
+  for (i = 0; i < sp->nnz; ++i)
+    if (sp->col[i] == j) r[row0 + sp->row[i]] += scale * vals[i];
+}
+
 /* ---- dense blocks --------------------------------------------------------- */
 
 /* Scatters the kernel sp at (t, w) into the dense column-major rows x cols. */
@@ -164,7 +173,7 @@ static void z_dot(salta_sim *s, scratch *c, const double *xdot, double *zdot) {
 ** the explicit integrator calls this at every stage). */
 static void s_prime(salta_sim *s, scratch *c, double t, const double *w, const double *S, double *Sp) {
   const salta_function_def *f = &s->d->f;
-  int k, i, b, n = s->n, nx = s->nx;
+  int k, b, n = s->n, nx = s->nx;
   double *vals[3], *p = c->jv;
   for (b = 0; b < 3; ++b) {   /* f_x, f_z, f_p */
     vals[b] = p;
@@ -178,9 +187,7 @@ static void s_prime(salta_sim *s, scratch *c, double t, const double *w, const d
     memset(out, 0, sizeof(double) * n);
     spmv(&f->d[SALTA_WRT_X], vals[0], 1.0, col, 0, out, 0);
     spmv(&f->d[SALTA_WRT_Z], vals[1], 1.0, col, nx, out, 0);
-    if (j >= 0)
-      for (i = 0; i < f->d[SALTA_WRT_P].nnz; ++i)
-        if (f->d[SALTA_WRT_P].col[i] == j) out[f->d[SALTA_WRT_P].row[i]] += vals[2][i];
+    if (j >= 0) add_column(&f->d[SALTA_WRT_P], vals[2], j, 1.0, out, 0);
   }
 }
 
@@ -212,8 +219,8 @@ int salta__sens_residual(int ns, double t, N_Vector yy, N_Vector yp, N_Vector rr
     spmv(blk[2], vals[2], 1.0, sk, 0, r, nx);
     spmv(blk[3], vals[3], 1.0, sk, nx, r, nx);
     if (j >= 0) {
-      for (i = 0; i < blk[4]->nnz; ++i) if (blk[4]->col[i] == j) r[blk[4]->row[i]] -= vals[4][i];
-      for (i = 0; i < blk[5]->nnz; ++i) if (blk[5]->col[i] == j) r[nx + blk[5]->row[i]] += vals[5][i];
+      add_column(blk[4], vals[4], j, -1.0, r, 0);
+      add_column(blk[5], vals[5], j, 1.0, r, nx);
     }
   }
   return 0;
@@ -269,9 +276,7 @@ static void output_sens(salta_sim *s, scratch *c, double t, const double *w, con
     memset(out, 0, sizeof(double) * ny);
     spmv(&h->d[SALTA_WRT_X], vals[0], 1.0, col, 0, out, 0);
     spmv(&h->d[SALTA_WRT_Z], vals[1], 1.0, col, nx, out, 0);
-    if (j >= 0)
-      for (i = 0; i < h->d[SALTA_WRT_P].nnz; ++i)
-        if (h->d[SALTA_WRT_P].col[i] == j) out[h->d[SALTA_WRT_P].row[i]] += vals[2][i];
+    if (j >= 0) add_column(&h->d[SALTA_WRT_P], vals[2], j, 1.0, out, 0);
     if (tau_p) {   /* along the event: the boundary moves with tau */
       for (i = 0; i < nx; ++i) c->tmp[i] = xdot[i] * tau_p[k];
       for (i = 0; i < s->nz; ++i) c->tmp[nx + i] = zdot[i] * tau_p[k];
