@@ -87,5 +87,17 @@ bench: deps all
 demo: deps all
 	$(BUILD)/salta examples/demo.lua
 
+# make install PREFIX=...: libraries, headers, pkg-config file, Lua modules, host.
+LUADIR := $(PREFIX)/share/lua/5.4
+CLUADIR := $(PREFIX)/lib/lua/5.4
+install: all
+	mkdir -p $(PREFIX)/bin $(PREFIX)/lib/pkgconfig $(PREFIX)/include $(LUADIR)/salta $(CLUADIR)/salta
+	cp $(BUILD)/salta $(PREFIX)/bin/salta
+	cp $(BUILD)/libsalta.a $(BUILD)/libsalta.so $(PREFIX)/lib/
+	cp engine/include/salta.h engine/include/salta_kernel.h $(PREFIX)/include/
+	cp lua/salta/*.lua $(LUADIR)/salta/
+	cp $(BUILD)/lua/salta/core.so $(CLUADIR)/salta/core.so
+	sed -e 's|@PREFIX@|$(abspath $(PREFIX))|' -e 's|@LIBS@|$(ENGINE_LIBS)|' engine/salta.pc.in > $(PREFIX)/lib/pkgconfig/salta.pc
+
 clean:
 	rm -rf build build-san

@@ -524,6 +524,21 @@ static void setup_modules(lua_State *L, int noenv) {
     lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;", dir, dir);
     n++;
   }
+  {
+    /* an installed host finds the installed library beside it:
+    ** <prefix>/bin/salta -> <prefix>/share/lua/5.4 */
+    char exe[4096];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char *slash;
+    if (len > 0) {
+      exe[len] = '\0';
+      if ((slash = strrchr(exe, '/')) != NULL) {
+        *slash = '\0';
+        lua_pushfstring(L, "%s/../share/lua/5.4/?.lua;%s/../share/lua/5.4/?/init.lua;", exe, exe);
+        n++;
+      }
+    }
+  }
   lua_pushliteral(L, SALTA_LUA_DIR "/?.lua;" SALTA_LUA_DIR "/?/init.lua;");
   lua_getfield(L, -n - 1, "path");
   lua_concat(L, n + 1);
@@ -531,11 +546,34 @@ static void setup_modules(lua_State *L, int noenv) {
   lua_pop(L, 1);
 }
 
+/* `salta compile ...`: ahead-of-time compilation (lua/salta/aot.lua). */
+static int run_compile(lua_State *L, int argc, char **argv) {
+  int i;
+  luaL_openlibs(L);
+  setup_modules(L, 0);
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "salta.aot");
+  if (docall(L, 1, 1) != LUA_OK) return report(L, LUA_ERRRUN), 0;
+  lua_getfield(L, -1, "main");
+  lua_createtable(L, argc - 2, 0);
+  for (i = 2; i < argc; ++i) {
+    lua_pushstring(L, argv[i]);
+    lua_rawseti(L, -2, i - 1);
+  }
+  if (docall(L, 1, 1) != LUA_OK) return report(L, LUA_ERRRUN), 0;
+  return lua_toboolean(L, -1);
+}
+
 static int pmain(lua_State *L) {
   int argc = (int)lua_tointeger(L, 1);
   char **argv = lua_touserdata(L, 2);
   int script;
-  int args = collectargs(argv, &script);
+  int args;
+  if (argc >= 2 && strcmp(argv[1], "compile") == 0) {
+    lua_pushboolean(L, run_compile(L, argc, argv));
+    return 1;
+  }
+  args = collectargs(argv, &script);
   luaL_checkversion(L);
   if (args == has_error) {
     print_usage(argv[script]);

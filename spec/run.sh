@@ -25,10 +25,14 @@ if [ -z "$sanitize" ]; then
     | tee -a "$log" || status=1
 fi
 
+if [ -z "$sanitize" ]; then
+  sh spec/embed_test.sh "$build" 2>&1 | tee -a "$log"
+fi
+
 passed=$(sed -n 's/^\[[^]]*\] \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' "$log" | awk '{s+=$1} END {print s+0}')
 failed=$(sed -n 's/^\[[^]]*\] \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' "$log" | awk '{s+=$1} END {print s+0}')
 runs=$(grep -c '^\[[^]]*\] [0-9]* passed' "$log")
-expected=$(( $(ls "$build"/tests/test_* 2>/dev/null | wc -l) + 1 + (${#sanitize} == 0) ))
+expected=$(( $(ls "$build"/tests/test_* 2>/dev/null | wc -l) + 1 + 2 * (${#sanitize} == 0) ))
 if [ "$runs" -lt "$expected" ]; then
   echo "spec/run.sh: only $runs of $expected test runners reported (a runner crashed)"
   failed=$((failed + 1))
