@@ -27,6 +27,11 @@ for k, n in ipairs(free) do
   check(near(c, g[k], 1e-9), ("dL/d%s: %s vs %.12e"):format(n, tostring(c), g[k]))
 end
 
+for k, n in ipairs(free) do   -- the C fd route agrees with the sensitivities
+  local c = tonumber((lines[9 + k] or ""):match("^fd " .. n .. " (%S+)"))
+  check(near(c, g[k], 1e-4 * math.abs(g[k]) / (1 + math.abs(g[k]))), ("fd dL/d%s: %s vs %.12e"):format(n, tostring(c), g[k]))
+end
+
 -- run_script.c: the script's numbers, recomputed here
 local out = {}
 for l in io.lines(arg[2]) do out[#out + 1] = tonumber(l) end

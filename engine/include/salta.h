@@ -236,6 +236,10 @@ int salta_loss_nresid(const salta_loss *loss);
 int salta_loss_eval(salta_loss *loss, const double *p, const double *x0, double *value,
                     double *grad, double *resid, double *jac);
 
+/* The gradient (ns) by central differences of the value with relative step
+** h and one Richardson step, for checking the other routes. */
+int salta_loss_grad_fd(salta_loss *loss, const double *p, const double *x0, double h, double *grad);
+
 /* The simulation of the last evaluation (borrowed). */
 salta_sim *salta_loss_sim(salta_loss *loss);
 

@@ -23,6 +23,7 @@ struct salta_loss {
   int nt, nout, nres, ns;
   double *times, *data, *weights;  /* data: nt x nout by time, NaN = missing */
   int *outputs;
+  int *dirs;                       /* the free directions (copy) */
   double beta;
   salta_sim_options opts;
   char err[SALTA_ERRMSG_SIZE];
@@ -80,7 +81,7 @@ void salta_loss_free(salta_loss **loss) {
   l = *loss;
   salta_sim_free(&l->sim);
   salta_sim_free(&l->vsim);
-  free(l->times); free(l->data); free(l->weights); free(l->outputs);
+  free(l->times); free(l->data); free(l->weights); free(l->outputs); free(l->dirs);
   free(l);
   *loss = NULL;
 }
@@ -109,6 +110,10 @@ int salta_loss_set_free(salta_loss *l, const int *dirs, int ns) {
   if (!l) return SALTA_EINPUT;
   if ((st = salta_sim_set_sens(l->sim, dirs, ns)))
     return salta__fail(l->err, st, "%s", salta_sim_errmsg(l->sim));
+  free(l->dirs);
+  l->dirs = ns > 0 ? malloc(sizeof(int) * (size_t)ns) : NULL;
+  if (ns > 0 && !l->dirs) return salta__fail(l->err, SALTA_EMEM, "out of memory");
+  if (ns > 0) memcpy(l->dirs, dirs, sizeof(int) * (size_t)ns);
   l->ns = ns;
   return SALTA_OK;
 }
@@ -256,5 +261,38 @@ done:
   free(b);
   free(rec);
   l->p = NULL;
+  return st;
+}
+
+/* The gradient by central differences of the value (the "fd" route, for
+** checking): steps h (relative, scaled by max(1, |v|)) and 2h combined by
+** one Richardson step, (4 D(h) - D(2h)) / 3. */
+int salta_loss_grad_fd(salta_loss *l, const double *p, const double *x0, double h, double *grad) {
+  const salta_model_def *d;
+  double *pp, *xx, v[4];
+  int k, st = SALTA_OK;
+  static const double steps[4] = {1, -1, 2, -2};
+  if (!l || !p || !grad || !(h > 0)) return SALTA_EINPUT;
+  d = l->d;
+  if (l->ns == 0)
+    return salta__fail(l->err, SALTA_EINPUT, "model '%s': no free parameters for a gradient", d->name);
+  pp = malloc(sizeof(double) * (size_t)(d->np + d->nx + 1));
+  if (!pp) return salta__fail(l->err, SALTA_EMEM, "out of memory");
+  xx = pp + d->np;
+  for (k = 0; k < l->ns && st == SALTA_OK; ++k) {
+    int dir = l->dirs[k], i;
+    double base = dir >= 0 ? p[dir] : (x0 ? x0[-dir - 1] : d->x_start[-dir - 1]);
+    double step = h * fmax(1.0, fabs(base));
+    for (i = 0; i < 4 && st == SALTA_OK; ++i) {
+      memcpy(pp, p, sizeof(double) * (size_t)d->np);
+      memcpy(xx, x0 ? x0 : d->x_start, sizeof(double) * (size_t)d->nx);
+      if (dir >= 0) pp[dir] = base + steps[i] * step;
+      else xx[-dir - 1] = base + steps[i] * step;
+      st = salta_loss_eval(l, pp, xx, &v[i], NULL, NULL, NULL);
+    }
+    if (st == SALTA_OK)
+      grad[k] = (4 * (v[0] - v[1]) / (2 * step) - (v[2] - v[3]) / (4 * step)) / 3;
+  }
+  free(pp);
   return st;
 }

@@ -35,7 +35,7 @@ int main(void) {
   salta_loss *loss = NULL;
   salta_sim_options o;
   const salta_model_def *d = &salta_model_cauer;
-  double times[NT], data[NT * 5], p[64], value, grad[NFREE];
+  double times[NT], data[NT * 5], p[64], value, grad[NFREE], grad_fd[NFREE];
   int dirs[NFREE], k, j, st, rc = 1;
 
   if ((st = salta_model_create(&model, d)) != SALTA_OK) {
@@ -74,6 +74,12 @@ int main(void) {
   }
   printf("loss %.12e\n", value);
   for (j = 0; j < NFREE; ++j) printf("grad %s %.12e\n", free_names[j], grad[j]);
+  /* the same gradient by central differences, as a check */
+  if (salta_loss_grad_fd(loss, p, NULL, 1e-4, grad_fd)) {
+    fprintf(stderr, "loss: %s\n", salta_loss_errmsg(loss));
+    goto done;
+  }
+  for (j = 0; j < NFREE; ++j) printf("fd %s %.12e\n", free_names[j], grad_fd[j]);
   rc = 0;
 done:
   salta_loss_free(&loss);
