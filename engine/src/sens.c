@@ -296,7 +296,7 @@ void salta__sens_output(salta_sim *s, int k, double t, const double *w, const do
   size_t n = (size_t)s->n, ns = (size_t)s->ns;
   double *Sk = s->out_s + (size_t)k * n * ns;
   memcpy(Sk, S, sizeof(double) * n * ns);
-  if (s->nz > 0 && g_blocks(s, &c, t, w) == 0) z_rows(s, &c, Sk);
+  if (s->nz > 0 && !s->exact_z && g_blocks(s, &c, t, w) == 0) z_rows(s, &c, Sk);
   output_sens(s, &c, t, w, Sk, NULL, NULL, NULL, s->out_dy + (size_t)k * s->d->ny * ns);
 }
 

@@ -191,7 +191,7 @@ void salta__store_output(salta_sim *s, double t, const double *w, const double *
   double *wk = s->out_w + (size_t)k * s->n, res;
   s->out_t[k] = t;
   memcpy(wk, w, sizeof(double) * s->n);
-  if (s->nz > 0 && salta__solve_z(s, t, wk, wk + s->nx, &worst, &res) != 0)
+  if (s->nz > 0 && !s->exact_z && salta__solve_z(s, t, wk, wk + s->nx, &worst, &res) != 0)
     memcpy(wk, w, sizeof(double) * s->n);
   w = wk;
   if (s->ns > 0) salta__sens_output(s, k, t, w, S);
@@ -857,6 +857,7 @@ int salta_sim_run(salta_sim *s, const salta_sim_options *o, const double *p,
   memset(&s->stats, 0, sizeof s->stats);
   s->err[0] = s->idas_msg[0] = '\0';
   s->nonfinite_row = -1;
+  s->exact_z = o->method == SALTA_METHOD_ERK;
   s->p = p;
   if (!x0) x0 = d->x_start;
   if ((st = check_inputs(s, o, p, x0, times, nt))) return st;

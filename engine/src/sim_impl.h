@@ -38,6 +38,7 @@ struct salta_sim {
   double nonfinite_t, nonfinite_v;
   int nonfinite_row;                /* -1 none; else residual row or nx+nz+guard */
   salta__pattern pat;               /* sparse iteration matrix (KLU) */
+  int exact_z;                      /* outputs come with z and s_z solved (ERK) */
   /* forward sensitivities (ns = 0: off); see sens.c */
   int ns;
   int *dirs;                        /* >= 0: parameter; -(i+1): initial state i */
