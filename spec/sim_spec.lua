@@ -171,6 +171,32 @@ describe("event semantics", function()
     assert.is_near(tau * 2, ev[3].t, 1e-8)
   end)
 
+  it("fires a one-shot event once: a guard the reset does not turn around stays disarmed", function()
+    local m = salta.dae{ name = "switch", states = { { "x", 0 }, { "k", 1 } },
+      f = function(t, x) return { x.k, 0 } end,
+      events = { { name = "at_t1", direction = "up", guard = function(t) return t - 1 end,
+        reset = function(t, x) return { k = -1 } end } } }
+    for _, method in ipairs({ "bdf", "erk" }) do
+      local tr = sim(m, { tf = 3, times = { 3 }, method = method })
+      assert.are.equal(1, #tr:events())
+      assert.is_near(1, tr:events()[1].t, 1e-9)
+      assert.is_near(-1, tr.y.x[1], 1e-7)      -- up to 1 at t = 1, then down
+    end
+  end)
+
+  it("ends cleanly with an event just before tf", function()
+    local ball = salta.dae{ name = "drop", states = { { "h", 1 }, { "v", 0 } },
+      f = function(t, x) return { x.v, -9.81 } end,
+      events = { { name = "floor", direction = "down", guard = function(t, x) return x.h end,
+        reset = function(t, x) return { v = -0.5 * x.v, h = 0 } end } } }
+    local tau = math.sqrt(2 / 9.81)
+    for _, method in ipairs({ "bdf", "erk" }) do
+      local tr = sim(ball, { tf = tau + 1e-14, times = { tau + 1e-14 }, method = method })
+      assert.are.equal(1, #tr:events())
+      assert.is_true(tr.y.v[1] > 0)             -- the post-event state
+    end
+  end)
+
   it("uses the algebraic variables and parameters in guards and resets", function()
     local m = H.model("spring_latch")
     local tr = sim(m, { tf = 10 })
@@ -222,9 +248,14 @@ describe("bad input gives a clear error", function()
     local msg = err_of(function() m:simulate{ tf = 5, zeno_count = 5, zeno_window = 0.05 } end)
     has(msg, "model 'zeno'", "Zeno cascade: 5 events within", "event 'bounce'", "event count")
     -- with the defaults, the accumulation point itself is caught: never a
-    -- ball falling silently through the floor
-    msg = err_of(function() m:simulate{ tf = 5 } end)
-    has(msg, "model 'zeno'", "event 'bounce' fired at t = 1.354", "Zeno limit", "event count")
+    -- ball falling silently through the floor, with either integrator
+    for _, method in ipairs({ "bdf", "erk" }) do
+      msg = err_of(function() m:simulate{ tf = 5, method = method } end)
+      has(msg, "model 'zeno'", "Zeno limit", "event 'bounce'", "t = 1.354", "event count")
+    end
+    -- zeno_count = 0 switches the cascade test off (the limit is still caught)
+    msg = err_of(function() m:simulate{ tf = 5, zeno_count = 0 } end)
+    has(msg, "Zeno limit")
   end)
 
   it("more than max_events stops with the count", function()
@@ -243,6 +274,13 @@ describe("bad input gives a clear error", function()
       f = function(t, x) return { -1 } end,
       events = { { name = "root", direction = "down", guard = function(t, x) return salta.sqrt(x.x - 0.5) end } } }
     has(err_of(function() m:simulate{ tf = 1 } end), "model 'nanguard'", "guard of event 'root'", "nan", "t = ")
+  end)
+
+  it("a guard that is NaN is named with the time, with the explicit integrator too", function()
+    local m = salta.dae{ name = "nanguard", states = { { "x", 1 } },
+      f = function(t, x) return { -1 } end,
+      events = { { name = "root", direction = "down", guard = function(t, x) return salta.sqrt(x.x - 0.5) end } } }
+    has(err_of(function() m:simulate{ tf = 1, method = "erk" } end), "model 'nanguard'", "guard of event 'root'", "nan")
   end)
 
   it("an unknown option is refused", function()

@@ -79,7 +79,8 @@ int salta_jit_cached(const salta_jit *jit);
 typedef struct salta_model salta_model;
 
 /* Returns owned; borrows def, which must outlive the model. Checks the ABI
-** version and that sizes, names, patterns and nominal values make sense. */
+** version and that sizes, names, patterns and nominal values make sense.
+** On failure *out is still set for salta_model_errmsg: free it. */
 int salta_model_create(salta_model **out, const salta_model_def *def);
 void salta_model_free(salta_model **model);
 const char *salta_model_errmsg(const salta_model *model);
@@ -216,7 +217,8 @@ typedef struct salta_loss salta_loss;
 ** the weighted squared errors. outputs: nout output indices; data: nt x
 ** nout, row per target time; weights: nout or NULL (all 1). Targets are
 ** right-continuous (a target at an event time sees the post-event value).
-** Returns owned; borrows model; copies the arrays. */
+** Returns owned; borrows model; copies the arrays. On failure *out is still
+** set, so salta_loss_errmsg can say why: free it with salta_loss_free. */
 int salta_loss_create(salta_loss **out, salta_model *model, const double *times, int nt,
                       const int *outputs, int nout, const double *data, const double *weights);
 void salta_loss_free(salta_loss **loss);

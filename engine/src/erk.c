@@ -40,6 +40,7 @@ typedef struct erk {
   double *w;             /* [x; z] scratch */
   double *Sfull, *Spfull;/* n x ns */
   double t_old, h_old;   /* the last accepted step, for the dense output */
+  int z_failed;          /* Newton on g failed at an interpolated point */
   long rhs_evals;
 } erk;
 
@@ -105,15 +106,25 @@ static void dense_at(const erk *r, double t, double *out, int len) {
     out[i] = r->rc[0][i] + th * (r->rc[1][i] + th1 * (r->rc[2][i] + th * (r->rc[3][i] + th1 * r->rc[4][i])));
 }
 
-/* The interpolant for event location: x from the dense output, z solved. */
-static void erk_at(void *ctx, double t, double *w) {
-  erk *r = ctx;
+/* Newton on g at an interpolated point; a failure is kept for the caller. */
+static void solve_at(erk *r, double t, double *w) {
   salta_sim *s = r->s;
   int worst;
   double res;
-  dense_at(r, t, w, s->nx);
-  memcpy(w + s->nx, r->z, sizeof(double) * s->nz);
-  if (s->nz) salta__solve_z(s, t, w, w + s->nx, &worst, &res);
+  if (s->nz && salta__solve_z(s, t, w, w + s->nx, &worst, &res) != 0 && !r->z_failed) {
+    r->z_failed = 1;
+    salta__fail(s->err, SALTA_ESOLVER,
+                "model '%s': Newton on g failed at t = %.17g: algebraic equation g[%d] keeps residual %g",
+                s->d->name, t, worst + 1, res);
+  }
+}
+
+/* The interpolant for event location: x from the dense output, z solved. */
+static void erk_at(void *ctx, double t, double *w) {
+  erk *r = ctx;
+  dense_at(r, t, w, r->s->nx);
+  memcpy(w + r->s->nx, r->z, sizeof(double) * r->s->nz);
+  solve_at(r, t, w);
 }
 
 /* w = [x; z] and the full S at time t of the last step. */
@@ -127,11 +138,7 @@ static void state_at(erk *r, double t, double *w, double *S) {
     dense_at(r, t, w, s->nx);
   }
   memcpy(w + s->nx, r->z, sizeof(double) * s->nz);
-  if (s->nz) {
-    int worst;
-    double res;
-    salta__solve_z(s, t, w, w + s->nx, &worst, &res);
-  }
+  solve_at(r, t, w);
   if (s->ns > 0) salta__sens_fill_z(s, t, w, S);
 }
 
@@ -216,6 +223,8 @@ static void make_dense(erk *r, double t, double h) {
   r->h_old = h;
 }
 
+static int oom(salta_sim *s) { return salta__fail(s->err, SALTA_EMEM, "out of memory"); }
+
 int salta__integrate_erk(salta_sim *s, const salta_sim_options *o, const double *times, int nt) {
   erk r;
   double t = o->t0, h, *w0 = s->work + s->nz, *Sp = s->S ? s->S + (size_t)s->n * s->ns : NULL;
@@ -237,8 +246,10 @@ int salta__integrate_erk(salta_sim *s, const salta_sim_options *o, const double 
       break;
     }
     if (o->max_step > 0) h = fmin(h, o->max_step);
-    if (t + h > o->tf || o->tf - (t + h) < 1e-12 * fmax(1.0, fabs(o->tf))) h = o->tf - t;
-    if (h < 1e-13 * fmax(1.0, fabs(t))) {
+    if (t + h > o->tf || o->tf - (t + h) < 1e-12 * fmax(1.0, fabs(o->tf))) {
+      h = o->tf - t;
+      if (h <= 1e-13 * fmax(1.0, fabs(o->tf))) break;   /* at tf up to round-off */
+    } else if (h < 1e-13 * fmax(1.0, fabs(t))) {
       st = salta__fail(s->err, SALTA_ESOLVER,
                        "model '%s': explicit Runge-Kutta step size fell to %g at t = %.17g; the model may be "
                        "stiff: use method = \"bdf\"", s->d->name, h, t);
@@ -259,6 +270,8 @@ int salta__integrate_erk(salta_sim *s, const salta_sim_options *o, const double 
       salta__interp ip = {erk_at, &r};
       nfire = salta__crossing(s, &ip, t, t, tnew, &tau);
     }
+    if (nfire < 0) { st = salta__guard_error(s); break; }
+    if (r.z_failed) { st = SALTA_ESOLVER; break; }
     if (nfire > 0) {
       while (k < nt && times[k] < tau) {
         state_at(&r, times[k], s->interp_w, r.Sfull);
@@ -266,13 +279,14 @@ int salta__integrate_erk(salta_sim *s, const salta_sim_options *o, const double 
         ++k;
       }
       state_at(&r, tau, w0, r.Sfull);
-      if (o->record_steps && (st = salta__store_step(s, tau, w0))) break;
+      if (o->record_steps && salta__store_step(s, tau, w0)) { st = oom(s); break; }
       if ((st = salta__after_events(s, o, tau, w0, nfire, r.Sfull, Sp))) break;
-      if (o->record_steps && (st = salta__store_step(s, tau, w0))) break;
+      if (o->record_steps && salta__store_step(s, tau, w0)) { st = oom(s); break; }
       while (k < nt && times[k] <= tau) salta__store_output(s, times[k], w0, r.Sfull), ++k;
       t = tau;
       memcpy(r.z, w0 + s->nx, sizeof(double) * s->nz);
       pack(s, w0, r.Sfull, r.Y);
+      if (o->tf - t <= 1e-13 * fmax(1.0, fabs(o->tf))) break;   /* an event at tf */
       if ((st = rhs(&r, t, r.Y, r.z, r.K[0]))) break;
       continue;
     }
@@ -281,13 +295,14 @@ int salta__integrate_erk(salta_sim *s, const salta_sim_options *o, const double 
       salta__store_output(s, times[k], s->interp_w, r.Sfull);
       ++k;
     }
+    if (r.z_failed) { st = SALTA_ESOLVER; break; }
     t = tnew;
     memcpy(r.Y, r.Ynew, sizeof(double) * r.m);
     memcpy(r.K[0], r.K[6], sizeof(double) * r.m);   /* first same as last */
     if (o->record_steps) {
       memcpy(w0, r.Y, sizeof(double) * s->nx);
       memcpy(w0 + s->nx, r.z, sizeof(double) * s->nz);
-      if ((st = salta__store_step(s, t, w0))) break;
+      if (salta__store_step(s, t, w0)) { st = oom(s); break; }
     }
     if ((st = salta__rearm(s, t))) break;
     memcpy(s->gprev, s->guard, sizeof(double) * s->d->ne);

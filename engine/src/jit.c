@@ -161,18 +161,23 @@ static int run_cc(const char *c_path, const char *so_path, const char *log_path)
 
 static int load(salta_jit *jit, const char *so_path, const char *symbol, const char *name) {
   const char *e;
+  int st = SALTA_OK;
   jit->dl = dlopen(so_path, RTLD_NOW | RTLD_LOCAL);
   if (!jit->dl)
     return salta__fail(jit->err, SALTA_EJIT, "model '%s': cannot load compiled code: %s",
                        name, (e = dlerror()) ? e : "?");
   jit->def = dlsym(jit->dl, symbol);
   if (!jit->def)
-    return salta__fail(jit->err, SALTA_EJIT, "model '%s': compiled code has no symbol '%s'",
-                       name, symbol);
-  if (jit->def->abi != SALTA_ABI_VERSION)
-    return salta__fail(jit->err, SALTA_EJIT, "model '%s': compiled code has ABI %d, engine %d",
-                       name, jit->def->abi, SALTA_ABI_VERSION);
-  return SALTA_OK;
+    st = salta__fail(jit->err, SALTA_EJIT, "model '%s': compiled code has no symbol '%s'", name, symbol);
+  else if (jit->def->abi != SALTA_ABI_VERSION)
+    st = salta__fail(jit->err, SALTA_EJIT, "model '%s': compiled code has ABI %d, engine %d",
+                     name, jit->def->abi, SALTA_ABI_VERSION);
+  if (st) {   /* leave the handle empty, as before the call */
+    dlclose(jit->dl);
+    jit->dl = NULL;
+    jit->def = NULL;
+  }
+  return st;
 }
 
 int salta_jit_compile_cc(salta_jit *jit, const char *src, const char *symbol,
@@ -195,18 +200,24 @@ int salta_jit_compile_cc(salta_jit *jit, const char *src, const char *symbol,
   snprintf(so_path, sizeof so_path, "%s.so", base);
   jit->cached = stat(so_path, &st) == 0;
   if (!jit->cached) {
-    snprintf(c_path, sizeof c_path, "%s.%ld.c", base, (long)getpid());
-    snprintf(tmp_path, sizeof tmp_path, "%s.%ld.so", base, (long)getpid());
-    snprintf(log_path, sizeof log_path, "%s.%ld.log", base, (long)getpid());
+    /* temporaries unique per process and handle: threads compiling the
+    ** same model at once must not share files */
+    snprintf(c_path, sizeof c_path, "%s.%ld.%p.c", base, (long)getpid(), (void *)jit);
+    snprintf(tmp_path, sizeof tmp_path, "%s.%ld.%p.so", base, (long)getpid(), (void *)jit);
+    snprintf(log_path, sizeof log_path, "%s.%ld.%p.log", base, (long)getpid(), (void *)jit);
     if (write_file(c_path, src))
       return salta__fail(jit->err, SALTA_EJIT, "model '%s': cannot write %s: %s", name, c_path,
                          strerror(errno));
     rc = run_cc(c_path, tmp_path, log_path);
     read_file(log_path, log, sizeof log);
     remove(log_path);
-    if (rc == 0) {
-      /* rename is atomic: concurrent compiles of one model are harmless */
-      if (rename(tmp_path, so_path) != 0) rc = -2;
+    if (rc == 0 && rename(tmp_path, so_path) != 0 && stat(so_path, &st) != 0) {
+      /* rename is atomic; a concurrent compile may have put it there first */
+      int err = errno;
+      remove(tmp_path);
+      remove(c_path);
+      return salta__fail(jit->err, SALTA_EJIT, "model '%s': cannot move the library into %s: %s",
+                         name, so_path, strerror(err));
     }
     remove(tmp_path);
     if (rc == -1) {

@@ -108,12 +108,15 @@ int salta_loss_set_blend(salta_loss *l, double beta) {
 int salta_loss_set_free(salta_loss *l, const int *dirs, int ns) {
   int st;
   if (!l) return SALTA_EINPUT;
-  if ((st = salta_sim_set_sens(l->sim, dirs, ns)))
+  int *copy = ns > 0 ? malloc(sizeof(int) * (size_t)ns) : NULL;
+  if (ns > 0 && !copy) return salta__fail(l->err, SALTA_EMEM, "out of memory");
+  if ((st = salta_sim_set_sens(l->sim, dirs, ns))) {
+    free(copy);
     return salta__fail(l->err, st, "%s", salta_sim_errmsg(l->sim));
+  }
+  if (ns > 0) memcpy(copy, dirs, sizeof(int) * (size_t)ns);
   free(l->dirs);
-  l->dirs = ns > 0 ? malloc(sizeof(int) * (size_t)ns) : NULL;
-  if (ns > 0 && !l->dirs) return salta__fail(l->err, SALTA_EMEM, "out of memory");
-  if (ns > 0) memcpy(l->dirs, dirs, sizeof(int) * (size_t)ns);
+  l->dirs = copy;   /* the loss and its simulation agree on the directions */
   l->ns = ns;
   return SALTA_OK;
 }

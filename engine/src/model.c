@@ -64,7 +64,7 @@ static int check_sparse(salta_model *m, const salta_sparse_def *s, int rows,
 static int check_function(salta_model *m, const salta_function_def *f, int rows,
                           const char *what) {
   int w, st;
-  if (f->n != rows || (rows > 0 && !f->eval))
+  if (f->n != rows || !f->eval)   /* the engine calls every function, even with 0 rows */
     return salta__fail(m->err, SALTA_EINPUT, "model '%s': %s has %d rows, expected %d",
                        m->def->name, what, f->n, rows);
   for (w = 0; w < 4; ++w)
@@ -97,6 +97,10 @@ static int check_def(salta_model *m) {
       (st = check_names(m, d->y_names, d->ny, "output")) ||
       (st = check_names(m, d->e_names, d->ne, "event")))
     return st;
+  if ((d->np > 0 && !d->p_nominal) || (d->nx > 0 && !d->x_start) || (d->nz > 0 && !d->z_start))
+    return salta__fail(m->err, SALTA_EINPUT, "model '%s': missing nominal or start values", d->name);
+  if (d->nx == 0)
+    return salta__fail(m->err, SALTA_EINPUT, "model '%s': no differential states", d->name);
   for (j = 0; j < d->np; ++j)
     if (!isfinite(d->p_nominal[j]))
       return salta__fail(m->err, SALTA_EINPUT, "model '%s': parameter '%s' has non-finite nominal value %g",

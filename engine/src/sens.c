@@ -454,6 +454,9 @@ int salta_sim_set_sens(salta_sim *s, const int *dirs, int ns) {
   free(s->dirs);
   s->dirs = NULL;
   s->ns = 0;
+  /* the stored results were computed with the old directions */
+  s->nout = s->nev = 0;
+  s->ev_w.n = s->steps.n = s->ev_sens.n = 0;
   if (ns == 0) return SALTA_OK;
   s->dirs = malloc(sizeof(int) * (size_t)ns);
   if (!s->dirs) return salta__fail(s->err, SALTA_EMEM, "out of memory");

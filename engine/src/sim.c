@@ -220,25 +220,30 @@ static double zero_band(const salta_sim *s, int j) {
   return 1e-9 * fmax(1.0, fabs(s->guard0[j]));
 }
 
-/* Re-arms guards that left their firing side. A guard that a reset left at
-** zero and that moves deeper into its firing side without ever leaving it
-** would otherwise be lost for good (a ball falling through the floor at a
-** Zeno limit): that is an error. */
+/* Re-arms guards that left their firing side. A guard whose reset sent it
+** off its firing side ("leaving", see leaving_zero) but which is found
+** deeper on that side without ever having been clear has been lost to an
+** accumulation of events (a ball at a Zeno limit falls through the floor):
+** that is an error. A guard the reset did not turn around (a one-shot
+** event) just stays disarmed until it is clear. */
 int salta__rearm(salta_sim *s, double t) {
   int j;
   for (j = 0; j < s->d->ne; ++j) {
-    if (s->leaving[j] && is_clear(s, j, s->guard[j])) s->leaving[j] = 0;
-    if (s->armed[j]) continue;
-    if (is_clear(s, j, s->guard[j])) {
+    double e = s->guard[j];
+    if (s->leaving[j]) {
+      if (is_clear(s, j, e)) {
+        s->leaving[j] = 0;
+      } else if (fabs(e) > zero_band(s, j) && t > s->leave_t[j]) {
+        return salta__fail(s->err, SALTA_ESOLVER,
+                           "model '%s': Zeno limit: event '%s' fired at t = %.17g and its reset turned the "
+                           "guard around, but the guard never got clear and is %g at t = %.17g (event count %d): "
+                           "events accumulate there",
+                           s->d->name, s->d->e_names[j], s->stuck_t[j], e, t, s->nev);
+      }
+    }
+    if (!s->armed[j] && is_clear(s, j, e)) {
       s->armed[j] = 1;
       s->stuck[j] = 0;
-    } else if (s->stuck[j] && s->d->e_direction[j] != SALTA_DIR_BOTH &&
-               fabs(s->guard[j]) > zero_band(s, j)) {
-      return salta__fail(s->err, SALTA_ESOLVER,
-                         "model '%s': event '%s' fired at t = %.17g, but its guard never left the firing "
-                         "side and is %g at t = %.17g: a Zeno limit (events accumulating) or a reset that "
-                         "does not end the event (event count %d)",
-                         s->d->name, s->d->e_names[j], s->stuck_t[j], s->guard[j], t, s->nev);
     }
   }
   return SALTA_OK;
@@ -343,6 +348,13 @@ static int sens_setup(salta_sim *s, ida_ctx *c, const salta_sim_options *o, doub
   return rc ? -1 : 0;
 }
 
+int salta__guard_error(salta_sim *s) {
+  int r = s->nonfinite_row - s->n;
+  if (r < 0 || r >= s->d->ne) r = 0;
+  return salta__fail(s->err, SALTA_ESOLVER, "model '%s': the guard of event '%s' is %g at t = %.17g",
+                     s->d->name, s->d->e_names[r], s->nonfinite_v, s->nonfinite_t);
+}
+
 static int ida_setup(salta_sim *s, ida_ctx *c, const salta_sim_options *o, double t0) {
   double *idv;
   int i, n = s->n;
@@ -435,19 +447,20 @@ static int apply_events(salta_sim *s, const salta_sim_options *o, double tau, do
       s->ev = ne;
       s->ev_cap = cap;
     }
-    e = &s->ev[s->nev++];
+    if (salta__dbuf_push(&s->ev_w, wm, s->n) || salta__dbuf_push(&s->ev_w, w, s->n))
+      return salta__fail(s->err, SALTA_EMEM, "out of memory");
+    e = &s->ev[s->nev++];   /* counted only with its states stored */
     e->t = tau;
     e->event = s->fire[k];
     e->group = first;
     e->group_size = nfire;
-    if (salta__dbuf_push(&s->ev_w, wm, s->n) || salta__dbuf_push(&s->ev_w, w, s->n))
-      return salta__fail(s->err, SALTA_EMEM, "out of memory");
   }
   s->stats.events = s->nev;
   if (s->nev > o->max_events)
     return salta__fail(s->err, SALTA_ESOLVER, "model '%s': more than max_events = %d events: event '%s' at t = %.17g was number %d",
                        d->name, o->max_events, d->e_names[s->fire[nfire - 1]], tau, s->nev);
-  if (s->nev >= o->zeno_count && tau - s->ev[s->nev - o->zeno_count].t <= o->zeno_window)
+  if (o->zeno_count > 0 && s->nev >= o->zeno_count &&
+      tau - s->ev[s->nev - o->zeno_count].t <= o->zeno_window)
     return salta__fail(s->err, SALTA_ESOLVER,
                        "model '%s': Zeno cascade: %d events within %g s up to t = %.17g (last: event '%s', event count %d)",
                        d->name, o->zeno_count, tau - s->ev[s->nev - o->zeno_count].t, tau,
@@ -467,9 +480,17 @@ static int on_firing_side(const salta_sim *s, int j, double e) {
 
 /* Guard values at time t on the current step's interpolant. */
 static void guards_at(salta_sim *s, const salta__interp *ip, double t) {
+  int j;
   ip->at(ip->ctx, t, s->interp_w);
   s->d->e.eval(t, s->interp_w, s->interp_w + s->nx, s->p, s->guard);
   s->stats.guard_evals++;
+  for (j = 0; j < s->d->ne; ++j)
+    if (!isfinite(s->guard[j]) && !s->guard_bad) {
+      s->guard_bad = 1;   /* this is the cause now, whatever was noted before */
+      s->nonfinite_row = s->n + j;
+      s->nonfinite_t = t;
+      s->nonfinite_v = s->guard[j];
+    }
 }
 
 
@@ -590,43 +611,85 @@ int salta__crossing(salta_sim *s, const salta__interp *ip, double t_start, doubl
   ** where its bracket could beat the best crossing found so far */
   for (j = 0; j < ne; ++j) {
     bracket b;
-    if (s->armed[j] && first_bracket(s, ip, j, ts, G, &b) && b.lo < best)
-      best = fmin(best, refine_crossing(s, ip, j, b.lo, b.elo, b.hi, b.ehi));
+    s->roots[j] = 0;   /* here: whether guard j crosses in this step */
+    if (s->armed[j] && first_bracket(s, ip, j, ts, G, &b)) {
+      s->roots[j] = 1;
+      if (b.lo < best) best = fmin(best, refine_crossing(s, ip, j, b.lo, b.elo, b.hi, b.ehi));
+    }
   }
+  if (s->guard_bad) return -1;
   if (best == HUGE_VAL) {
     memcpy(s->guard, G + (size_t)SAMPLES * ne, sizeof(double) * ne);  /* at t_end */
     return 0;
   }
   guards_at(s, ip, best);
+  if (s->guard_bad) return -1;
+  /* a guard just put back at zero may read -1e-17 here: a leaving guard
+  ** fires only with a crossing of its own */
   for (j = 0; j < ne; ++j)
-    if (s->armed[j] && on_firing_side(s, j, s->guard[j])) s->fire[nfire++] = j;
+    if (s->armed[j] && on_firing_side(s, j, s->guard[j]) && (!s->leaving[j] || s->roots[j]))
+      s->fire[nfire++] = j;
   *tau = best;
   return nfire;
 }
 
-/* A guard a reset leaves at zero (a ball put back on the floor) whose flow
-** carries it straight off its firing side is armed at once, as if just
-** clear: its next crossing may come within the next step (a ball's
-** re-bounce), long before any step end could re-arm it. The direction is
-** read from the guard a short way along the flow. */
+/* The guards' rates along the flow at (t, w), into rate (ne): a central
+** difference along the tangent x +- dt x' (z re-solved), which sees the
+** velocity and not the curvature, so even the tiny last bounces before a
+** Zeno point have the right sign. */
+static void guard_rates(salta_sim *s, double t, const double *w, double *rate) {
+  const salta_model_def *d = s->d;
+  double *xs = s->interp_w, *xd = s->work + s->nz + 4 * s->n, *em = s->gsamples, res;
+  double dt = 1e-7 * fmax(1.0, fabs(t));
+  int i, j, k, worst;
+  d->f.eval(t, w, w + s->nx, s->p, xd);
+  for (k = 0; k < 2; ++k) {
+    double sg = k == 0 ? 1.0 : -1.0;
+    for (i = 0; i < s->nx; ++i) xs[i] = w[i] + sg * dt * xd[i];
+    memcpy(xs + s->nx, w + s->nx, sizeof(double) * s->nz);
+    if (s->nz) salta__solve_z(s, t + sg * dt, xs, xs + s->nx, &worst, &res);
+    d->e.eval(t + sg * dt, xs, xs + s->nx, s->p, k == 0 ? rate : em);
+  }
+  for (j = 0; j < d->ne; ++j) rate[j] = (rate[j] - em[j]) / (2 * dt);
+}
+
+/* A guard a reset leaves at zero (a ball put back on the floor) whose reset
+** turned it around, so that the flow carries it off its firing side, is
+** armed at once ("leaving"): its next crossing may come within the next
+** step (a ball's re-bounce), long before a step end could re-arm it. */
 static void leaving_zero(salta_sim *s, double t, const double *w) {
   const salta_model_def *d = s->d;
-  double *xs = s->interp_w, dt = 1e-7 * fmax(1.0, fabs(t));
-  int i, j, any = 0;
+  double *rate = s->gsamples + d->ne;
+  int j, any = 0;
   for (j = 0; j < d->ne; ++j) any |= s->stuck[j] && d->e_direction[j] != SALTA_DIR_BOTH;
   if (!any) return;
-  d->f.eval(t, w, w + s->nx, s->p, s->work + s->nz + 4 * s->n);
-  for (i = 0; i < s->nx; ++i) xs[i] = w[i] + dt * s->work[s->nz + 4 * s->n + i];
-  memcpy(xs + s->nx, w + s->nx, sizeof(double) * s->nz);
-  d->e.eval(t + dt, xs, xs + s->nx, s->p, s->guard);
+  guard_rates(s, t, w, rate);
   for (j = 0; j < d->ne; ++j)
-    if (s->stuck[j] && d->e_direction[j] != SALTA_DIR_BOTH && is_clear(s, j, s->guard[j])) {
+    if (s->stuck[j] && d->e_direction[j] != SALTA_DIR_BOTH && rate[j] * d->e_direction[j] < 0) {
       s->armed[j] = 1;
       s->stuck[j] = 0;
       s->leaving[j] = 1;           /* until it is seen clear */
-      s->leave_t[j] = t + dt;
+      s->leave_t[j] = t + 1e-12 * fmax(1.0, fabs(t));
     }
-  d->e.eval(t, w, w + s->nx, s->p, s->guard);
+}
+
+/* A guard found crossing against its direction (a ball "landing" while it
+** still rises) is the numerical trace of events accumulating at a Zeno
+** point or of a grazing contact: an error, not an event. */
+static int check_crossing_direction(salta_sim *s, double tau, const double *w, int nfire) {
+  const salta_model_def *d = s->d;
+  double *rate = s->gsamples + d->ne;
+  int k;
+  guard_rates(s, tau, w, rate);
+  for (k = 0; k < nfire; ++k) {
+    int j = s->fire[k], dir = d->e_direction[j];
+    if (dir != SALTA_DIR_BOTH && rate[j] * dir < 0)
+      return salta__fail(s->err, SALTA_ESOLVER,
+                         "model '%s': Zeno limit or grazing contact: event '%s' at t = %.17g has its guard "
+                         "crossing zero against its direction (rate %g); events accumulate there (event count %d)",
+                         d->name, d->e_names[j], tau, rate[j], s->nev);
+  }
+  return SALTA_OK;
 }
 
 /* Applies the events s->fire[0..nfire) at t to the left state w (which
@@ -636,6 +699,7 @@ static void leaving_zero(salta_sim *s, double t, const double *w) {
 int salta__after_events(salta_sim *s, const salta_sim_options *o, double t, double *w, int nfire,
                         double *S, double *Sp) {
   int st, j;
+  if ((st = check_crossing_direction(s, t, w, nfire))) return st;
   if ((st = apply_events(s, o, t, w, nfire))) return st;
   if (s->ns > 0 &&
       (st = salta__sens_jump(s, t, s->ev_w.v + (size_t)(s->nev - nfire) * 2 * s->n, nfire, S, Sp)))
@@ -675,6 +739,12 @@ static int check_inputs(salta_sim *s, const salta_sim_options *o, const double *
   int j;
   if (!(o->t0 < o->tf) || !isfinite(o->t0) || !isfinite(o->tf))
     return salta__fail(s->err, SALTA_EINPUT, "model '%s': need t0 < tf, got [%g, %g]", d->name, o->t0, o->tf);
+  if (o->max_events < 0 || o->max_steps < 1 || !(o->zeno_window >= 0) ||
+      (o->method != SALTA_METHOD_BDF && o->method != SALTA_METHOD_ERK) ||
+      (o->linear_solver != SALTA_LS_DENSE && o->linear_solver != SALTA_LS_KLU))
+    return salta__fail(s->err, SALTA_EINPUT,
+                       "model '%s': bad options: max_events %d, max_steps %ld, zeno_window %g, method %d, linear solver %d",
+                       d->name, o->max_events, o->max_steps, o->zeno_window, o->method, o->linear_solver);
   if (!(o->rtol > 0) || !(o->atol > 0))
     return salta__fail(s->err, SALTA_EINPUT, "model '%s': tolerances must be positive (rtol %g, atol %g)",
                        d->name, o->rtol, o->atol);
@@ -786,6 +856,8 @@ static int integrate(salta_sim *s, ida_ctx *c, const salta_sim_options *o,
         from = tn - hu;   /* only the last step can be interpolated */
       nfire = salta__crossing(s, &ip, t, from, tret, &tau);
     }
+    if (nfire < 0) { st = salta__guard_error(s); break; }
+    s->nonfinite_row = -1;   /* a step succeeded: earlier recoverable NaNs are history */
     if (nfire > 0) {
       /* an event inside the step, before anything IDAS reported */
       IDAGetDky(c->mem, tau, 0, c->y);
@@ -806,15 +878,18 @@ static int integrate(salta_sim *s, ida_ctx *c, const salta_sim_options *o,
       break;
     }
     if (flag == IDA_ROOT_RETURN && nfire > 0) {
-      accumulate_stats(s, c->mem);
-      sens_at(s, c, dkyS, t, s->S);
+      if (sens_at(s, c, dkyS, t, s->S)) salta__sens_fill_z(s, t, w, s->S);  /* accurate s_z- */
       if ((st = salta__after_events(s, o, t, w, nfire, s->S, Sp))) break;
-      if (o->record_steps && salta__store_step(s, t, w)) { st = SALTA_EMEM; break; }
+      if (o->record_steps && salta__store_step(s, t, w)) {
+        st = salta__fail(s->err, SALTA_EMEM, "out of memory");
+        break;
+      }
       s->d->f.eval(t, w, w + s->nx, s->p, wp);
       memset(wp + s->nx, 0, sizeof(double) * s->nz);
       while (k < nt && times[k] <= t) salta__store_output(s, times[k], w, s->S), ++k;
       at_event = 1;
       if (o->tf - t <= 4 * 2.2e-16 * fmax(fabs(t), fabs(o->tf))) break;  /* event at tf */
+      accumulate_stats(s, c->mem);   /* IDAReInit zeroes the counters */
       if (IDAReInit(c->mem, t, c->y, c->yp) || IDASetStopTime(c->mem, o->tf)) {
         st = fail_idas(s, IDA_ILL_INPUT, t);
         break;
@@ -850,13 +925,17 @@ int salta_sim_run(salta_sim *s, const salta_sim_options *o, const double *p,
   double *w, *wp;
   int st, worst, j;
   double res;
-  if (!s || !o || !p || (nt > 0 && !times) || nt < 0) return SALTA_EINPUT;
+  if (!s) return SALTA_EINPUT;
   d = s->d;
+  if (!o || !p || (nt > 0 && !times) || nt < 0)
+    return salta__fail(s->err, SALTA_EINPUT, "model '%s': simulate needs options, parameters and %s",
+                       d->name, nt < 0 ? "a non-negative number of output times" : "the output times");
   s->nout = s->nev = 0;
   s->ev_w.n = s->steps.n = s->ev_sens.n = 0;
   memset(&s->stats, 0, sizeof s->stats);
   s->err[0] = s->idas_msg[0] = '\0';
   s->nonfinite_row = -1;
+  s->guard_bad = 0;
   s->exact_z = o->method == SALTA_METHOD_ERK;
   s->p = p;
   if (!x0) x0 = d->x_start;
@@ -894,7 +973,10 @@ int salta_sim_run(salta_sim *s, const salta_sim_options *o, const double *p,
       s->armed[j] = is_clear(s, j, s->guard0[j]);
     }
   }
-  if (o->record_steps && salta__store_step(s, o->t0, w)) { st = SALTA_EMEM; goto done; }
+  if (o->record_steps && salta__store_step(s, o->t0, w)) {
+    st = salta__fail(s->err, SALTA_EMEM, "out of memory");
+    goto done;
+  }
   if (o->method == SALTA_METHOD_ERK) {
     if (s->ns > 0 && (st = salta__sens_initial(s, o->t0, w, s->S, s->S + (size_t)s->n * s->ns)))
       goto done;
@@ -928,7 +1010,7 @@ void salta_sim_options_init(salta_sim_options *o, double t0, double tf) {
   o->rtol = 1e-6;
   o->atol = 1e-8;
   o->max_events = 10000;
-  o->zeno_count = 100;
+  o->zeno_count = 100;   /* 0 turns the cascade test off */
   o->zeno_window = 1e-9 * (tf - t0);
   o->max_steps = 1000000;
 }

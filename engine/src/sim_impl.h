@@ -39,6 +39,7 @@ struct salta_sim {
   int nonfinite_row;                /* -1 none; else residual row or nx+nz+guard */
   salta__pattern pat;               /* sparse iteration matrix (KLU) */
   int exact_z;                      /* outputs come with z and s_z solved (ERK) */
+  int guard_bad;                    /* a guard was not finite (see nonfinite_*) */
   /* forward sensitivities (ns = 0: off); see sens.c */
   int ns;
   int *dirs;                        /* >= 0: parameter; -(i+1): initial state i */
@@ -58,8 +59,11 @@ typedef struct salta__interp {
 } salta__interp;
 
 /* sim.c, shared by the integrators */
+/* The events firing first in (t_from, t_end] (count, s->fire, *tau); 0 for
+** none; -1 when a guard is not finite (salta__guard_error says which). */
 int salta__crossing(salta_sim *s, const salta__interp *ip, double t_start, double t_from,
                     double t_end, double *tau);
+int salta__guard_error(salta_sim *s);
 int salta__after_events(salta_sim *s, const salta_sim_options *o, double t, double *w, int nfire,
                         double *S, double *Sp);
 int salta__rearm(salta_sim *s, double t);
