@@ -553,14 +553,15 @@ static int run_compile(lua_State *L, int argc, char **argv) {
   setup_modules(L, 0);
   lua_getglobal(L, "require");
   lua_pushliteral(L, "salta.aot");
-  if (docall(L, 1, 1) != LUA_OK) return report(L, LUA_ERRRUN), 0;
+  if (lua_pcall(L, 1, 1, 0) != LUA_OK) return report(L, LUA_ERRRUN), 0;
   lua_getfield(L, -1, "main");
   lua_createtable(L, argc - 2, 0);
   for (i = 2; i < argc; ++i) {
     lua_pushstring(L, argv[i]);
     lua_rawseti(L, -2, i - 1);
   }
-  if (docall(L, 1, 1) != LUA_OK) return report(L, LUA_ERRRUN), 0;
+  /* no traceback: these are a command's usage and input errors */
+  if (lua_pcall(L, 1, 1, 0) != LUA_OK) return report(L, LUA_ERRRUN), 0;
   return lua_toboolean(L, -1);
 }
 

@@ -57,12 +57,18 @@ end
 
 function salta.help()
   print([[
-salta -- hybrid DAE models, simulation and gradients
-  salta.dae{ name=, states=, algebraics=, params=, f=, g=, h=, events= }
-  salta.load_spec(path)            load an exported JSON/YAML model spec
-  m:eval(fn, t, x, z, p)           fn: "f", "g", "h", "guard", "reset"
-  m:jacobian(fn, wrt, t, x, z, p)  wrt: "x", "z", "p", "t"
-  salta.sin/cos/exp/log/sqrt/tanh/sigmoid/abs/min/max/pow ...]])
+salta -- hybrid DAE models, simulation, exact gradients, fitting
+  m = salta.dae{ name=, states=, algebraics=, params=, f=, g=, h=, events= }
+  m = salta.load_spec(path)                 an exported JSON/YAML model spec
+  m:eval(fn, t, x, z, p)                    fn: "f", "g", "h", "guard", "reset"
+  m:jacobian(fn, wrt, t, x, z, p)           wrt: "x", "z", "p", "t"
+  tr = m:simulate{ tf=, times=, params=, rtol=, atol=, method = "bdf"|"erk" }
+  tr.y.name, tr:at(t), tr:events(), tr:stats(), tr:to_csv(path)
+  L = salta.lsq{ model=, times=, data= (table or CSV), free=, transform="log", blend= }
+  L:value(p), L:grad(p [, {method = "fd"}]), L:residuals(p), L:jacobian(p)
+  r = salta.fit{ loss = L, start=, method = "lm"|"lbfgsb"|"adam", truth= }
+  print(r), r:to_json(path), salta.plot.trajectory(path, tr, opts)
+  salta.sin/cos/exp/log/sqrt/tanh/sigmoid/abs/min/max/pow ... on expressions]])
 end
 
 return salta
