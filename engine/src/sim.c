@@ -545,8 +545,17 @@ static int leaving_bracket(salta_sim *s, const salta__interp *ip, int j, const d
   double tl = fmax(s->leave_t[j], ts[0]), el;
   int i;
   if (tl >= ts[SAMPLES]) return 0;
-  guards_at(s, ip, tl);
-  el = s->guard[j];
+  if (tl == ts[0]) {
+    el = G[j];                    /* the step's first sample */
+  } else {
+    /* guards leaving one event share its leave time: evaluate once */
+    if (tl != s->leave_cache_t) {
+      guards_at(s, ip, tl);
+      memcpy(s->leave_cache, s->guard, sizeof(double) * ne);
+      s->leave_cache_t = tl;
+    }
+    el = s->leave_cache[j];
+  }
   if (!is_clear(s, j, el)) return 0;
   for (i = 1; i <= SAMPLES; ++i)
     if (ts[i] > tl && on_firing_side(s, j, G[(size_t)i * ne + j])) {
@@ -597,6 +606,7 @@ int salta__crossing(salta_sim *s, const salta__interp *ip, double t_start, doubl
   double ts[SAMPLES + 1], best = HUGE_VAL, *G = s->gsamples;
   int i, j, nfire = 0;
   if (ne == 0 || !(t_end > t_from)) return 0;
+  s->leave_cache_t = -HUGE_VAL;   /* a new step: a new interpolant */
   for (i = 0; i <= SAMPLES; ++i) {
     ts[i] = i == SAMPLES ? t_end : t_from + (t_end - t_from) * i / SAMPLES;
     if (i == 0 && t_from == t_start) {   /* known from the last step */
@@ -609,12 +619,29 @@ int salta__crossing(salta_sim *s, const salta__interp *ip, double t_start, doubl
   /* each armed guard's own earliest crossing (bisecting on "any guard
   ** fires" could step over a short dip of another guard), refined only
   ** where its bracket could beat the best crossing found so far */
-  for (j = 0; j < ne; ++j) {
-    bracket b;
-    s->roots[j] = 0;   /* here: whether guard j crosses in this step */
-    if (s->armed[j] && first_bracket(s, ip, j, ts, G, &b)) {
-      s->roots[j] = 1;
-      if (b.lo < best) best = fmin(best, refine_crossing(s, ip, j, b.lo, b.elo, b.hi, b.ehi));
+  {
+    bracket *br = (bracket *)s->brackets;
+    int nb = 0, k;
+    for (j = 0; j < ne; ++j) {
+      s->roots[j] = 0;   /* here: whether guard j crosses in this step */
+      if (s->armed[j] && first_bracket(s, ip, j, ts, G, &br[nb])) {
+        s->roots[j] = 1;
+        s->fire[nb++] = j;
+      }
+    }
+    /* earliest bracket first: later ones starting after the best crossing
+    ** found need no refinement */
+    for (k = 0; k < nb; ++k) {
+      int m = k, q;
+      for (q = k + 1; q < nb; ++q) if (br[q].lo < br[m].lo) m = q;
+      if (m != k) {
+        bracket tb = br[k];
+        int tj = s->fire[k];
+        br[k] = br[m], br[m] = tb;
+        s->fire[k] = s->fire[m], s->fire[m] = tj;
+      }
+      if (br[k].lo >= best) break;
+      best = fmin(best, refine_crossing(s, ip, s->fire[k], br[k].lo, br[k].elo, br[k].hi, br[k].ehi));
     }
   }
   if (s->guard_bad) return -1;
@@ -765,9 +792,9 @@ static int check_inputs(salta_sim *s, const salta_sim_options *o, const double *
 
 static void free_run(salta_sim *s) {
   salta__sens_free_run(s);
-  free(s->work); free(s->jvals); free(s->gz); free(s->guard); free(s->guard0); free(s->gprev); free(s->stuck_t); free(s->leave_t); free(s->gsamples); free(s->interp_w);
+  free(s->work); free(s->jvals); free(s->gz); free(s->guard); free(s->guard0); free(s->gprev); free(s->stuck_t); free(s->leave_t); free(s->leave_cache); free(s->brackets); free(s->gsamples); free(s->interp_w);
   free(s->ipiv); free(s->armed); free(s->roots); free(s->fire); free(s->stuck); free(s->leaving);
-  s->work = s->jvals = s->gz = s->guard = s->guard0 = s->gprev = s->stuck_t = s->leave_t = s->gsamples = s->interp_w = NULL;
+  s->work = s->jvals = s->gz = s->guard = s->guard0 = s->gprev = s->stuck_t = s->leave_t = s->leave_cache = s->brackets = s->gsamples = s->interp_w = NULL;
   s->ipiv = s->armed = s->roots = s->fire = s->stuck = s->leaving = NULL;
 }
 
@@ -789,6 +816,8 @@ static int alloc_run(salta_sim *s, int nt) {
   s->gprev = malloc(sizeof(double) * (size_t)(d->ne + 1));
   s->stuck_t = malloc(sizeof(double) * (size_t)(d->ne + 1));
   s->leave_t = malloc(sizeof(double) * (size_t)(d->ne + 1));
+  s->leave_cache = malloc(sizeof(double) * (size_t)(d->ne + 1));
+  s->brackets = malloc(sizeof(double) * 4 * (size_t)(d->ne + 1));
   s->interp_w = malloc(sizeof(double) * (size_t)(s->n + 1));
   s->gsamples = malloc(sizeof(double) * (size_t)(d->ne + 1) * (SAMPLES + 1));
   s->ipiv = malloc(sizeof(int) * (size_t)(s->nz + 1));
@@ -799,7 +828,7 @@ static int alloc_run(salta_sim *s, int nt) {
   s->leaving = calloc((size_t)d->ne + 1, sizeof(int));
   if (s->ns > 0 && salta__sens_alloc(s, nt)) return -1;
   return (s->out_t && s->out_w && s->out_y && s->work && s->jvals && s->gz && s->guard &&
-          s->guard0 && s->gprev && s->stuck_t && s->leave_t && s->gsamples && s->interp_w && s->ipiv && s->armed && s->roots && s->fire && s->stuck && s->leaving) ? 0 : -1;
+          s->guard0 && s->gprev && s->stuck_t && s->leave_t && s->leave_cache && s->brackets && s->gsamples && s->interp_w && s->ipiv && s->armed && s->roots && s->fire && s->stuck && s->leaving) ? 0 : -1;
 }
 
 /* The integration loop proper: IDAS one step at a time. */

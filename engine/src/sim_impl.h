@@ -34,6 +34,8 @@ struct salta_sim {
   /* run state, valid during salta_sim_run */
   const double *p;
   double *work, *jvals, *gz, *guard, *guard0, *gprev, *stuck_t, *leave_t, *gsamples, *interp_w;
+  double *leave_cache, leave_cache_t;   /* guards at a leave time, per step */
+  double *brackets;                 /* crossing brackets of one step (4 ne) */
   int *ipiv, *armed, *roots, *fire, *stuck, *leaving;
   double nonfinite_t, nonfinite_v;
   int nonfinite_row;                /* -1 none; else residual row or nx+nz+guard */
