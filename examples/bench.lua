@@ -89,26 +89,27 @@ local function uniform(tf, n)
   return t
 end
 local sim_cases = {
-  { "cauer", cauer{}, 20.0 },
-  { "balls N3", balls{ N = 3 }, 1.9 },
-  { "balls N7", balls{ N = 7 }, 1.9 },
-  { "balls N15", balls{ N = 15 }, 1.9 },
+  { "cauer", cauer{ backend = "cc" }, 20.0 },
+  { "balls N3", balls{ N = 3, backend = "cc" }, 1.9 },
+  { "balls N7", balls{ N = 7, backend = "cc" }, 1.9 },
+  { "balls N15", balls{ N = 15, backend = "cc" }, 1.9 },
 }
 local clock = require("salta.core").clock
 for _, c in ipairs(sim_cases) do
   local name, m, tf = c[1], c[2], c[3]
   local times = uniform(tf, 500)
-  for _, ls in ipairs({ "dense", "klu" }) do
+  for _, v in ipairs({ { "bdf", "dense" }, { "bdf", "klu" }, { "erk" } }) do
     local xs, tr = {}, nil
     for _ = 1, 21 do
       local t0 = clock()
-      tr = m:simulate{ tf = tf, times = times, rtol = 1e-6, atol = 1e-8, linear_solver = ls }
+      tr = m:simulate{ tf = tf, times = times, rtol = 1e-6, atol = 1e-8, method = v[1], linear_solver = v[2] }
       xs[#xs + 1] = clock() - t0
     end
-    row(("%s (%s)"):format(name, ls), xs, "ms", 1e3)
+    row(("%s (%s)"):format(name, table.concat(v, ", ")), xs, "ms", 1e3)
     local st = tr:stats()
-    print(("      %d events, %d steps, %d residual, %d Jacobian, %d guard evaluations, %d Newton iterations, %d convergence failures"):format(
-      st.events, st.steps, st.residual_evals, st.jacobian_evals, st.guard_evals, st.newton_iters, st.newton_conv_fails))
+    print(("      %d events, %d steps, %d residual/RHS, %d Jacobian, %d guard evaluations, %d Newton iterations, %d convergence failures, %d error-test failures"):format(
+      st.events, st.steps, st.residual_evals, st.jacobian_evals, st.guard_evals, st.newton_iters, st.newton_conv_fails,
+      st.error_test_fails))
   end
 end
 
