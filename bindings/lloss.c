@@ -141,6 +141,31 @@ static int loss_eval(lua_State *L) {
   return nret;
 }
 
+/* loss:eval_adjoint(p, x0|nil, mesh_k, want_grad) -> value [, grad] | nil, msg */
+static int loss_eval_adjoint(lua_State *L) {
+  loss_ud *u = check_loss(L, 1);
+  int mesh_k = (int)luaL_optinteger(L, 4, 0), want_g = lua_toboolean(L, 5);
+  double *p = salta_l_scratch(L, u->np), *x0 = NULL, value = 0;
+  double *g = want_g ? salta_l_scratch(L, u->ns) : NULL;
+  salta_l_checkvec(L, 2, p, u->np, "params");
+  if (!lua_isnoneornil(L, 3)) {
+    x0 = salta_l_scratch(L, u->nx);
+    salta_l_checkvec(L, 3, x0, u->nx, "x0");
+  }
+  if (want_g && u->ns == 0) return luaL_error(L, "no free parameters for a gradient");
+  if (salta_loss_eval_adjoint(u->loss, p, x0, mesh_k, 1, &value, g)) {
+    luaL_pushfail(L);
+    lua_pushstring(L, salta_loss_errmsg(u->loss));
+    return 2;
+  }
+  lua_pushnumber(L, value);
+  if (want_g) {
+    salta_l_pushvec(L, g, u->ns);
+    return 2;
+  }
+  return 1;
+}
+
 /* loss:events() -> number of events of the last evaluation */
 static int loss_nevents(lua_State *L) {
   loss_ud *u = check_loss(L, 1);
@@ -152,6 +177,7 @@ void salta_l_open_loss(lua_State *L) {
   static const luaL_Reg methods[] = {
     {"configure", loss_configure},
     {"eval", loss_eval},
+    {"eval_adjoint", loss_eval_adjoint},
     {"nevents", loss_nevents},
     {"close", loss_close},
     {NULL, NULL}

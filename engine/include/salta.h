@@ -242,6 +242,16 @@ int salta_loss_eval(salta_loss *loss, const double *p, const double *x0, double 
 ** h and one Richardson step, for checking the other routes. */
 int salta_loss_grad_fd(salta_loss *loss, const double *p, const double *x0, double h, double *grad);
 
+/* The event-split discrete adjoint: the loss of the discrete trajectory
+** (trapezoidal steps on a mesh of mesh_k uniform nodes per segment, or the
+** integrator's own steps when mesh_k <= 0, re-solved to Newton tolerance
+** with the forward run's event sequence) and its exact gradient (ns), by
+** one backward sweep whatever the number of parameters. consistent must
+** be 1; blending and simultaneous events are not supported (an error says
+** so). */
+int salta_loss_eval_adjoint(salta_loss *loss, const double *p, const double *x0, int mesh_k,
+                            int consistent, double *value, double *grad);
+
 /* The simulation of the last evaluation (borrowed). */
 salta_sim *salta_loss_sim(salta_loss *loss);
 

@@ -11,23 +11,9 @@
 #include <string.h>
 
 #include "errors.h"
+#include "loss_impl.h"
 #include "salta.h"
 
-struct salta_loss {
-  salta_model *model;
-  salta_sim *sim;                  /* with sensitivities */
-  salta_sim *vsim;                 /* without: for the value alone */
-  salta_sim *last;                 /* the one the last evaluation ran */
-  const double *p;                 /* during an evaluation */
-  const salta_model_def *d;
-  int nt, nout, nres, ns;
-  double *times, *data, *weights;  /* data: nt x nout by time, NaN = missing */
-  int *outputs;
-  int *dirs;                       /* the free directions (copy) */
-  double beta;
-  salta_sim_options opts;
-  char err[SALTA_ERRMSG_SIZE];
-};
 
 int salta_loss_create(salta_loss **out, salta_model *model, const double *times, int nt,
                       const int *outputs, int nout, const double *data, const double *weights) {

@@ -168,7 +168,33 @@ local function apply_log(self, p, g)
   return g
 end
 
-function Loss:value(p) return (call(self, p, "")) end
+-- adjoint options: mesh = K (uniform nodes per segment) or "steps" (the
+-- integrator's steps), forward = "consistent"
+local function mesh_arg(opts)
+  local mesh = opts.mesh or 50
+  if mesh == "steps" then return 0 end
+  if math.type(mesh) ~= "integer" or mesh < 1 then
+    error(("salta.lsq: mesh must be a positive integer or \"steps\", got %s"):format(tostring(mesh)), 4)
+  end
+  if opts.forward and opts.forward ~= "consistent" then
+    error(("salta.lsq: forward = %q is not implemented (\"consistent\")"):format(tostring(opts.forward)), 4)
+  end
+  return mesh
+end
+
+local function call_adjoint(self, p, opts, want_grad)
+  local P, X = self:full(p)
+  local v, g = self.core:eval_adjoint(P, X, mesh_arg(opts), want_grad)
+  if v == nil then error(g, 0) end
+  return v, g
+end
+
+-- value(p [, {method = "adjoint", mesh = ...}]): the loss, or the loss of
+-- the discrete trajectory the adjoint route differentiates.
+function Loss:value(p, opts)
+  if opts and opts.method == "adjoint" then return (call_adjoint(self, p, opts, false)) end
+  return (call(self, p, ""))
+end
 
 function Loss:value_and_grad(p)
   local v, g = call(self, p, "g")
@@ -182,8 +208,11 @@ function Loss:grad(p, opts)
     return g
   elseif method == "fd" then
     return self:fd_grad(p, opts)
+  elseif method == "adjoint" then
+    local _, g = call_adjoint(self, p, opts, true)
+    return apply_log(self, p, g)
   end
-  error(("salta.lsq: unknown gradient method '%s' (\"sens\" or \"fd\")"):format(tostring(method)), 2)
+  error(("salta.lsq: unknown gradient method '%s' (\"sens\", \"adjoint\" or \"fd\")"):format(tostring(method)), 2)
 end
 
 -- Central differences of the loss value in the transformed variable, with
@@ -199,7 +228,7 @@ function Loss:fd_grad(p, opts)
     local function at(delta)
       local q = { table.unpack(vals) }
       q[k] = self.log[k] and vals[k] * math.exp(delta) or vals[k] + delta
-      return self:value(q)
+      return self:value(q, opts.of)   -- opts.of: differentiate the adjoint's discrete loss
     end
     local d1 = (at(h) - at(-h)) / (2 * h)
     if opts.richardson == false then

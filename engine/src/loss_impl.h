@@ -1,0 +1,27 @@
+/*
+** loss_impl.h -- the loss object, shared by loss.c (forward sensitivities)
+** and adjoint.c (the event-split discrete adjoint). Internal.
+*/
+#ifndef SALTA_LOSS_IMPL_H
+#define SALTA_LOSS_IMPL_H
+
+#include "errors.h"
+#include "salta.h"
+
+struct salta_loss {
+  salta_model *model;
+  salta_sim *sim;                  /* with sensitivities */
+  salta_sim *vsim;                 /* without: for the value alone */
+  salta_sim *last;                 /* the one the last evaluation ran */
+  const double *p;                 /* during an evaluation */
+  const salta_model_def *d;
+  int nt, nout, nres, ns;
+  double *times, *data, *weights;  /* data: nt x nout by time, NaN = missing */
+  int *outputs;
+  int *dirs;                       /* the free directions (copy) */
+  double beta;
+  salta_sim_options opts;
+  char err[SALTA_ERRMSG_SIZE];
+};
+
+#endif
