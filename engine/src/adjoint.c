@@ -356,13 +356,20 @@ static int sweep(adj *a, sweep_out *out) {
   memset(out->grad_x0, 0, sizeof(double) * (size_t)nx);
   /* the loss and its sources dL/dw at the nodes and dL/dtau */
   for (k = 0; k < l->nt; ++k) {
-    double T = l->times[k], th;
+    double T = l->times[k], th, ti, tj, hh, sv, ca, cb;
     int sg, ii, kk;
     const double *w0, *w1;
     locate(a, T, &sg, &ii, &th);
     w0 = node(a, a->segs[sg].node0 + ii);
     w1 = node(a, a->segs[sg].node0 + ii + 1);
-    for (kk = 0; kk < n; ++kk) wh[kk] = (1 - th) * w0[kk] + th * w1[kk];
+    ti = node_time(a, sg, ii), tj = node_time(a, sg, ii + 1), hh = tj - ti, sv = T - ti;
+    /* the trapezoid's own interpolant: x quadratic with x' = f at both
+    ** nodes (exact for ballistic flight), z linear */
+    ca = sv - sv * sv / (2 * hh), cb = sv * sv / (2 * hh);
+    d->f.eval(ti, w0, w0 + nx, a->p, a->fa);
+    d->f.eval(tj, w1, w1 + nx, a->p, a->fb);
+    for (kk = 0; kk < nx; ++kk) wh[kk] = w0[kk] + ca * a->fa[kk] + cb * a->fb[kk];
+    for (kk = nx; kk < n; ++kk) wh[kk] = (1 - th) * w0[kk] + th * w1[kk];
     d->h.eval(T, wh, wh + nx, a->p, dy);
     memset(rhs, 0, sizeof(double) * (size_t)n);
     for (j = 0; j < l->nout; ++j) {
@@ -383,20 +390,32 @@ static int sweep(adj *a, sweep_out *out) {
     }
     {
       int n0 = a->segs[sg].node0 + ii;
-      double ti = node_time(a, sg, ii), tj = node_time(a, sg, ii + 1), dth_dtau[2], dLdth = 0;
+      double *c0 = c + (size_t)n0 * n, *c1 = c + (size_t)(n0 + 1) * n;
       double si = a->sigma[n0], sj = a->sigma[n0 + 1];
-      for (kk = 0; kk < n; ++kk) {
-        c[(size_t)n0 * n + kk] += (1 - th) * rhs[kk];
-        c[(size_t)(n0 + 1) * n + kk] += th * rhs[kk];
-        dLdth += rhs[kk] * (w1[kk] - w0[kk]);
-      }
-      /* theta = (T - t_i) / (t_j - t_i), t = (1 - sigma) tau_s + sigma tau_s+1 */
+      /* x rows: x_i + ca f_i + cb f_j */
+      for (kk = 0; kk < nx; ++kk) c0[kk] += rhs[kk];
+      add_transpose(a, &d->f.d[SALTA_WRT_X], ti, w0, ca, rhs, 0, c0);
+      add_transpose(a, &d->f.d[SALTA_WRT_Z], ti, w0, ca, rhs, 0, c0 + nx);
+      add_transpose(a, &d->f.d[SALTA_WRT_X], tj, w1, cb, rhs, 0, c1);
+      add_transpose(a, &d->f.d[SALTA_WRT_Z], tj, w1, cb, rhs, 0, c1 + nx);
+      add_param(a, &d->f.d[SALTA_WRT_P], ti, w0, ca, rhs, 0, out->grad_p);
+      add_param(a, &d->f.d[SALTA_WRT_P], tj, w1, cb, rhs, 0, out->grad_p);
+      /* z rows: linear */
+      for (kk = nx; kk < n; ++kk) c0[kk] += (1 - th) * rhs[kk], c1[kk] += th * rhs[kk];
+      /* the node times move with the segment's ends */
       for (kk = 0; kk < 2; ++kk) {
-        double dti = kk ? si : 1 - si, dtj = kk ? sj : 1 - sj;
-        dth_dtau[kk] = (-dti * (tj - ti) - (T - ti) * (dtj - dti)) / ((tj - ti) * (tj - ti));
+        double dti = kk ? si : 1 - si, dtj = kk ? sj : 1 - sj, ds = -dti, dh = dtj - dti;
+        double dca = ds - sv * ds / hh + sv * sv * dh / (2 * hh * hh), dcb = sv * ds / hh - sv * sv * dh / (2 * hh * hh);
+        double dth = (-dti * hh - sv * dh) / (hh * hh), dLdt = 0;
+        int q;
+        for (q = 0; q < nx; ++q) dLdt += rhs[q] * (dca * a->fa[q] + dcb * a->fb[q]);
+        for (q = nx; q < n; ++q) dLdt += rhs[q] * (w1[q] - w0[q]) * dth;
+        memset(a->v2, 0, sizeof(double) * (size_t)n);
+        add_dense(a, &d->f.d[SALTA_WRT_T], ti, w0, ca * dti, a->v2, n, 0, 0);
+        add_dense(a, &d->f.d[SALTA_WRT_T], tj, w1, cb * dtj, a->v2, n, 0, 0);
+        for (q = 0; q < nx; ++q) dLdt += rhs[q] * a->v2[q];
+        dLdtau[sg + kk] += dLdt;
       }
-      dLdtau[sg] += dLdth * dth_dtau[0];
-      dLdtau[sg + 1] += dLdth * dth_dtau[1];
     }
   }
   out->value = L;
