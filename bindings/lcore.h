@@ -19,6 +19,9 @@ typedef struct salta_model_ud {
 ** `what` names the argument in the error. */
 void salta_l_checkvec(lua_State *L, int idx, double *out, int n, const char *what);
 
+/* The number field k of the table at idx, or def when absent. */
+double salta_l_optnumber(lua_State *L, int idx, const char *k, double def);
+
 /* Pushes out[0..n-1] as a new array. */
 void salta_l_pushvec(lua_State *L, const double *v, int n);
 

@@ -76,20 +76,12 @@ int salta_l_loss_new(lua_State *L) {
   return 1;
 }
 
-static double opt_number(lua_State *L, int idx, const char *k, double def) {
-  double v;
-  lua_getfield(L, idx, k);
-  v = luaL_optnumber(L, -1, def);
-  lua_pop(L, 1);
-  return v;
-}
-
 /* loss:configure{t0, tf, rtol, atol, max_events, ..., blend, free = {dirs}} */
 static int loss_configure(lua_State *L) {
   loss_ud *u = check_loss(L, 1);
   salta_sim_options o;
   salta_l_sim_options(L, 2, &o);   /* a scalar atol: the loss keeps no borrowed arrays */
-  if (salta_loss_set_options(u->loss, &o) || salta_loss_set_blend(u->loss, opt_number(L, 2, "blend", 0)))
+  if (salta_loss_set_options(u->loss, &o) || salta_loss_set_blend(u->loss, salta_l_optnumber(L, 2, "blend", 0)))
     return luaL_error(L, "%s", salta_loss_errmsg(u->loss));
   lua_getfield(L, 2, "free");
   if (!lua_isnil(L, -1)) {

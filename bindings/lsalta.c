@@ -45,6 +45,14 @@ void salta_l_pushnames(lua_State *L, const char *const *names, int n) {
   }
 }
 
+double salta_l_optnumber(lua_State *L, int idx, const char *k, double def) {
+  double v;
+  lua_getfield(L, idx, k);
+  v = luaL_optnumber(L, -1, def);
+  lua_pop(L, 1);
+  return v;
+}
+
 double *salta_l_scratch(lua_State *L, int n) {
   return lua_newuserdatauv(L, sizeof(double) * (size_t)(n > 0 ? n : 1), 0);
 }

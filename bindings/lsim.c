@@ -7,14 +7,6 @@
 
 #include "lcore.h"
 
-static double opt_number(lua_State *L, int idx, const char *k, double def) {
-  double v;
-  lua_getfield(L, idx, k);
-  v = luaL_optnumber(L, -1, def);
-  lua_pop(L, 1);
-  return v;
-}
-
 /* A table of arrays, one per variable, over the stored outputs/steps. */
 static void push_columns(lua_State *L, int nvar, int nrow, const double *(*row)(void *, int),
                          void *ctx, int offset) {
@@ -142,16 +134,16 @@ void salta_l_sim_options(lua_State *L, int idx, salta_sim_options *o) {
   static const char *const methods[] = {"bdf", "erk", NULL};
   static const char *const solvers[] = {"dense", "klu", NULL};
   luaL_checktype(L, idx, LUA_TTABLE);
-  salta_sim_options_init(o, opt_number(L, idx, "t0", 0), opt_number(L, idx, "tf", 1));
-  o->rtol = opt_number(L, idx, "rtol", o->rtol);
-  o->atol = opt_number(L, idx, "atol", o->atol);
-  o->max_step = opt_number(L, idx, "max_step", 0);
-  o->init_step = opt_number(L, idx, "init_step", 0);
-  o->max_order = (int)opt_number(L, idx, "max_order", 0);
-  o->max_events = (int)opt_number(L, idx, "max_events", o->max_events);
-  o->zeno_count = (int)opt_number(L, idx, "zeno_count", o->zeno_count);
-  o->zeno_window = opt_number(L, idx, "zeno_window", o->zeno_window);
-  o->max_steps = (long)opt_number(L, idx, "max_steps", (double)o->max_steps);
+  salta_sim_options_init(o, salta_l_optnumber(L, idx, "t0", 0), salta_l_optnumber(L, idx, "tf", 1));
+  o->rtol = salta_l_optnumber(L, idx, "rtol", o->rtol);
+  o->atol = salta_l_optnumber(L, idx, "atol", o->atol);
+  o->max_step = salta_l_optnumber(L, idx, "max_step", 0);
+  o->init_step = salta_l_optnumber(L, idx, "init_step", 0);
+  o->max_order = (int)salta_l_optnumber(L, idx, "max_order", 0);
+  o->max_events = (int)salta_l_optnumber(L, idx, "max_events", o->max_events);
+  o->zeno_count = (int)salta_l_optnumber(L, idx, "zeno_count", o->zeno_count);
+  o->zeno_window = salta_l_optnumber(L, idx, "zeno_window", o->zeno_window);
+  o->max_steps = (long)salta_l_optnumber(L, idx, "max_steps", (double)o->max_steps);
   lua_getfield(L, idx, "method");
   o->method = luaL_checkoption(L, -1, "bdf", methods);
   lua_getfield(L, idx, "linear_solver");

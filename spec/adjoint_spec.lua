@@ -25,11 +25,7 @@ local function check_exact(label, L, p, mesh)
   end
 end
 
-local function positions(N)
-  local out = {}
-  for i = 1, N do out[#out + 1] = "x" .. i; out[#out + 1] = "y" .. i end
-  return out
-end
+local positions = H.positions
 
 describe("discrete adjoint (consistent forward)", function()
   it("spring latch: parameters in g, a guard, a reset, and an initial state", function()

@@ -43,11 +43,7 @@ local function check_grad(label, m, tf, outputs, free, p, extra)
   return g
 end
 
-local function positions(N)
-  local out = {}
-  for i = 1, N do out[#out + 1] = "x" .. i; out[#out + 1] = "y" .. i end
-  return out
-end
+local positions = H.positions
 
 describe("loss gradient by forward sensitivities", function()
   it("Cauer ladder: the 7 capacitances and inductances", function()
