@@ -583,7 +583,7 @@ int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, in
   {
     double *w0 = node(&a, 0);
     memcpy(w0, x0 ? x0 : a.d->x_start, sizeof(double) * (size_t)a.nx);
-    memcpy(w0 + a.nx, a.d->z_start, sizeof(double) * (size_t)a.nz);
+    if (a.nz) memcpy(w0 + a.nx, a.d->z_start, sizeof(double) * (size_t)a.nz);
     if ((st = solve_z(&a, a.tau[0], w0))) goto done;
   }
   for (s = 0; s < a.nseg; ++s)
