@@ -50,3 +50,38 @@ describe("discrete adjoint (consistent forward)", function()
     assert.truthy(tostring(err):find("not implemented", 1, true))
   end)
 end)
+
+describe("discrete adjoint against the forward sensitivities", function()
+  local function rel(a, b)
+    local e, n = 0, 0
+    for k = 1, #a do e = e + (a[k] - b[k]) ^ 2; n = n + b[k] ^ 2 end
+    return math.sqrt(e / n)
+  end
+  it("converges at second order as the mesh is refined (spring latch: z in guard and reset)", function()
+    local L = setup(H.model("spring_latch"), 3, { "x", "F" }, { "k", "c", "F_max", "e", "a" }, 40)
+    local p = { 4.1, 0.11, 1.48, 0.71, 0.105 }
+    local gs = L:grad(p)
+    local prev
+    for _, K in ipairs({ 25, 50, 100, 200 }) do
+      local e = rel(L:grad(p, { method = "adjoint", mesh = K }), gs)
+      if prev then
+        local order = math.log(prev / e, 2)
+        assert(order > 1.8 and order < 2.3, ("mesh %d: observed order %.2f"):format(K, order))
+      end
+      prev = e
+    end
+    -- on the integrator's own steps at rtol 1e-8
+    local Ls = setup(H.model("spring_latch"), 3, { "x", "F" }, { "k", "c", "F_max", "e", "a" }, 40)
+    Ls = salta.lsq{ model = Ls.model, times = Ls.times, data = (function()
+      local d = {}
+      local tr = Ls.model:simulate{ tf = 3, times = Ls.times, rtol = 1e-12, atol = 1e-14 }
+      for _, o in ipairs({ "x", "F" }) do d[o] = tr.y[o] end
+      return d end)(), free = { "k", "c", "F_max", "e", "a" }, rtol = 1e-8, atol = 1e-10 }
+    assert.is_true(rel(Ls:grad(p, { method = "adjoint", mesh = "steps" }), gs) < 1e-3)
+  end)
+  it("is exact for ballistic flight (the trapezoid and its interpolant are exact there)", function()
+    local L = setup(H.model("bouncing_balls", { N = 3 }), 1.9, H.positions(3), { "g", "e_g", "e_b" }, 40)
+    local p = { 9.7, 0.51, 0.61 }
+    assert.is_true(rel(L:grad(p, { method = "adjoint", mesh = 10 }), L:grad(p)) < 1e-9)
+  end)
+end)

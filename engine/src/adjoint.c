@@ -339,7 +339,7 @@ typedef struct sweep_out { double value; double *grad_p, *grad_x0; } sweep_out;
 static int sweep(adj *a, sweep_out *out) {
   salta_loss *l = a->l;
   const salta_model_def *d = a->d;
-  int n = a->n, nx = a->nx, s, i, k, j, st = SALTA_OK;
+  int n = a->n, nx = a->nx, nz = a->nz, s, i, k, j, st = SALTA_OK;
   double *c = calloc((size_t)a->nnodes * n, sizeof(double));     /* dL/dw per node */
   double *dLdtau = calloc((size_t)a->nseg + 1, sizeof(double));
   double *lam = malloc(sizeof(double) * (size_t)a->nnodes * n);  /* per step, affine part a */
@@ -364,12 +364,15 @@ static int sweep(adj *a, sweep_out *out) {
     w1 = node(a, a->segs[sg].node0 + ii + 1);
     ti = node_time(a, sg, ii), tj = node_time(a, sg, ii + 1), hh = tj - ti, sv = T - ti;
     /* the trapezoid's own interpolant: x quadratic with x' = f at both
-    ** nodes (exact for ballistic flight), z linear */
+    ** nodes (exact for ballistic flight); z solved from g at that x, so
+    ** that its error (and its derivative as the nodes move) stays of the
+    ** trapezoid's order */
     ca = sv - sv * sv / (2 * hh), cb = sv * sv / (2 * hh);
     d->f.eval(ti, w0, w0 + nx, a->p, a->fa);
     d->f.eval(tj, w1, w1 + nx, a->p, a->fb);
     for (kk = 0; kk < nx; ++kk) wh[kk] = w0[kk] + ca * a->fa[kk] + cb * a->fb[kk];
     for (kk = nx; kk < n; ++kk) wh[kk] = (1 - th) * w0[kk] + th * w1[kk];
+    if (nz && (st = solve_z(a, T, wh))) goto done;
     d->h.eval(T, wh, wh + nx, a->p, dy);
     memset(rhs, 0, sizeof(double) * (size_t)n);
     for (j = 0; j < l->nout; ++j) {
@@ -388,6 +391,18 @@ static int sweep(adj *a, sweep_out *out) {
         if (hp->nnz) { hp->eval(T, wh, wh + nx, a->p, a->jv); for (q = 0; q < hp->nnz; ++q) if (hp->row[q] == yi) out->grad_p[hp->col[q]] += gy * a->jv[q]; }
       }
     }
+    if (nz) {
+      /* z = z(x): dL/dx += -g_x^T g_z^-T dL/dz, dL/dp += -g_p^T g_z^-T dL/dz */
+      int q;
+      memset(a->LU, 0, sizeof(double) * (size_t)nz * nz);
+      add_dense(a, &d->g.d[SALTA_WRT_Z], T, wh, 1, a->LU, nz, 0, 0);
+      if (salta__lu_factor(nz, a->LU, a->ipiv) != 0)
+        { st = salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: g_z singular at t = %.17g", d->name, T); goto done; }
+      salta__lu_solve(nz, a->LU, a->ipiv, rhs + nx, 1, 1);
+      add_transpose(a, &d->g.d[SALTA_WRT_X], T, wh, -1, rhs, nx, rhs);
+      add_param(a, &d->g.d[SALTA_WRT_P], T, wh, -1, rhs, nx, out->grad_p);
+      for (q = nx; q < n; ++q) rhs[q] = 0;
+    }
     {
       int n0 = a->segs[sg].node0 + ii;
       double *c0 = c + (size_t)n0 * n, *c1 = c + (size_t)(n0 + 1) * n;
@@ -400,16 +415,13 @@ static int sweep(adj *a, sweep_out *out) {
       add_transpose(a, &d->f.d[SALTA_WRT_Z], tj, w1, cb, rhs, 0, c1 + nx);
       add_param(a, &d->f.d[SALTA_WRT_P], ti, w0, ca, rhs, 0, out->grad_p);
       add_param(a, &d->f.d[SALTA_WRT_P], tj, w1, cb, rhs, 0, out->grad_p);
-      /* z rows: linear */
-      for (kk = nx; kk < n; ++kk) c0[kk] += (1 - th) * rhs[kk], c1[kk] += th * rhs[kk];
       /* the node times move with the segment's ends */
       for (kk = 0; kk < 2; ++kk) {
         double dti = kk ? si : 1 - si, dtj = kk ? sj : 1 - sj, ds = -dti, dh = dtj - dti;
         double dca = ds - sv * ds / hh + sv * sv * dh / (2 * hh * hh), dcb = sv * ds / hh - sv * sv * dh / (2 * hh * hh);
-        double dth = (-dti * hh - sv * dh) / (hh * hh), dLdt = 0;
+        double dLdt = 0;
         int q;
         for (q = 0; q < nx; ++q) dLdt += rhs[q] * (dca * a->fa[q] + dcb * a->fb[q]);
-        for (q = nx; q < n; ++q) dLdt += rhs[q] * (w1[q] - w0[q]) * dth;
         memset(a->v2, 0, sizeof(double) * (size_t)n);
         add_dense(a, &d->f.d[SALTA_WRT_T], ti, w0, ca * dti, a->v2, n, 0, 0);
         add_dense(a, &d->f.d[SALTA_WRT_T], tj, w1, cb * dtj, a->v2, n, 0, 0);
