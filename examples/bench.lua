@@ -161,3 +161,48 @@ print(("%-58s %9s %9s %9s %9s %8s"):format("model [integrator]", "median", "min"
 for _, r in ipairs(summary) do
   print(("%-58s %9.3f %9.3f %9.3f %9.1f %7.0fx"):format(r[1], r[2], r[3], r[4], r[5], r[5] / r[2]))
 end
+
+print("\n== adjoint against forward sensitivities: cost in the number of free parameters ==")
+do
+  -- a damped chain of 10 masses with 50 parameters (couplings and forcing
+  -- weights), and a latch event on the first mass
+  local NP = 50
+  local params, states = {}, {}
+  for k = 1, NP do params[k] = { "k" .. k, 0.05 + 0.01 * (k % 7) } end
+  for i = 1, 10 do states[#states + 1] = { "x" .. i, 0.1 * i }; states[#states + 1] = { "v" .. i, 0 } end
+  local chain = salta.dae{ name = "chain50", states = states, params = params, backend = "cc",
+    f = function(t, x, z, p)
+      local d = {}
+      for i = 1, 10 do
+        local force = -x["x" .. i] - 0.1 * x["v" .. i]
+        for k = i, NP, 10 do force = force + p["k" .. k] * salta.sin(x["x" .. (i % 10) + 1] + k * t) end
+        d[#d + 1] = x["v" .. i]
+        d[#d + 1] = force
+      end
+      return d
+    end,
+    events = { { name = "latch", direction = "down", guard = function(t, x) return x.x1 - 0.05 end,
+      reset = function(t, x) return { v1 = -0.8 * x.v1 } end } } }
+  local times = {}
+  for i = 1, 200 do times[i] = 10 * i / 200 end
+  local tr = chain:simulate{ tf = 10, times = times, rtol = 1e-10, atol = 1e-12 }
+  local data = {}
+  for i = 1, 10 do data["x" .. i] = tr.y["x" .. i] end
+  local p0 = {}
+  for k = 1, NP do p0[k] = chain.p0["k" .. k] * 1.05 end
+  print(("  chain50: %d events on [0, 10], 200 times x 10 outputs"):format(#tr:events()))
+  for _, nfree in ipairs({ 5, 25, 50 }) do
+    local free, p = {}, {}
+    for k = 1, nfree do free[k], p[k] = "k" .. k, p0[k] end
+    local L = salta.lsq{ model = chain, times = times, data = data, free = free, rtol = 1e-6, atol = 1e-8 }
+    for _, route in ipairs({ { "sens", {} }, { "adjoint, mesh 50", { method = "adjoint", mesh = 50 } } }) do
+      local xs = {}
+      for _ = 1, 7 do
+        local t0 = clock()
+        L:grad(p, route[2])
+        xs[#xs + 1] = clock() - t0
+      end
+      row(("%d free parameters, %s"):format(nfree, route[1]), xs, "ms", 1e3)
+    end
+  end
+end
