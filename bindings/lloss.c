@@ -133,7 +133,7 @@ static int loss_eval(lua_State *L) {
   return nret;
 }
 
-/* loss:eval_adjoint(p, x0|nil, mesh_k, want_grad) -> value [, grad] | nil, msg */
+/* loss:eval_adjoint(p, x0|nil, mesh_k, want_grad, ida) -> value [, grad] | nil, msg */
 static int loss_eval_adjoint(lua_State *L) {
   loss_ud *u = check_loss(L, 1);
   int mesh_k = (int)luaL_optinteger(L, 4, 0), want_g = lua_toboolean(L, 5);
@@ -145,7 +145,7 @@ static int loss_eval_adjoint(lua_State *L) {
     salta_l_checkvec(L, 3, x0, u->nx, "x0");
   }
   if (want_g && u->ns == 0) return luaL_error(L, "no free parameters for a gradient");
-  if (salta_loss_eval_adjoint(u->loss, p, x0, mesh_k, 1, &value, g)) {
+  if (salta_loss_eval_adjoint(u->loss, p, x0, mesh_k, !lua_toboolean(L, 6), &value, g)) {
     luaL_pushfail(L);
     lua_pushstring(L, salta_loss_errmsg(u->loss));
     return 2;

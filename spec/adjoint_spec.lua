@@ -45,9 +45,20 @@ describe("discrete adjoint (consistent forward)", function()
   end
   it("refuses what it does not support, with a message", function()
     local L = setup(H.model("spring_latch"), 3, { "x" }, { "k" }, 10)
-    local ok, err = pcall(L.grad, L, { 4 }, { method = "adjoint", forward = "ida" })
+    local ok, err = pcall(L.grad, L, { 4 }, { method = "adjoint", forward = "euler" })
     assert.is_false(ok)
-    assert.truthy(tostring(err):find("not implemented", 1, true))
+    assert.truthy(tostring(err):find('forward must be "consistent" or "ida"', 1, true))
+    local Lb = salta.lsq{ model = H.model("spring_latch"), times = { 1, 2 }, data = { x = { 0, 0 } }, free = { "k" }, blend = 10 }
+    ok, err = pcall(Lb.grad, Lb, { 4 }, { method = "adjoint" })
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("blending is not implemented", 1, true))
+  end)
+  it("forward = \"ida\" (the seed paper's) approximates the same gradient on a fine mesh", function()
+    local L = setup(H.model("spring_latch"), 3, { "x", "F" }, { "k", "F_max", "e" }, 40)
+    local p = { 4.1, 1.48, 0.71 }
+    local gi = L:grad(p, { method = "adjoint", mesh = 400, forward = "ida" })
+    local gs = L:grad(p)
+    for k = 1, 3 do assert.is_near(gs[k], gi[k], 1e-3 * math.abs(gs[k])) end
   end)
 end)
 

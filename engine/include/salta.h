@@ -246,9 +246,10 @@ int salta_loss_grad_fd(salta_loss *loss, const double *p, const double *x0, doub
 ** (trapezoidal steps on a mesh of mesh_k uniform nodes per segment, or the
 ** integrator's own steps when mesh_k <= 0, re-solved to Newton tolerance
 ** with the forward run's event sequence) and its exact gradient (ns), by
-** one backward sweep whatever the number of parameters. consistent must
-** be 1; blending and simultaneous events are not supported (an error says
-** so). */
+** one backward sweep whatever the number of parameters. consistent = 0
+** takes the integrator's values at the nodes as they are (the seed paper's
+** approach; the gradient is then only approximate). Blending and
+** simultaneous events are not supported (an error says so). */
 int salta_loss_eval_adjoint(salta_loss *loss, const double *p, const double *x0, int mesh_k,
                             int consistent, double *value, double *grad);
 

@@ -28,7 +28,7 @@ typedef struct seg {
 typedef struct adj {
   salta_loss *l;
   const salta_model_def *d;
-  const double *p;
+  const double *p, *x0;
   int nx, nz, n, np, nseg, nnodes;
   seg *segs;
   double *tau;        /* nseg + 1 boundaries: t0, event times, tf */
@@ -537,6 +537,40 @@ done:
   return st;
 }
 
+/* forward = "ida" (the seed paper's approach): the nodes are the
+** integrator's solution at the node times, taken as they are (the discrete
+** residuals then hold only to the integration tolerance); a segment's last
+** node is the event's left limit. */
+static int ida_nodes(adj *a, salta_sim *sim, const salta_sim_options *o) {
+  double *t = malloc(sizeof(double) * (size_t)a->nnodes);
+  salta_sim_options oo = *o;
+  int s, i, k = 0, st;
+  if (!t) return salta__fail(a->err, SALTA_EMEM, "out of memory");
+  for (s = 0; s < a->nseg; ++s)
+    for (i = 0; i <= a->segs[s].m; ++i) t[k++] = node_time(a, s, i);
+  oo.record_steps = 0;
+  st = salta_sim_run(sim, &oo, a->p, a->x0, t, a->nnodes);
+  free(t);
+  if (st) return salta__fail(a->err, st, "%s", salta_sim_errmsg(sim));
+  if (salta_sim_nevents(sim) != a->nseg - 1)
+    return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: the event sequence changed between runs",
+                       a->d->name);
+  for (k = 0; k < a->nnodes; ++k) {
+    const double *x, *z;
+    salta_sim_out(sim, k, NULL, &x, &z, NULL);
+    memcpy(node(a, k), x, sizeof(double) * (size_t)a->nx);
+    if (a->nz) memcpy(node(a, k) + a->nx, z, sizeof(double) * (size_t)a->nz);
+  }
+  for (s = 0; s + 1 < a->nseg; ++s) {   /* left limits at the events */
+    salta_event_record r;
+    double *wm = node(a, a->segs[s].node0 + a->segs[s].m);
+    salta_sim_event(sim, s, &r);
+    memcpy(wm, r.x_minus, sizeof(double) * (size_t)a->nx);
+    if (a->nz) memcpy(wm + a->nx, r.z_minus, sizeof(double) * (size_t)a->nz);
+  }
+  return SALTA_OK;
+}
+
 /* ---- the entry point ----------------------------------------------------------------- */
 
 int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, int mesh_k,
@@ -548,9 +582,6 @@ int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, in
   int st, s, k;
   double *gp = NULL;
   if (!l || !p) return SALTA_EINPUT;
-  if (!consistent)
-    return salta__fail(l->err, SALTA_EINPUT, "model '%s': adjoint: only forward = \"consistent\" is implemented",
-                       l->d->name);
   if (l->beta > 0)
     return salta__fail(l->err, SALTA_EINPUT, "model '%s': adjoint: blending is not implemented for the adjoint route",
                        l->d->name);
@@ -558,6 +589,7 @@ int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, in
   a.l = l;
   a.d = l->d;
   a.p = p;
+  a.x0 = x0;
   a.nx = l->d->nx;
   a.nz = l->d->nz;
   a.n = a.nx + a.nz;
@@ -591,15 +623,17 @@ int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, in
   a.v3 = a.fb + n;             /* ne guards, or an n-vector */
   a.jv = a.v3 + (n > (size_t)a.d->ne ? n : (size_t)a.d->ne) + 1;
   if ((st = build(&a, l->vsim, mesh_k, &o))) goto done;
-  /* the consistent discrete trajectory */
-  {
+  if (consistent) {
+    /* the consistent discrete trajectory */
     double *w0 = node(&a, 0);
     memcpy(w0, x0 ? x0 : a.d->x_start, sizeof(double) * (size_t)a.nx);
     if (a.nz) memcpy(w0 + a.nx, a.d->z_start, sizeof(double) * (size_t)a.nz);
     if ((st = solve_z(&a, a.tau[0], w0))) goto done;
+    for (s = 0; s < a.nseg; ++s)
+      if ((st = solve_segment(&a, s))) goto done;
+  } else if ((st = ida_nodes(&a, l->vsim, &o))) {
+    goto done;
   }
-  for (s = 0; s < a.nseg; ++s)
-    if ((st = solve_segment(&a, s))) goto done;
   so.grad_p = gp;
   so.grad_x0 = gp + a.np;
   if ((st = sweep(&a, &so))) goto done;

@@ -169,22 +169,24 @@ local function apply_log(self, p, g)
 end
 
 -- adjoint options: mesh = K (uniform nodes per segment) or "steps" (the
--- integrator's steps), forward = "consistent"
+-- integrator's steps), forward = "consistent" (the discrete trajectory
+-- re-solved: the exact gradient of the discrete loss) or "ida" (the
+-- integrator's values as they are, the seed paper's approach)
 local function mesh_arg(opts)
   local mesh = opts.mesh or 50
   if mesh == "steps" then return 0 end
   if math.type(mesh) ~= "integer" or mesh < 1 then
     error(("salta.lsq: mesh must be a positive integer or \"steps\", got %s"):format(tostring(mesh)), 4)
   end
-  if opts.forward and opts.forward ~= "consistent" then
-    error(("salta.lsq: forward = %q is not implemented (\"consistent\")"):format(tostring(opts.forward)), 4)
+  if opts.forward and opts.forward ~= "consistent" and opts.forward ~= "ida" then
+    error(("salta.lsq: forward must be \"consistent\" or \"ida\", got %q"):format(tostring(opts.forward)), 4)
   end
   return mesh
 end
 
 local function call_adjoint(self, p, opts, want_grad)
   local P, X = self:full(p)
-  local v, g = self.core:eval_adjoint(P, X, mesh_arg(opts), want_grad)
+  local v, g = self.core:eval_adjoint(P, X, mesh_arg(opts), want_grad, opts.forward == "ida")
   if v == nil then error(g, 0) end
   return v, g
 end
