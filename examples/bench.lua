@@ -118,7 +118,7 @@ print("   reference per iteration (REFERENCE.md §4): JAX-AD 28.4 ms Cauer; 74 /
 print("   PyTorch 554 / 1740 / 6652 ms balls")
 local salta = require("salta")
 local summary = {}
-local function grad_case(name, m, tf, outputs, free, p, ref_ms, method, ls, atol)
+local function grad_case(name, m, tf, outputs, free, p, ref_ms, method, ls, atol, adjoint)
   local times = {}
   for i = 0, 500 do times[i + 1] = tf * i / 500 end
   local tr = m:simulate{ tf = tf, times = times, rtol = 1e-10, atol = 1e-12 }
@@ -129,11 +129,12 @@ local function grad_case(name, m, tf, outputs, free, p, ref_ms, method, ls, atol
   local xs = {}
   for _ = 1, 25 do
     local t0 = clock()
-    L:value_and_grad(p)
+    if adjoint then L:grad(p, adjoint) else L:value_and_grad(p) end
     xs[#xs + 1] = clock() - t0
   end
   local med, lo, hi = stats({ table.unpack(xs) })
-  local label = ("%s [%s%s%s]"):format(name, method, ls and (", " .. ls) or "", atol and (", atol " .. atol) or "")
+  local label = adjoint and ("%s [adjoint, mesh %s]"):format(name, tostring(adjoint.mesh))
+    or ("%s [%s%s%s]"):format(name, method, ls and (", " .. ls) or "", atol and (", atol " .. atol) or "")
   row(label, xs, "ms", 1e3)
   print(("      JAX-AD %.1f ms: %.0fx faster"):format(ref_ms, ref_ms / (med * 1e3)))
   summary[#summary + 1] = { label, med * 1e3, lo * 1e3, hi * 1e3, ref_ms }
@@ -145,6 +146,9 @@ for _, v in ipairs({ { "bdf" }, { "erk" }, { "erk", 1e-8 } }) do
     { "L2_i", "L1_i", "C5_v", "C3_v", "C1_v" }, { "C1_C", "C2_C", "C3_C", "C4_C", "C5_C", "L1_L", "L2_L" },
     cauer_p, 28.4, v[1], nil, v[2])
 end
+grad_case("Cauer, 501 x 5 states, 7 params", cauer_cc, 20.0,
+  { "L2_i", "L1_i", "C5_v", "C3_v", "C1_v" }, { "C1_C", "C2_C", "C3_C", "C4_C", "C5_C", "L1_L", "L2_L" },
+  cauer_p, 28.4, "bdf", nil, nil, { method = "adjoint", mesh = "steps" })
 for _, c in ipairs({ { 3, 74 }, { 7, 71 }, { 15, 110 } }) do
   local N = c[1]
   local pos = {}
@@ -154,12 +158,8 @@ for _, c in ipairs({ { 3, 74 }, { 7, 71 }, { 15, 110 } }) do
     { "g", "e_g", "e_b" }, { 8.81, 0.6, 0.7 }, c[2], "bdf", "klu")
   grad_case(("balls N%d, 501 x %d positions, 3 params"):format(N, 2 * N), m, 1.9, pos,
     { "g", "e_g", "e_b" }, { 8.81, 0.6, 0.7 }, c[2], "erk")
-end
-
-print("\n== summary: ms per loss-and-gradient evaluation (forward sensitivities, 25 runs, single thread) ==")
-print(("%-58s %9s %9s %9s %9s %8s"):format("model [integrator]", "median", "min", "max", "JAX-AD", "speedup"))
-for _, r in ipairs(summary) do
-  print(("%-58s %9.3f %9.3f %9.3f %9.1f %7.0fx"):format(r[1], r[2], r[3], r[4], r[5], r[5] / r[2]))
+  grad_case(("balls N%d, 501 x %d positions, 3 params"):format(N, 2 * N), m, 1.9, pos,
+    { "g", "e_g", "e_b" }, { 8.81, 0.6, 0.7 }, c[2], "bdf", nil, nil, { method = "adjoint", mesh = 5 })
 end
 
 print("\n== adjoint against forward sensitivities: cost in the number of free parameters ==")
@@ -206,3 +206,10 @@ do
     end
   end
 end
+
+print("\n== summary: ms per loss-and-gradient evaluation (25 runs, single thread) ==")
+print(("%-58s %9s %9s %9s %9s %8s"):format("model [integrator]", "median", "min", "max", "JAX-AD", "speedup"))
+for _, r in ipairs(summary) do
+  print(("%-58s %9.3f %9.3f %9.3f %9.1f %7.0fx"):format(r[1], r[2], r[3], r[4], r[5], r[5] / r[2]))
+end
+

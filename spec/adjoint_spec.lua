@@ -96,3 +96,36 @@ describe("discrete adjoint against the forward sensitivities", function()
     assert.is_true(rel(L:grad(p, { method = "adjoint", mesh = 10 }), L:grad(p)) < 1e-9)
   end)
 end)
+
+describe("discrete adjoint on the Cauer ladder", function()
+  local function rel(a, b)
+    local e, n = 0, 0
+    for k = 1, #a do e = e + (a[k] - b[k]) ^ 2; n = n + b[k] ^ 2 end
+    return math.sqrt(e / n)
+  end
+  local free = { "C1_C", "C2_C", "C3_C", "C4_C", "C5_C", "L1_L", "L2_L" }
+  local p = { 1.10177047, 0.25193102, 1.53445960, 0.75943693, 0.77315497, 1.41621466, 0.87710816 }
+  local function loss(rtol)
+    local m = H.model("cauer")
+    local times = {}
+    for i = 1, 100 do times[i] = 20 * i / 100 end
+    local tr = m:simulate{ tf = 20, times = times, rtol = 1e-12, atol = 1e-14 }
+    local data = {}
+    for _, o in ipairs({ "L2_i", "L1_i", "C5_v", "C3_v", "C1_v" }) do data[o] = tr.y[o] end
+    return salta.lsq{ model = m, times = times, data = data, free = free, rtol = rtol, atol = rtol * 1e-2 }
+  end
+  it("converges at second order once the tanh source is resolved (K = 400, 800, 1600)", function()
+    local L = loss(1e-11)
+    local gs = L:grad(p)
+    local e = {}
+    for i, K in ipairs({ 400, 800, 1600 }) do e[i] = rel(L:grad(p, { method = "adjoint", mesh = K }), gs) end
+    for i = 2, 3 do
+      local order = math.log(e[i - 1] / e[i], 2)
+      assert(order > 1.8 and order < 2.3, ("observed order %.2f"):format(order))
+    end
+  end)
+  it("is within 1e-3 of the sensitivities on the integrator's steps at rtol 1e-8", function()
+    local gs = loss(1e-11):grad(p)
+    assert.is_true(rel(loss(1e-8):grad(p, { method = "adjoint", mesh = "steps" }), gs) < 1e-3)
+  end)
+end)

@@ -599,6 +599,9 @@ int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, in
   /* the forward run gives the event sequence (and, for mesh = steps, the steps) */
   o = l->opts;
   o.record_steps = mesh_k <= 0;
+  /* a mesh of the integrator's steps: steps of a second-order method, so
+  ** that the trapezoid on them is as accurate as the tolerance asks */
+  if (mesh_k <= 0 && o.method == SALTA_METHOD_BDF) o.max_order = 2;
   l->last = l->vsim;
   if ((st = salta_sim_run(l->vsim, &o, p, x0, l->times, l->nt)))
     return salta__fail(l->err, st, "%s", salta_sim_errmsg(l->vsim));
