@@ -36,6 +36,7 @@ typedef struct adj {
   double *w;          /* per node: [x; z] */
   /* scratch */
   double *A, *B, *LU, *v1, *v2, *v3, *jv, *fa, *fb;
+  double *gy, *wts, *ys, wsum;   /* per target: dL/dyhat, blend weights, segment values */
   int *ipiv;
   char *err;
 } adj;
@@ -249,17 +250,10 @@ static int build(adj *a, salta_sim *sim, int mesh_k, const salta_sim_options *o)
 /* ---- the discrete loss ------------------------------------------------------------ */
 
 /* The segment and step holding target time T (right-continuous at events). */
-static void locate(const adj *a, double T, int *s_out, int *i_out, double *theta) {
-  int s = 0, lo, hi;
+static int segment_of(const adj *a, double T) {
+  int s = 0;
   while (s + 1 < a->nseg && a->tau[s + 1] <= T) ++s;
-  lo = 0, hi = a->segs[s].m;
-  while (hi - lo > 1) {
-    int mid = (lo + hi) / 2;
-    if (node_time(a, s, mid) <= T) lo = mid; else hi = mid;
-  }
-  *s_out = s;
-  *i_out = lo;
-  *theta = (T - node_time(a, s, lo)) / (node_time(a, s, lo + 1) - node_time(a, s, lo));
+  return s;
 }
 
 /* ---- the sweep ---------------------------------------------------------------------- */
@@ -334,12 +328,116 @@ static void add_param(adj *a, const salta_sparse_def *sp, double t, const double
   add_transpose(a, sp, t, w, scale, v, row0, grad);
 }
 
+/* The trapezoid's own interpolant of segment s at T clipped into the
+** segment: x quadratic with x' = f at both nodes (exact for ballistic
+** flight), z solved from g at that x (so that its error, and its
+** derivative as the nodes move, stays of the trapezoid's order). Fills wh
+** and, when ip is given, the interval data. */
+typedef struct ipt { int i; double Tc, ti, tj, hh, sv, ca, cb; int clip; } ipt;
+
+static int interpolate(adj *a, int s, double T, ipt *ip, double *wh) {
+  const salta_model_def *d = a->d;
+  int nx = a->nx, n = a->n, kk, lo = 0, hi = a->segs[s].m, clip = 0;
+  double Tc = T, ti, tj, hh, sv, ca, cb, th;
+  const double *w0, *w1;
+  if (Tc < a->tau[s]) Tc = a->tau[s], clip = -1;
+  if (Tc > a->tau[s + 1]) Tc = a->tau[s + 1], clip = 1;
+  while (hi - lo > 1) {
+    int mid = (lo + hi) / 2;
+    if (node_time(a, s, mid) <= Tc) lo = mid; else hi = mid;
+  }
+  w0 = node(a, a->segs[s].node0 + lo);
+  w1 = node(a, a->segs[s].node0 + lo + 1);
+  ti = node_time(a, s, lo), tj = node_time(a, s, lo + 1), hh = tj - ti, sv = Tc - ti;
+  ca = sv - sv * sv / (2 * hh), cb = sv * sv / (2 * hh), th = sv / hh;
+  d->f.eval(ti, w0, w0 + nx, a->p, a->fa);
+  d->f.eval(tj, w1, w1 + nx, a->p, a->fb);
+  for (kk = 0; kk < nx; ++kk) wh[kk] = w0[kk] + ca * a->fa[kk] + cb * a->fb[kk];
+  for (kk = nx; kk < n; ++kk) wh[kk] = (1 - th) * w0[kk] + th * w1[kk];
+  if (ip) ip->i = lo, ip->Tc = Tc, ip->ti = ti, ip->tj = tj, ip->hh = hh, ip->sv = sv, ip->ca = ca,
+          ip->cb = cb, ip->clip = clip;
+  return a->nz ? solve_z(a, Tc, wh) : SALTA_OK;
+}
+
+/* Distributes wfac * dL/dyhat (a->gy) through the interpolant of segment s
+** at T onto the nodes (c), the parameters and the segment's end times. */
+static int source(adj *a, int s, double T, double wfac, double *c, double *dLdtau, double *grad_p,
+                  double *wh, double *rhs) {
+  const salta_model_def *d = a->d;
+  int nx = a->nx, n = a->n, nz = a->nz, kk, q;
+  ipt ip;
+  int st;
+  if ((st = interpolate(a, s, T, &ip, wh))) return st;
+  memset(rhs, 0, sizeof(double) * (size_t)n);
+  {
+    const salta_sparse_def *hx = &d->h.d[SALTA_WRT_X], *hz = &d->h.d[SALTA_WRT_Z], *hp = &d->h.d[SALTA_WRT_P];
+    if (hx->nnz) { hx->eval(ip.Tc, wh, wh + nx, a->p, a->jv); for (q = 0; q < hx->nnz; ++q) rhs[hx->col[q]] += wfac * a->gy[hx->row[q]] * a->jv[q]; }
+    if (hz->nnz) { hz->eval(ip.Tc, wh, wh + nx, a->p, a->jv); for (q = 0; q < hz->nnz; ++q) rhs[nx + hz->col[q]] += wfac * a->gy[hz->row[q]] * a->jv[q]; }
+    if (hp->nnz) { hp->eval(ip.Tc, wh, wh + nx, a->p, a->jv); for (q = 0; q < hp->nnz; ++q) grad_p[hp->col[q]] += wfac * a->gy[hp->row[q]] * a->jv[q]; }
+  }
+  if (ip.clip) {   /* a clipped time moves with the end it is clipped to */
+    double dLdT = 0;
+    const salta_sparse_def *ht = &d->h.d[SALTA_WRT_T];
+    if (ht->nnz) { ht->eval(ip.Tc, wh, wh + nx, a->p, a->jv); for (q = 0; q < ht->nnz; ++q) dLdT += wfac * a->gy[ht->row[q]] * a->jv[q]; }
+    if (nz) {   /* z(T, x): its t-derivative through g_t */
+      memcpy(a->v2, rhs + nx, sizeof(double) * (size_t)nz);
+      memset(a->LU, 0, sizeof(double) * (size_t)nz * nz);
+      add_dense(a, &d->g.d[SALTA_WRT_Z], ip.Tc, wh, 1, a->LU, nz, 0, 0);
+      if (salta__lu_factor(nz, a->LU, a->ipiv) != 0)
+        return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: g_z singular at t = %.17g", d->name, ip.Tc);
+      salta__lu_solve(nz, a->LU, a->ipiv, a->v2, 1, 1);
+      memset(a->v3, 0, sizeof(double) * (size_t)nz);
+      add_dense(a, &d->g.d[SALTA_WRT_T], ip.Tc, wh, 1, a->v3, nz, 0, 0);
+      for (q = 0; q < nz; ++q) dLdT -= a->v2[q] * a->v3[q];
+    }
+    dLdtau[ip.clip < 0 ? s : s + 1] += dLdT;
+  }
+  if (nz) {
+    /* z = z(x): dL/dx += -g_x^T g_z^-T dL/dz, dL/dp += -g_p^T g_z^-T dL/dz */
+    memset(a->LU, 0, sizeof(double) * (size_t)nz * nz);
+    add_dense(a, &d->g.d[SALTA_WRT_Z], ip.Tc, wh, 1, a->LU, nz, 0, 0);
+    if (salta__lu_factor(nz, a->LU, a->ipiv) != 0)
+      return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: g_z singular at t = %.17g", d->name, ip.Tc);
+    salta__lu_solve(nz, a->LU, a->ipiv, rhs + nx, 1, 1);
+    add_transpose(a, &d->g.d[SALTA_WRT_X], ip.Tc, wh, -1, rhs, nx, rhs);
+    add_param(a, &d->g.d[SALTA_WRT_P], ip.Tc, wh, -1, rhs, nx, grad_p);
+    for (q = nx; q < n; ++q) rhs[q] = 0;
+  }
+  {
+    int n0 = a->segs[s].node0 + ip.i;
+    double *c0 = c + (size_t)n0 * n, *c1 = c + (size_t)(n0 + 1) * n;
+    const double *w0 = node(a, n0), *w1 = node(a, n0 + 1);
+    double si = a->sigma[n0], sj = a->sigma[n0 + 1];
+    /* the interpolant's f terms were evaluated by interpolate() */
+    for (kk = 0; kk < nx; ++kk) c0[kk] += rhs[kk];
+    add_transpose(a, &d->f.d[SALTA_WRT_X], ip.ti, w0, ip.ca, rhs, 0, c0);
+    add_transpose(a, &d->f.d[SALTA_WRT_Z], ip.ti, w0, ip.ca, rhs, 0, c0 + nx);
+    add_transpose(a, &d->f.d[SALTA_WRT_X], ip.tj, w1, ip.cb, rhs, 0, c1);
+    add_transpose(a, &d->f.d[SALTA_WRT_Z], ip.tj, w1, ip.cb, rhs, 0, c1 + nx);
+    add_param(a, &d->f.d[SALTA_WRT_P], ip.ti, w0, ip.ca, rhs, 0, grad_p);
+    add_param(a, &d->f.d[SALTA_WRT_P], ip.tj, w1, ip.cb, rhs, 0, grad_p);
+    /* the node times (and a clipped T) move with the segment's ends */
+    for (kk = 0; kk < 2; ++kk) {
+      double dti = kk ? si : 1 - si, dtj = kk ? sj : 1 - sj, dT = (ip.clip < 0 && !kk) || (ip.clip > 0 && kk) ? 1 : 0;
+      double ds = dT - dti, dh = dtj - dti, sv = ip.sv, hh = ip.hh, dLdt = 0;
+      double dca = ds - sv * ds / hh + sv * sv * dh / (2 * hh * hh), dcb = sv * ds / hh - sv * sv * dh / (2 * hh * hh);
+      for (q = 0; q < nx; ++q) dLdt += rhs[q] * (dca * a->fa[q] + dcb * a->fb[q]);
+      memset(a->v2, 0, sizeof(double) * (size_t)n);
+      add_dense(a, &d->f.d[SALTA_WRT_T], ip.ti, w0, ip.ca * dti, a->v2, n, 0, 0);
+      add_dense(a, &d->f.d[SALTA_WRT_T], ip.tj, w1, ip.cb * dtj, a->v2, n, 0, 0);
+      for (q = 0; q < nx; ++q) dLdt += rhs[q] * a->v2[q];
+      dLdtau[s + kk] += dLdt;
+    }
+  }
+  return SALTA_OK;
+}
+
 typedef struct sweep_out { double value; double *grad_p, *grad_x0; } sweep_out;
 
 static int sweep(adj *a, sweep_out *out) {
   salta_loss *l = a->l;
   const salta_model_def *d = a->d;
-  int n = a->n, nx = a->nx, nz = a->nz, s, i, k, j, st = SALTA_OK;
+  int n = a->n, nx = a->nx, s, i, k, j, st = SALTA_OK;
   double *c = calloc((size_t)a->nnodes * n, sizeof(double));     /* dL/dw per node */
   double *dLdtau = calloc((size_t)a->nseg + 1, sizeof(double));
   double *lam = malloc(sizeof(double) * (size_t)a->nnodes * n);  /* per step, affine part a */
@@ -356,78 +454,52 @@ static int sweep(adj *a, sweep_out *out) {
   memset(out->grad_x0, 0, sizeof(double) * (size_t)nx);
   /* the loss and its sources dL/dw at the nodes and dL/dtau */
   for (k = 0; k < l->nt; ++k) {
-    double T = l->times[k], th, ti, tj, hh, sv, ca, cb;
-    int sg, ii, kk;
-    const double *w0, *w1;
-    locate(a, T, &sg, &ii, &th);
-    w0 = node(a, a->segs[sg].node0 + ii);
-    w1 = node(a, a->segs[sg].node0 + ii + 1);
-    ti = node_time(a, sg, ii), tj = node_time(a, sg, ii + 1), hh = tj - ti, sv = T - ti;
-    /* the trapezoid's own interpolant: x quadratic with x' = f at both
-    ** nodes (exact for ballistic flight); z solved from g at that x, so
-    ** that its error (and its derivative as the nodes move) stays of the
-    ** trapezoid's order */
-    ca = sv - sv * sv / (2 * hh), cb = sv * sv / (2 * hh);
-    d->f.eval(ti, w0, w0 + nx, a->p, a->fa);
-    d->f.eval(tj, w1, w1 + nx, a->p, a->fb);
-    for (kk = 0; kk < nx; ++kk) wh[kk] = w0[kk] + ca * a->fa[kk] + cb * a->fb[kk];
-    for (kk = nx; kk < n; ++kk) wh[kk] = (1 - th) * w0[kk] + th * w1[kk];
-    if (nz && (st = solve_z(a, T, wh))) goto done;
-    d->h.eval(T, wh, wh + nx, a->p, dy);
-    memset(rhs, 0, sizeof(double) * (size_t)n);
+    double T = l->times[k];
+    int seg0 = 0, seg1 = a->nseg - 1, sg;
+    if (l->beta > 0) {
+      /* blended: every segment's value at T clipped into it, weighted */
+      double B = 1e-30;
+      for (sg = 0; sg < a->nseg; ++sg) {
+        double sa = 1 / (1 + exp(-l->beta * (T - a->tau[sg]))), sb = 1 / (1 + exp(-l->beta * (a->tau[sg + 1] - T)));
+        a->wts[sg] = sa * sb;
+        B += a->wts[sg];
+        if ((st = interpolate(a, sg, T, NULL, wh))) goto done;
+        d->h.eval(fmin(fmax(T, a->tau[sg]), a->tau[sg + 1]), wh, wh + nx, a->p, a->ys + (size_t)sg * (d->ny + 1));
+      }
+      for (j = 0; j < d->ny; ++j) {
+        double acc = 0;
+        for (sg = 0; sg < a->nseg; ++sg) acc += a->wts[sg] * a->ys[(size_t)sg * (d->ny + 1) + j];
+        dy[j] = acc / B;
+      }
+      a->wsum = B;
+    } else {
+      seg0 = seg1 = segment_of(a, T);
+      if ((st = interpolate(a, seg0, T, NULL, wh))) goto done;
+      d->h.eval(T, wh, wh + nx, a->p, dy);
+    }
+    /* dL/dyhat per output */
+    memset(a->gy, 0, sizeof(double) * (size_t)(d->ny + 1));
     for (j = 0; j < l->nout; ++j) {
-      double datum = l->data[(size_t)k * l->nout + j], r, gy;
+      double datum = l->data[(size_t)k * l->nout + j], r;
       int yi = l->outputs[j];
       if (isnan(datum)) continue;
       r = l->weights[j] * (dy[yi] - datum) * scale;
       L += r * r;
-      gy = 2 * r * l->weights[j] * scale;
-      /* dL/dwhat += gy h_w[yi, :]; dL/dp += gy h_p[yi, :] */
-      {
-        const salta_sparse_def *hx = &d->h.d[SALTA_WRT_X], *hz = &d->h.d[SALTA_WRT_Z], *hp = &d->h.d[SALTA_WRT_P];
-        int q;
-        if (hx->nnz) { hx->eval(T, wh, wh + nx, a->p, a->jv); for (q = 0; q < hx->nnz; ++q) if (hx->row[q] == yi) rhs[hx->col[q]] += gy * a->jv[q]; }
-        if (hz->nnz) { hz->eval(T, wh, wh + nx, a->p, a->jv); for (q = 0; q < hz->nnz; ++q) if (hz->row[q] == yi) rhs[nx + hz->col[q]] += gy * a->jv[q]; }
-        if (hp->nnz) { hp->eval(T, wh, wh + nx, a->p, a->jv); for (q = 0; q < hp->nnz; ++q) if (hp->row[q] == yi) out->grad_p[hp->col[q]] += gy * a->jv[q]; }
-      }
+      a->gy[yi] += 2 * r * l->weights[j] * scale;
     }
-    if (nz) {
-      /* z = z(x): dL/dx += -g_x^T g_z^-T dL/dz, dL/dp += -g_p^T g_z^-T dL/dz */
-      int q;
-      memset(a->LU, 0, sizeof(double) * (size_t)nz * nz);
-      add_dense(a, &d->g.d[SALTA_WRT_Z], T, wh, 1, a->LU, nz, 0, 0);
-      if (salta__lu_factor(nz, a->LU, a->ipiv) != 0)
-        { st = salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: g_z singular at t = %.17g", d->name, T); goto done; }
-      salta__lu_solve(nz, a->LU, a->ipiv, rhs + nx, 1, 1);
-      add_transpose(a, &d->g.d[SALTA_WRT_X], T, wh, -1, rhs, nx, rhs);
-      add_param(a, &d->g.d[SALTA_WRT_P], T, wh, -1, rhs, nx, out->grad_p);
-      for (q = nx; q < n; ++q) rhs[q] = 0;
-    }
-    {
-      int n0 = a->segs[sg].node0 + ii;
-      double *c0 = c + (size_t)n0 * n, *c1 = c + (size_t)(n0 + 1) * n;
-      double si = a->sigma[n0], sj = a->sigma[n0 + 1];
-      /* x rows: x_i + ca f_i + cb f_j */
-      for (kk = 0; kk < nx; ++kk) c0[kk] += rhs[kk];
-      add_transpose(a, &d->f.d[SALTA_WRT_X], ti, w0, ca, rhs, 0, c0);
-      add_transpose(a, &d->f.d[SALTA_WRT_Z], ti, w0, ca, rhs, 0, c0 + nx);
-      add_transpose(a, &d->f.d[SALTA_WRT_X], tj, w1, cb, rhs, 0, c1);
-      add_transpose(a, &d->f.d[SALTA_WRT_Z], tj, w1, cb, rhs, 0, c1 + nx);
-      add_param(a, &d->f.d[SALTA_WRT_P], ti, w0, ca, rhs, 0, out->grad_p);
-      add_param(a, &d->f.d[SALTA_WRT_P], tj, w1, cb, rhs, 0, out->grad_p);
-      /* the node times move with the segment's ends */
-      for (kk = 0; kk < 2; ++kk) {
-        double dti = kk ? si : 1 - si, dtj = kk ? sj : 1 - sj, ds = -dti, dh = dtj - dti;
-        double dca = ds - sv * ds / hh + sv * sv * dh / (2 * hh * hh), dcb = sv * ds / hh - sv * sv * dh / (2 * hh * hh);
-        double dLdt = 0;
-        int q;
-        for (q = 0; q < nx; ++q) dLdt += rhs[q] * (dca * a->fa[q] + dcb * a->fb[q]);
-        memset(a->v2, 0, sizeof(double) * (size_t)n);
-        add_dense(a, &d->f.d[SALTA_WRT_T], ti, w0, ca * dti, a->v2, n, 0, 0);
-        add_dense(a, &d->f.d[SALTA_WRT_T], tj, w1, cb * dtj, a->v2, n, 0, 0);
-        for (q = 0; q < nx; ++q) dLdt += rhs[q] * a->v2[q];
-        dLdtau[sg + kk] += dLdt;
+    for (sg = seg0; sg <= seg1; ++sg) {
+      double wfac = 1;
+      if (l->beta > 0) {
+        /* the weights move with the segment's ends */
+        double sa = 1 / (1 + exp(-l->beta * (T - a->tau[sg]))), sb = 1 / (1 + exp(-l->beta * (a->tau[sg + 1] - T)));
+        double dLdw = 0;
+        for (j = 0; j < d->ny; ++j) dLdw += a->gy[j] * (a->ys[(size_t)sg * (d->ny + 1) + j] - dy[j]) / a->wsum;
+        dLdtau[sg] += dLdw * (-l->beta * sa * (1 - sa) * sb);
+        dLdtau[sg + 1] += dLdw * (l->beta * sb * (1 - sb) * sa);
+        wfac = a->wts[sg] / a->wsum;
+        if (wfac < 1e-300) continue;
       }
+      if ((st = source(a, sg, T, wfac, c, dLdtau, out->grad_p, wh, rhs))) goto done;
     }
   }
   out->value = L;
@@ -582,9 +654,6 @@ int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, in
   int st, s, k;
   double *gp = NULL;
   if (!l || !p) return SALTA_EINPUT;
-  if (l->beta > 0)
-    return salta__fail(l->err, SALTA_EINPUT, "model '%s': adjoint: blending is not implemented for the adjoint route",
-                       l->d->name);
   memset(&a, 0, sizeof a);
   a.l = l;
   a.d = l->d;
@@ -626,6 +695,10 @@ int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, in
   a.v3 = a.fb + n;             /* ne guards, or an n-vector */
   a.jv = a.v3 + (n > (size_t)a.d->ne ? n : (size_t)a.d->ne) + 1;
   if ((st = build(&a, l->vsim, mesh_k, &o))) goto done;
+  a.gy = malloc(sizeof(double) * (size_t)(a.d->ny + 1));
+  a.wts = malloc(sizeof(double) * (size_t)(a.nseg + 1));
+  a.ys = malloc(sizeof(double) * (size_t)(a.nseg + 1) * (a.d->ny + 1));
+  if (!a.gy || !a.wts || !a.ys) { st = salta__fail(l->err, SALTA_EMEM, "out of memory"); goto done; }
   if (consistent) {
     /* the consistent discrete trajectory */
     double *w0 = node(&a, 0);
@@ -645,5 +718,6 @@ int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, in
     for (k = 0; k < l->ns; ++k) grad[k] = l->dirs[k] >= 0 ? so.grad_p[l->dirs[k]] : so.grad_x0[-l->dirs[k] - 1];
 done:
   free(a.A); free(a.ipiv); free(gp); free(a.segs); free(a.tau); free(a.sigma); free(a.w);
+  free(a.gy); free(a.wts); free(a.ys);
   return st;
 }
