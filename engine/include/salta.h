@@ -248,8 +248,10 @@ int salta_loss_grad_fd(salta_loss *loss, const double *p, const double *x0, doub
 ** with the forward run's event sequence) and its exact gradient (ns), by
 ** one backward sweep whatever the number of parameters. consistent = 0
 ** takes the integrator's values at the nodes as they are (the seed paper's
-** approach; the gradient is then only approximate). Blending and
-** simultaneous events are not supported (an error says so). */
+** approach; the gradient is then only approximate). Blending is
+** supported; simultaneous events are not (an error says so). With
+** mesh_k <= 0 the forward run uses BDF orders up to 2, so that the
+** trapezoid on its steps is as accurate as the tolerance asks. */
 int salta_loss_eval_adjoint(salta_loss *loss, const double *p, const double *x0, int mesh_k,
                             int consistent, double *value, double *grad);
 
