@@ -133,7 +133,24 @@ typedef struct lm_ctx {
   int fn, progress;  /* stack indices of the Lua callbacks */
   int failed;        /* a Lua error is on the stack at index `err` */
   int err;
+  double *grad;      /* 2 J'r at the last Jacobian, for the progress report */
+  int fresh;         /* grad belongs to the x being reported */
 } lm_ctx;
+
+/* The gradient of sum r^2 where lmder just took the Jacobian: lmder calls
+** for it with fvec = r at the same x, and reports progress right after.
+** Its last report, at termination, may follow a step taken without a new
+** Jacobian; that report gets no gradient. */
+static void lm_store_grad(lm_ctx *c, int m, int n, const double *fvec, const double *fjac,
+                          int ldfjac) {
+  int i, j;
+  for (j = 0; j < n; ++j) {
+    double s = 0;
+    for (i = 0; i < m; ++i) s += fjac[(size_t)j * ldfjac + i] * fvec[i];
+    c->grad[j] = 2 * s;
+  }
+  c->fresh = 1;
+}
 
 /* lmder's callback: runs fn(x, "r" | "j") under lua_pcall, so no Lua error
 ** unwinds through MINPACK's frames; a failure stops lmder (iflag < 0). */
@@ -147,7 +164,10 @@ static int lm_callback(void *p, int m, int n, const double *x, double *fvec, dou
     lua_pushvalue(L, c->progress);
     salta_l_pushvec(L, x, n);
     salta_l_pushvec(L, fvec, m);
-    if (lua_pcall(L, 2, 1, 0) != LUA_OK) goto fail;
+    if (c->fresh) salta_l_pushvec(L, c->grad, n);
+    else lua_pushnil(L);
+    c->fresh = 0;
+    if (lua_pcall(L, 3, 1, 0) != LUA_OK) goto fail;
     i = lua_toboolean(L, -1);
     lua_pop(L, 1);
     return i ? -1 : 0;   /* a true return asks to stop */
@@ -176,6 +196,7 @@ static int lm_callback(void *p, int m, int n, const double *x, double *fvec, dou
       }
       lua_pop(L, 1);
     }
+    lm_store_grad(c, m, n, fvec, fjac, ldfjac);
   }
   lua_pop(L, 1);
   return 0;
@@ -231,6 +252,8 @@ static int l_lm(lua_State *L) {
   diag = salta_l_scratch(L, n);
   qtf = salta_l_scratch(L, n);
   wa = salta_l_scratch(L, 3 * n + m);
+  c.grad = salta_l_scratch(L, n);
+  c.fresh = 0;
   ipvt = lua_newuserdatauv(L, sizeof(int) * (size_t)n, 0);
   info = lmder(lm_callback, &c, m, n, x, fvec, fjac, m, ftol, xtol, gtol, maxfev, diag, 1, factor,
                c.progress ? nprint : 0, &nfev, &njev, ipvt, qtf, wa, wa + n, wa + 2 * n, wa + 3 * n);

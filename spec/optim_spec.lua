@@ -41,6 +41,22 @@ describe("Levenberg-Marquardt", function()
     assert.is_true(r.converged, r.status)
     assert.is_near(2.5, r.x[1], 1e-9); assert.is_near(1.3, r.x[2], 1e-9); assert.is_near(0.4, r.x[3], 1e-9)
     assert.is_true(r.f < 1e-20)
+    -- each iterate's recorded gradient is |2 J'r| at that iterate, computed here from rj;
+    -- lmder's closing report may follow a step without a Jacobian and then has none
+    assert.is_true(#r.history.gnorm >= 3)
+    for it = 1, #r.history.gnorm do
+      local x = r.history.x[it]
+      local res, jac = rj(x, "r"), rj(x, "j")
+      local g = { 0, 0, 0 }
+      for i = 1, #ts do for j = 1, 3 do g[j] = g[j] + 2 * jac[i][j] * res[i] end end
+      local gn = math.sqrt(g[1] ^ 2 + g[2] ^ 2 + g[3] ^ 2)
+      local got = r.history.gnorm[it]
+      if got ~= got then
+        assert.are.equal(#r.history.gnorm, it)   -- only lmder's closing report lacks a Jacobian
+      else
+        assert.is_near(gn, got, 1e-12 + 1e-10 * gn)
+      end
+    end
   end)
   it("passes a Lua error in the residual function through, with its message", function()
     local ok, err = pcall(optim.lm, function() error("model blew up") end, { 1, 2 }, 3)

@@ -43,7 +43,8 @@ end
 local function progress(opts, it, f, gnorm, step, ms)
   local every = opts.print_every or 1
   if opts.log and every > 0 and (it == 1 or it % every == 0) then
-    opts.log(("%6d  loss %.6e  |grad| %.3e  step %.3e  %7.2f ms"):format(it, f, gnorm, step, ms))
+    local gtext = gnorm and ("%.3e"):format(gnorm) or "      n/a"
+    opts.log(("%6d  loss %.6e  |grad| %s  step %.3e  %7.2f ms"):format(it, f, gtext, step, ms))
   end
 end
 
@@ -150,14 +151,14 @@ function M.lm(rj, x0, m, opts)
   opts = opts or {}
   local h = new_history()
   local t0, iters, xprev = clock(), 0, copy(x0)
-  local function on_iteration(x, r)
+  local function on_iteration(x, r, g)
     iters = iters + 1
     local f = 0
     for i = 1, #r do f = f + r[i] * r[i] end
     local ms = (clock() - t0) * 1e3
     t0 = clock()
-    record(h, x, f, nil, ms)
-    progress(opts, iters, f, 0 / 0, step_norm(x, xprev), ms)
+    record(h, x, f, g, ms)
+    progress(opts, iters, f, g and norm(g), step_norm(x, xprev), ms)
     xprev = copy(x)
     return opts.callback and opts.callback(iters, x, f) or false
   end
