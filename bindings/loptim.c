@@ -196,7 +196,7 @@ static int lm_callback(void *p, int m, int n, const double *x, double *fvec, dou
       }
       lua_pop(L, 1);
     }
-    lm_store_grad(c, m, n, fvec, fjac, ldfjac);
+    if (c->progress) lm_store_grad(c, m, n, fvec, fjac, ldfjac);
   }
   lua_pop(L, 1);
   return 0;

@@ -37,15 +37,16 @@ print(("Cauer ladder: %d targets x %d states, %d parameters, %d events at the tr
 print(("initial MSE %.4e"):format(mse(START)))
 local results = {}
 
+-- as the reference's AD route (REFERENCE.md G9), both fits train on the
+-- blended prediction at the true parameters: the training loss is 0 there
+-- and smooth across the event times
+local truth_x = {}
+for k, n in ipairs(FREE) do truth_x[k] = truth[n] end
+local blended = salta.lsq{ model = m, times = times, data = data, free = FREE, blend = 150,
+  rtol = 1e-10, atol = 1e-12, method = "erk" }:predict(truth_x)
+
 if which == "adam" or which == "both" then
   print("\n== Adam (step 1e-2, 500 iterations, blended loss beta = 150) ==")
-  -- as the reference's AD route (REFERENCE.md G9): the targets are the
-  -- blended prediction at the true parameters, so the training loss is 0
-  -- there and smooth across the event times
-  local truth_x = {}
-  for k, n in ipairs(FREE) do truth_x[k] = truth[n] end
-  local blended = salta.lsq{ model = m, times = times, data = data, free = FREE, blend = 150,
-    rtol = 1e-10, atol = 1e-12, method = "erk" }:predict(truth_x)
   local loss = salta.lsq{ model = m, times = times, data = blended, free = FREE, blend = 150,
     rtol = 1e-6, atol = 1e-6, method = "erk" }
   local r = salta.fit{ loss = loss, start = START, method = "adam", lr = 1e-2, max_iter = 500,
@@ -63,8 +64,9 @@ if which == "adam" or which == "both" then
   end
   salta.plot.series(outdir .. "/cauer_adam_param_error.png", { { name = "relative parameter error", x = it, y = perr } },
     { logy = true, xlabel = "iteration", ylabel = "|(p - p_true) / p_true|", title = "Cauer, Adam" })
-  salta.plot.series(outdir .. "/cauer_adam_loss.png", { { name = "training loss", x = (function()
-    local it = {} for i = 1, #r.history.loss do it[i] = i end return it end)(), y = r.history.loss } },
+  local iters = {}
+  for i = 1, #r.history.loss do iters[i] = i end
+  salta.plot.series(outdir .. "/cauer_adam_loss.png", { { name = "training loss", x = iters, y = r.history.loss } },
     { logy = true, xlabel = "iteration", ylabel = "loss", title = "Cauer, Adam" })
   results.adam = r
 end
@@ -75,10 +77,6 @@ if which == "lm" or which == "both" then
   -- start finds the right one, and Levenberg-Marquardt finishes from there.
   -- Both on the blended loss against blended targets (smooth, 0 at the truth).
   print("\n== L-BFGS-B, then Levenberg-Marquardt (blended loss beta = 150) ==")
-  local truth_x = {}
-  for k, n in ipairs(FREE) do truth_x[k] = truth[n] end
-  local blended = salta.lsq{ model = m, times = times, data = data, free = FREE, blend = 150,
-    rtol = 1e-10, atol = 1e-12, method = "erk" }:predict(truth_x)
   local loss = salta.lsq{ model = m, times = times, data = blended, free = FREE, blend = 150,
     rtol = 1e-10, atol = 1e-12, method = "erk" }
   local r0 = salta.fit{ loss = loss, start = START, method = "lbfgsb", truth = truth, print_every = 10,

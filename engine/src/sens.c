@@ -105,6 +105,28 @@ static void add_column(const salta_sparse_def *sp, const double *vals, int j, do
     if (sp->col[i] == j) r[row0 + sp->row[i]] += scale * vals[i];
 }
 
+/* Evaluates the first nb Jacobian kernels of d (x, z, p, t) at (t, w) into
+** consecutive runs of p; vals[b] points at block b. Returns the end of p. */
+static double *eval_blocks(salta_sim *s, const salta_sparse_def *d, int nb, double t,
+                           const double *w, double *p, double **vals) {
+  int b;
+  for (b = 0; b < nb; ++b) {
+    vals[b] = p;
+    p += d[b].nnz;
+    if (d[b].nnz) d[b].eval(t, w, w + s->nx, s->p, vals[b]);
+  }
+  return p;
+}
+
+/* r[row0..] += scale (F_x s_x + F_z s_z + F_p[:, j]): F's derivative along
+** the sensitivity column col (x then z) of direction j (j < 0: no parameter). */
+static void add_directional(salta_sim *s, const salta_sparse_def *d, double *const *vals,
+                            const double *col, int j, double scale, double *r, int row0) {
+  spmv(&d[SALTA_WRT_X], vals[SALTA_WRT_X], scale, col, 0, r, row0);
+  spmv(&d[SALTA_WRT_Z], vals[SALTA_WRT_Z], scale, col, s->nx, r, row0);
+  if (j >= 0) add_column(&d[SALTA_WRT_P], vals[SALTA_WRT_P], j, scale, r, row0);
+}
+
 /* ---- dense blocks --------------------------------------------------------- */
 
 /* Scatters the kernel sp at (t, w) into the dense column-major rows x cols. */
@@ -172,22 +194,14 @@ static void z_dot(salta_sim *s, scratch *c, const double *xdot, double *zdot) {
 /* S' x rows = f_x s_x + f_z s_z + f_p[:, dir]; z rows 0 (sparse products:
 ** the explicit integrator calls this at every stage). */
 static void s_prime(salta_sim *s, scratch *c, double t, const double *w, const double *S, double *Sp) {
-  const salta_function_def *f = &s->d->f;
-  int k, b, n = s->n, nx = s->nx;
-  double *vals[3], *p = c->jv;
-  for (b = 0; b < 3; ++b) {   /* f_x, f_z, f_p */
-    vals[b] = p;
-    p += f->d[b].nnz;
-    if (f->d[b].nnz) f->d[b].eval(t, w, w + nx, s->p, vals[b]);
-  }
+  const salta_sparse_def *f = s->d->f.d;
+  int k, n = s->n;
+  double *vals[3];
+  eval_blocks(s, f, 3, t, w, c->jv, vals);   /* f_x, f_z, f_p */
   for (k = 0; k < s->ns; ++k) {
-    const double *col = S + (size_t)k * n;
     double *out = Sp + (size_t)k * n;
-    int j = pcol(s, k);
     memset(out, 0, sizeof(double) * n);
-    spmv(&f->d[SALTA_WRT_X], vals[0], 1.0, col, 0, out, 0);
-    spmv(&f->d[SALTA_WRT_Z], vals[1], 1.0, col, nx, out, 0);
-    if (j >= 0) add_column(&f->d[SALTA_WRT_P], vals[2], j, 1.0, out, 0);
+    add_directional(s, f, vals, S + (size_t)k * n, pcol(s, k), 1.0, out, 0);
   }
 }
 
@@ -198,30 +212,19 @@ int salta__sens_residual(int ns, double t, N_Vector yy, N_Vector yp, N_Vector rr
   salta_sim *s = ud;
   const salta_model_def *d = s->d;
   const double *w = N_VGetArrayPointer(yy);
-  const salta_sparse_def *blk[6] = {&d->f.d[SALTA_WRT_X], &d->f.d[SALTA_WRT_Z], &d->g.d[SALTA_WRT_X],
-                                    &d->g.d[SALTA_WRT_Z], &d->f.d[SALTA_WRT_P], &d->g.d[SALTA_WRT_P]};
-  double *vals[6], *p = s->sens_scratch;
-  int b, k, i, nx = s->nx;
+  double *fv[3], *gv[3];
+  int k, i, nx = s->nx;
   (void)yp; (void)rr; (void)t1; (void)t2; (void)t3;
-  for (b = 0; b < 6; ++b) {       /* the dense scratch is free between events */
-    vals[b] = p;
-    p += blk[b]->nnz;
-    if (blk[b]->nnz) blk[b]->eval(t, w, w + nx, s->p, vals[b]);
-  }
-  for (k = 0; k < ns; ++k) {
+  /* the dense scratch is free between events */
+  eval_blocks(s, d->g.d, 3, t, w, eval_blocks(s, d->f.d, 3, t, w, s->sens_scratch, fv), gv);
+  for (k = 0; k < ns; ++k) {   /* rows: s_x' - df (x rows), dg (z rows) */
     const double *sk = N_VGetArrayPointer(yS[k]), *spk = N_VGetArrayPointer(ypS[k]);
     double *r = N_VGetArrayPointer(rrS[k]);
     int j = pcol(s, k);
     for (i = 0; i < nx; ++i) r[i] = spk[i];
     for (i = nx; i < s->n; ++i) r[i] = 0;
-    spmv(blk[0], vals[0], -1.0, sk, 0, r, 0);
-    spmv(blk[1], vals[1], -1.0, sk, nx, r, 0);
-    spmv(blk[2], vals[2], 1.0, sk, 0, r, nx);
-    spmv(blk[3], vals[3], 1.0, sk, nx, r, nx);
-    if (j >= 0) {
-      add_column(blk[4], vals[4], j, -1.0, r, 0);
-      add_column(blk[5], vals[5], j, 1.0, r, nx);
-    }
+    add_directional(s, d->f.d, fv, sk, j, -1.0, r, 0);
+    add_directional(s, d->g.d, gv, sk, j, 1.0, r, nx);
   }
   return 0;
 }
@@ -262,26 +265,17 @@ int salta__sens_initial(salta_sim *s, double t0, const double *w, double *S, dou
 static void output_sens(salta_sim *s, scratch *c, double t, const double *w, const double *S,
                         const double *xdot, const double *zdot, const double *tau_p, double *dy) {
   const salta_function_def *h = &s->d->h;
-  int k, i, b, n = s->n, nx = s->nx, ny = s->d->ny;
-  double *vals[4], *p = c->jv;
-  for (b = 0; b < 4; ++b) {   /* values of h_x, h_z, h_p, h_t */
-    vals[b] = p;
-    p += h->d[b].nnz;
-    if (h->d[b].nnz) h->d[b].eval(t, w, w + nx, s->p, vals[b]);
-  }
+  int k, i, n = s->n, nx = s->nx, ny = s->d->ny;
+  double *vals[4];
+  eval_blocks(s, h->d, 4, t, w, c->jv, vals);   /* h_x, h_z, h_p, h_t */
   for (k = 0; k < s->ns; ++k) {
-    const double *col = S + (size_t)k * n;
     double *out = dy + (size_t)k * ny;
-    int j = pcol(s, k);
     memset(out, 0, sizeof(double) * ny);
-    spmv(&h->d[SALTA_WRT_X], vals[0], 1.0, col, 0, out, 0);
-    spmv(&h->d[SALTA_WRT_Z], vals[1], 1.0, col, nx, out, 0);
-    if (j >= 0) add_column(&h->d[SALTA_WRT_P], vals[2], j, 1.0, out, 0);
+    add_directional(s, h->d, vals, S + (size_t)k * n, pcol(s, k), 1.0, out, 0);
     if (tau_p) {   /* along the event: the boundary moves with tau */
       for (i = 0; i < nx; ++i) c->tmp[i] = xdot[i] * tau_p[k];
       for (i = 0; i < s->nz; ++i) c->tmp[nx + i] = zdot[i] * tau_p[k];
-      spmv(&h->d[SALTA_WRT_X], vals[0], 1.0, c->tmp, 0, out, 0);
-      spmv(&h->d[SALTA_WRT_Z], vals[1], 1.0, c->tmp, nx, out, 0);
+      add_directional(s, h->d, vals, c->tmp, -1, 1.0, out, 0);
       for (i = 0; i < h->d[SALTA_WRT_T].nnz; ++i) out[h->d[SALTA_WRT_T].row[i]] += vals[3][i] * tau_p[k];
     }
   }
