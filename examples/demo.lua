@@ -1,8 +1,8 @@
 -- make demo: the flagship example. Identify the seven capacitances and
 -- inductances of the Cauer low-pass ladder (a hybrid DAE: 5 states, 3
 -- algebraic variables, a state reset whenever C3_v rises through 0.5) from
--- its simulated trajectories, starting 3-9 % off: L-BFGS-B then
--- Levenberg-Marquardt on exact gradients through the events.
+-- its simulated trajectories, starting 3-9 % off: Levenberg-Marquardt on
+-- exact gradients through the events, with a continuation on the horizon.
 -- Writes JSON and a plot to build/demo/.
 print("salta demo: fitting the Cauer ladder (REFERENCE.md §1a) -- examples/cauer_fit.lua lm\n")
 arg = { [0] = "examples/cauer_fit.lua", "lm", "build/demo" }

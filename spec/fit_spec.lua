@@ -56,6 +56,60 @@ describe("salta.fit", function()
   end)
 end)
 
+describe("horizon continuation", function()
+  local m = H.model("cauer", { backend = "cc" })
+  local FREE = { "C1_C", "C2_C", "C3_C", "C4_C", "C5_C", "L1_L", "L2_L" }
+  local OUT = { "L2_i", "L1_i", "C5_v", "C3_v", "C1_v" }
+  local times = {}
+  for i = 0, 500 do times[i + 1] = 20 * i / 500 end
+  local tr = m:simulate{ tf = 20, times = times, rtol = 1e-10, atol = 1e-12 }
+  local data = {}
+  for _, n in ipairs(OUT) do data[n] = tr.y[n] end
+
+  it("a window is the loss over the targets up to its end", function()
+    local loss = salta.lsq{ model = m, times = times, data = data, free = FREE, rtol = 1e-10, atol = 1e-12 }
+    local p = { 1.1, 0.25, 1.6, 0.8, 0.75, 1.35, 0.87 }
+    local full, w = loss:residuals(p), loss:window(7.3)
+    assert.are.equal(183, #w.times)            -- t = 0, 0.04, ..., 7.28
+    local r = w:residuals(p)
+    assert.are.equal(183 * 5, #r)
+    -- r = (y - d) / sqrt(N): the window's rows are the full loss's first
+    -- rows rescaled from N = 501 x 5 to N = 183 x 5 entries
+    local scale = math.sqrt(501 / 183)
+    -- (within the integration error: the window's run stops at t = 7.28)
+    for i = 1, #r do assert.is_near(full[i] * scale, r[i], 1e-10 + 1e-6 * math.abs(r[i])) end
+    local ok, err = pcall(loss.window, loss, -1)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("window(-1) holds no target (the first is at t = 0)", 1, true), tostring(err))
+  end)
+
+  it("takes Levenberg-Marquardt to the Cauer truth from the paper's biased start", function()
+    -- issue 6 acceptance: MSE <= 1e-12, every parameter within 0.01 %, at
+    -- most 50 iterations; the MSE from an independent tight BDF simulation
+    local START = { 1.10177047, 0.25193102, 1.53445960, 0.75943693, 0.77315497, 1.41621466, 0.87710816 }
+    local loss = salta.lsq{ model = m, times = times, data = data, free = FREE, rtol = 1e-10, atol = 1e-12,
+      method = "erk" }
+    local r = salta.fit{ loss = loss, start = START, method = "lm", horizon = true, print_every = 0 }
+    assert.are.equal(4, #r.stages)
+    assert.are.same({ 63, 126, 251, 501 }, { r.stages[1].targets, r.stages[2].targets, r.stages[3].targets,
+      r.stages[4].targets })
+    assert.is_true(r.iterations <= 50, r.iterations)
+    for k, n in ipairs(FREE) do assert.is_near(m.p0[n], r.x[k], 1e-4 * m.p0[n]) end
+    local mse = salta.lsq{ model = m, times = times, data = data, free = FREE, rtol = 1e-11, atol = 1e-13 }
+    assert.is_true(mse:value(r.x) <= 1e-12, mse:value(r.x))
+  end)
+
+  it("refuses horizons that are not increasing or reach the last target", function()
+    local loss = salta.lsq{ model = m, times = times, data = data, free = { "C1_C" } }
+    local ok, err = pcall(salta.fit, { loss = loss, method = "lm", horizon = { 5, 2 }, print_every = 0 })
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("horizon[2] = 2: the end times must be increasing", 1, true), tostring(err))
+    ok, err = pcall(salta.fit, { loss = loss, method = "lm", horizon = { 5, 20 }, print_every = 0 })
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("horizon[2] = 20 is not before the last target (t = 20)", 1, true), tostring(err))
+  end)
+end)
+
 describe("data files", function()
   it("CSV round trip keeps every bit, NaN for missing", function()
     local path = os.tmpname()

@@ -4,14 +4,7 @@ local H = {}
 
 H.SHARED = os.getenv("SALTA_SHARED") or "../shared"
 
-function H.spec_path(name) -- The position outputs x1, y1, ..., xN, yN of the bouncing balls.
-function H.positions(N)
-  local out = {}
-  for i = 1, N do out[#out + 1] = "x" .. i; out[#out + 1] = "y" .. i end
-  return out
-end
-
-return H.SHARED .. "/specs/" .. name end
+function H.spec_path(name) return H.SHARED .. "/specs/" .. name end
 
 H.SPECS = {
   "dae_specification_cauer_events.json",

@@ -7,6 +7,15 @@
 -- Free parameters with transform = "log" in the loss are optimised in log
 -- space (bounds too). Progress goes to `log` (default print) every
 -- `print_every` iterations (default 10; 0 for silence).
+--
+-- horizon = true | {t1, t2, ...}: continuation on the time horizon. The fit
+-- runs first on the targets at t <= t1 (loss:window), then from its result
+-- on t <= t2, ..., and last on the whole loss. `true` takes the horizons
+-- t0 + span/8, span/4, span/2. An oscillating trajectory fitted over its
+-- whole horizon at once has many local minima (phases matched a period
+-- off, events matched to the wrong events); a short horizon has few, and
+-- each longer one starts near its minimum. max_iter applies per stage;
+-- iterations, evaluations and times add up over the stages.
 
 local optim = require("salta.optim")
 local json = require("salta.json")
@@ -22,7 +31,7 @@ local OPTIONS = {
   loss = true, start = true, method = true, lower = true, upper = true, max_iter = true, tol = true,
   rel_tol = true, lr = true, beta1 = true, beta2 = true, eps = true, best = true, m = true, factr = true,
   pgtol = true, ftol = true, xtol = true, gtol = true, max_eval = true, print_every = true, log = true,
-  callback = true, truth = true, factor = true,
+  callback = true, truth = true, factor = true, horizon = true,
 }
 
 local function by_name(loss, v, what, default)
@@ -58,14 +67,15 @@ local function nominal(loss, k)
   return (loss.base_x0 or loss.model:vector("x0", nil, loss.model.states, loss.model.x0))[-d]
 end
 
-function M.fit(spec)
-  if type(spec) ~= "table" then error("salta.fit: expected a table", 2) end
-  for k in pairs(spec) do
-    if not OPTIONS[k] then error(("salta.fit: unknown option '%s'"):format(tostring(k)), 2) end
-  end
+-- mean wall time per iteration, the first (warm-up) excluded as in the reference
+local function ms_per_iter(ms_list)
+  local ms, cnt = 0, 0
+  for i = 2, #ms_list do ms, cnt = ms + ms_list[i], cnt + 1 end
+  return cnt > 0 and ms / cnt or (ms_list[1] or 0 / 0)
+end
+
+local function fit_once(spec)
   local loss = spec.loss
-  if type(loss) ~= "table" or not loss.value_and_grad then error("salta.fit: loss must be a salta.lsq loss", 2) end
-  if #loss.free == 0 then error("salta.fit: the loss has no free parameters", 2) end
   local method = spec.method or "lm"
   local start = by_name(loss, spec.start, "start", function(k) return nominal(loss, k) end)
   local lower = by_name(loss, spec.lower, "lower", function() return -math.huge end)
@@ -133,11 +143,76 @@ function M.fit(spec)
   for i, u in ipairs(r.history.x) do self.history.params[i] = to_p(u) end
   self.params = {}
   for k, n in ipairs(loss.free) do self.params[n] = self.x[k] end
-  -- mean wall time per iteration, the first (warm-up) excluded as in the reference
-  local ms, cnt = 0, 0
-  for i = 2, #r.history.ms do ms, cnt = ms + r.history.ms[i], cnt + 1 end
-  self.ms_per_iter = cnt > 0 and ms / cnt or (r.history.ms[1] or 0 / 0)
+  self.ms_per_iter = ms_per_iter(r.history.ms)
   return self
+end
+
+-- The stage end times of a horizon continuation, before the whole loss.
+local function horizons(loss, h)
+  local times = loss.times
+  local t_last = times[#times]
+  if h == true then
+    local span = t_last - loss.t0
+    return { loss.t0 + span / 8, loss.t0 + span / 4, loss.t0 + span / 2 }
+  end
+  if type(h) ~= "table" or #h == 0 then
+    error("salta.fit: horizon must be true or an increasing array of end times", 3)
+  end
+  for i, t in ipairs(h) do
+    if type(t) ~= "number" or t ~= t or (i > 1 and t <= h[i - 1]) then
+      error(("salta.fit: horizon[%d] = %s: the end times must be increasing numbers"):format(i, tostring(t)), 3)
+    end
+    if t >= t_last then
+      error(("salta.fit: horizon[%d] = %g is not before the last target (t = %g); the last stage is always "
+        .. "the whole loss"):format(i, t, t_last), 3)
+    end
+  end
+  return h
+end
+
+-- Fit on loss:window(t) for each horizon t, then on the whole loss, each
+-- stage starting where the last ended.
+local function fit_horizons(spec)
+  local loss, ends = spec.loss, horizons(spec.loss, spec.horizon)
+  ends[#ends + 1] = math.huge
+  local stage_spec, stages, result = {}, {}, nil
+  for k, v in pairs(spec) do stage_spec[k] = v end
+  local hist = { loss = {}, gnorm = {}, ms = {}, params = {} }
+  local iterations, evaluations, total = 0, 0, 0
+  local log = (stage_spec.print_every or 10) > 0 and (spec.log or print) or nil
+  for s, t_end in ipairs(ends) do
+    local window = t_end < math.huge and loss:window(t_end) or loss
+    if log then
+      log(("-- horizon %d/%d: t <= %g, %d targets"):format(s, #ends, window.times[#window.times], #window.times))
+    end
+    stage_spec.loss = window
+    result = fit_once(stage_spec)
+    stage_spec.start = result.x
+    stages[s] = { t_end = window.times[#window.times], targets = #window.times, iterations = result.iterations,
+      loss = result.loss, status = result.status }
+    iterations, evaluations, total = iterations + result.iterations, evaluations + result.evaluations,
+      total + result.total_s
+    for key, list in pairs(hist) do
+      for _, v in ipairs(result.history[key]) do list[#list + 1] = v end
+    end
+  end
+  result.start = by_name(loss, spec.start, "start", function(k) return nominal(loss, k) end)
+  result.iterations, result.evaluations, result.total_s = iterations, evaluations, total
+  result.history, result.stages = hist, stages
+  result.ms_per_iter = ms_per_iter(result.history.ms)
+  return result
+end
+
+function M.fit(spec)
+  if type(spec) ~= "table" then error("salta.fit: expected a table", 2) end
+  for k in pairs(spec) do
+    if not OPTIONS[k] then error(("salta.fit: unknown option '%s'"):format(tostring(k)), 2) end
+  end
+  local loss = spec.loss
+  if type(loss) ~= "table" or not loss.value_and_grad then error("salta.fit: loss must be a salta.lsq loss", 2) end
+  if #loss.free == 0 then error("salta.fit: the loss has no free parameters", 2) end
+  if spec.horizon then return fit_horizons(spec) end
+  return fit_once(spec)
 end
 
 -- The final table: parameter, true value (if known), initial, fitted and
@@ -150,8 +225,9 @@ function Fit:table()
       truth and ("%.10g"):format(truth) or "-", self.start[k], self.x[k],
       truth and ("%.6f"):format(100 * math.abs(self.x[k] - truth) / math.abs(truth)) or "-")
   end
-  lines[#lines + 1] = ("%s: %s after %d iterations (%d evaluations); loss %.6e; %.2f ms/iter; %.3f s"):format(
-    self.method, self.status, self.iterations, self.evaluations, self.loss, self.ms_per_iter, self.total_s)
+  lines[#lines + 1] = ("%s: %s after %d iterations%s (%d evaluations); loss %.6e; %.2f ms/iter; %.3f s"):format(
+    self.method, self.status, self.iterations, self.stages and (" over %d horizons"):format(#self.stages) or "",
+    self.evaluations, self.loss, self.ms_per_iter, self.total_s)
   return table.concat(lines, "\n")
 end
 
@@ -172,7 +248,7 @@ function Fit:to_json(path, extra)
     method = self.method, params = self.params, start = {}, truth = self.truth, loss = self.loss,
     iterations = self.iterations, evaluations = self.evaluations, status = self.status,
     converged = self.converged, ms_per_iter = self.ms_per_iter, total_s = self.total_s,
-    relative_error_percent = self:errors(), history = { loss = self.history.loss },
+    relative_error_percent = self:errors(), history = { loss = self.history.loss }, stages = self.stages,
   }
   for k, n in ipairs(self.free) do doc.start[n] = self.start[k] end
   for k, v in pairs(extra or {}) do doc[k] = v end

@@ -5,6 +5,7 @@
 --     free = {"g", "e"}, transform = "log", blend = 150, rtol = 1e-8 }
 --   loss:value(p)  loss:grad(p, {method = "sens" | "fd"})
 --   loss:residuals(p)  loss:jacobian(p)  loss:value_and_grad(p)
+--   loss:window(t_end)   the same loss over the targets at t <= t_end
 --
 -- L(p) = mean over the finite data entries of (w (y(t_k) - data))^2; the
 -- residuals r satisfy L = sum r^2. p is an array in the order of `free` or a
@@ -88,7 +89,8 @@ function M.new(spec)
       weights[j] = (spec.weights[n] or spec.weights[j]) or fail("no weight for output '%s'", n)
     end
   end
-  local self = setmetatable({ model = model, outputs = outputs, times = times }, Loss)
+  local self = setmetatable({ model = model, outputs = outputs, times = times, spec = spec,
+    columns = columns }, Loss)
   self.core = core.loss(model.core, times, out_idx, flat, weights)
 
   -- free directions: parameter names, or "x0.<state>" for initial values
@@ -252,6 +254,32 @@ function Loss:jacobian(p)
   local _, J = call(self, p, "j")
   for _, row in ipairs(J) do apply_log(self, p, row) end
   return J
+end
+
+-- window(t_end): the same loss (options, weights, free parameters) over
+-- the targets at t <= t_end only, simulated up to the last of them; an
+-- explicit tf is not carried over. salta.fit's horizon continuation fits
+-- on a growing sequence of these.
+function Loss:window(t_end)
+  if type(t_end) ~= "number" or t_end ~= t_end then
+    error(("salta.lsq: window needs an end time, got %s"):format(tostring(t_end)), 2)
+  end
+  local times = {}
+  for i, t in ipairs(self.times) do if t <= t_end then times[#times + 1] = i end end
+  if #times == 0 then
+    error(("salta.lsq: window(%g) holds no target (the first is at t = %g)"):format(t_end, self.times[1]), 2)
+  end
+  local spec = {}
+  for k, v in pairs(self.spec) do spec[k] = v end
+  spec.data, spec.outputs, spec.tf = {}, self.outputs, nil
+  for _, n in ipairs(self.outputs) do
+    local col, out = self.columns[n], {}
+    for j, i in ipairs(times) do out[j] = col[i] end
+    spec.data[n] = out
+  end
+  for j, i in ipairs(times) do times[j] = self.times[i] end
+  spec.times = times
+  return M.new(spec)
 end
 
 -- predict(p): the loss's predictions (blended when the loss blends) at
