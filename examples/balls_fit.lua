@@ -16,6 +16,23 @@ os.execute("mkdir -p " .. outdir)
 
 local REF = { [3] = { iters = 300, jax_ad = 1.4e-9, ms = 74 }, [7] = { iters = 300, jax_ad = 1.6e-9, ms = 71 },
   [15] = { iters = 600, jax_ad = 1.35e-5, ms = 110 } }
+-- REFERENCE.md §4.2 (the paper's Table 2): error % of g, e_g, e_b, final
+-- position MSE, iterations, total s, ms/iter
+local function ref_row(label, g, eg, eb, loss, iters, total, ms)
+  return { label = label, errors = { g = g, e_g = eg, e_b = eb }, loss = loss, iterations = iters,
+    total_s = total, ms_per_iter = ms }
+end
+local PAPER = {
+  [3] = { ref_row("reference jax_ad", 0.0019, 0.0005, 0.0019, 1.4032e-9, 300, 33.36, 73.89),
+          ref_row("reference jax_da", 0.2706, 1.1554, 0.1576, 9.3750e-5, 300, 22.10, 61.94),
+          ref_row("reference pytorch_ad", 0.0032, 0.0001, 0.0035, 3.8925e-9, 300, 168.56, 554.41) },
+  [7] = { ref_row("reference jax_ad", 0.0022, 0.0028, 0.0011, 1.6275e-9, 300, 33.35, 71.18),
+          ref_row("reference jax_da", 0.1503, 0.0883, 0.0973, 7.7597e-6, 300, 84.00, 254.81),
+          ref_row("reference pytorch_ad", 0.0137, 0.0105, 0.0094, 6.6047e-8, 300, 525.53, 1740.42) },
+  [15] = { ref_row("reference jax_ad", 0.0319, 0.1856, 0.4227, 1.3497e-5, 600, 77.25, 110.12),
+           ref_row("reference jax_da", 0.2104, 2.6709, 4.0405, 9.2756e-4, 495, 595.71, 1157.50),
+           ref_row("reference pytorch_ad", 0.0004, 0.0045, 0.0006, 3.8764e-8, 423, 2826.93, 6652.22) },
+}
 local ref = REF[N] or { iters = 300 }
 local t_start = clock()
 local m = dofile("models/bouncing_balls.lua"){ N = N, backend = "cc" }
@@ -34,7 +51,7 @@ local check = salta.lsq{ model = m, times = times, data = data, free = FREE, rto
 print(("bouncing balls N = %d: %d targets x %d positions, %d events at the truth; initial position MSE %.4e"):format(
   N, #times, #pos, #true_tr:events(), check:value(START)))
 
-local results = {}
+local results, rows = {}, {}
 local function report(name, r)
   print(r:table())
   local mse = check:value(r.x)
@@ -55,6 +72,7 @@ local function report(name, r)
   salta.plot.series(("%s/balls_N%d_%s_param_error.png"):format(outdir, N, name), { { name = "|p - p_true|", x = it, y = perr } },
     { logy = true, xlabel = "iteration", ylabel = "parameter error", title = ("balls N = %d, %s"):format(N, name) })
   results[name] = { fit = r, mse = mse }
+  rows[#rows + 1] = r:row("salta " .. name, mse)
 end
 
 if which == "adam" or which == "both" then
@@ -75,5 +93,8 @@ if which == "lm" or which == "both" then
   salta.plot.trajectory(("%s/balls_N%d_lm.png"):format(outdir, N), fitted, { outputs = shown,
     data = { t = times, y1 = data.y1, y2 = data.y2 }, title = ("balls N = %d: fitted heights vs data"):format(N) })
 end
+for _, row in ipairs(PAPER[N] or {}) do rows[#rows + 1] = row end
+print(("\n== Against the seed paper, N = %d (errors in %%, final loss = position MSE) =="):format(N))
+print(salta.compare_fits(rows, FREE))
 print(("\ntotal %.2f s; results and plots in %s/"):format(clock() - t_start, outdir))
 return results

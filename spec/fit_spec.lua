@@ -45,6 +45,22 @@ describe("salta.fit", function()
     assert.are.equal(r.params.k, tonumber(k))   -- 17 digits round-trip exactly
   end)
 
+  it("compares fits with published numbers in one table", function()
+    local loss = salta.lsq{ model = m, times = times, data = data, free = { "k", "F_max", "e" },
+      rtol = 1e-10, atol = 1e-12 }
+    local r = salta.fit{ loss = loss, start = start, method = "lm", truth = truth, print_every = 0 }
+    local text = salta.compare_fits({ r:row("salta lm", 2.5e-20),
+      { label = "paper", errors = { k = 1.5, e = 2e-5 }, loss = 1e-3, iterations = 300 } }, { "k", "F_max", "e" })
+    local lines = {}
+    for l in text:gmatch("[^\n]+") do lines[#lines + 1] = l end
+    assert.are.equal(3, #lines)
+    assert.truthy(lines[1]:find("k %", 1, true) and lines[1]:find("ms/iter", 1, true))
+    assert.truthy(lines[2]:find("2.5000e-20", 1, true))
+    assert.truthy(lines[2]:find((" %d "):format(r.iterations), 1, true))
+    -- 1.5 %, 2e-5 % kept at its magnitude, F_max and the times unknown
+    assert.truthy(lines[3]:find("^paper%s+1%.5000%s+%-%s+2%.0e%-05%s+1%.0000e%-03%s+300%s+%-%s+%-$"), lines[3])
+  end)
+
   it("refuses bad options with a clear message", function()
     local loss = salta.lsq{ model = m, times = times, data = data, free = { "k" } }
     local ok, err = pcall(salta.fit, { loss = loss, method = "newton" })

@@ -243,6 +243,37 @@ function Fit:errors()
   return out
 end
 
+-- A row for compare(): this fit under a label, with its final loss or a
+-- loss given (e.g. an unblended MSE measured apart from the training loss).
+function Fit:row(label, loss)
+  return { label = label, errors = self:errors(), loss = loss or self.loss, iterations = self.iterations,
+    total_s = self.total_s, ms_per_iter = self.ms_per_iter }
+end
+
+-- compare(rows, names): a paper-style table, one line per fit: relative
+-- error % of each named parameter, final loss, iterations, total seconds,
+-- ms per iteration. Rows are Fit:row()s or tables with the same fields
+-- (published numbers); a field left out prints as "-".
+function M.compare(rows, names)
+  local function cell(fmt, v) return v and fmt:format(v) or "-" end
+  local function pct(v)   -- small errors keep their magnitude instead of printing as 0.0000
+    if v and v ~= 0 and math.abs(v) < 1e-3 then return ("%.1e"):format(v) end
+    return cell("%.4f", v)
+  end
+  local head = { ("%-24s"):format("") }
+  for _, n in ipairs(names) do head[#head + 1] = ("%11s"):format(n .. " %") end
+  head[#head + 1] = ("%12s %7s %9s %9s"):format("final loss", "iters", "total s", "ms/iter")
+  local lines = { table.concat(head, " ") }
+  for _, r in ipairs(rows) do
+    local line = { ("%-24s"):format(r.label) }
+    for _, n in ipairs(names) do line[#line + 1] = ("%11s"):format(pct(r.errors and r.errors[n])) end
+    line[#line + 1] = ("%12s %7s %9s %9s"):format(cell("%.4e", r.loss), cell("%d", r.iterations),
+      cell("%.2f", r.total_s), cell("%.2f", r.ms_per_iter))
+    lines[#lines + 1] = table.concat(line, " ")
+  end
+  return table.concat(lines, "\n")
+end
+
 function Fit:to_json(path, extra)
   local doc = {
     method = self.method, params = self.params, start = {}, truth = self.truth, loss = self.loss,

@@ -45,6 +45,7 @@ salta.pi = math.pi
 -- least squares over a model and data (lua/salta/lsq.lua)
 function salta.lsq(spec) return require("salta.lsq").new(spec) end
 function salta.fit(spec) return require("salta.fit").fit(spec) end
+function salta.compare_fits(rows, names) return require("salta.fit").compare(rows, names) end
 salta.optim = setmetatable({}, { __index = function(_, k) return require("salta.optim")[k] end })
 salta.plot = setmetatable({}, { __index = function(_, k) return require("salta.plot")[k] end })
 salta.json = setmetatable({}, { __index = function(_, k) return require("salta.json")[k] end })
@@ -65,9 +66,11 @@ salta -- hybrid DAE models, simulation, exact gradients, fitting
   tr = m:simulate{ tf=, times=, params=, rtol=, atol=, method = "bdf"|"erk" }
   tr.y.name, tr:at(t), tr:events(), tr:stats(), tr:to_csv(path)
   L = salta.lsq{ model=, times=, data= (table or CSV), free=, transform="log", blend= }
-  L:value(p), L:grad(p [, {method = "fd"}]), L:residuals(p), L:jacobian(p)
-  r = salta.fit{ loss = L, start=, method = "lm"|"lbfgsb"|"adam", truth= }
+  L:value(p), L:grad(p [, {method = "fd"|"adjoint"}]), L:residuals(p), L:jacobian(p)
+  L:window(t_end)                           the loss over the targets at t <= t_end
+  r = salta.fit{ loss = L, start=, method = "lm"|"lbfgsb"|"adam", truth=, horizon = true }
   print(r), r:to_json(path), salta.plot.trajectory(path, tr, opts)
+  salta.compare_fits({ r:row("label", loss), {label=, errors=, loss=, ...} }, names)
   salta.sin/cos/exp/log/sqrt/tanh/sigmoid/abs/min/max/pow ... on expressions]])
 end
 
