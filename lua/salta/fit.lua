@@ -8,6 +8,11 @@
 -- space (bounds too). Progress goes to `log` (default print) every
 -- `print_every` iterations (default 10; 0 for silence).
 --
+-- gradient = "sens" (default) | "adjoint" | { method = "adjoint", mesh =
+-- 50 | "steps", forward = "consistent" | "ida" } for adam and lbfgsb: the
+-- adjoint route fits the discrete loss it differentiates, at a cost that
+-- does not grow with the number of free parameters.
+--
 -- horizon = true | {t1, t2, ...}: continuation on the time horizon. The fit
 -- runs first on the targets at t <= t1 (loss:window), then from its result
 -- on t <= t2, ..., and last on the whole loss. `true` takes the horizons
@@ -31,7 +36,7 @@ local OPTIONS = {
   loss = true, start = true, method = true, lower = true, upper = true, max_iter = true, tol = true,
   rel_tol = true, lr = true, beta1 = true, beta2 = true, eps = true, best = true, m = true, factr = true,
   pgtol = true, ftol = true, xtol = true, gtol = true, max_eval = true, print_every = true, log = true,
-  callback = true, truth = true, factor = true, horizon = true,
+  callback = true, truth = true, factor = true, horizon = true, gradient = true,
 }
 
 local function by_name(loss, v, what, default)
@@ -117,12 +122,19 @@ local function fit_once(spec)
 
   local t0 = clock()
   local r
+  -- gradient = "sens" | "adjoint" | { method = "adjoint", mesh = ..., forward = ... }
+  local gradient = type(spec.gradient) == "string" and { method = spec.gradient } or spec.gradient
+  local function fg(u) return loss:value_and_grad(to_p(u), gradient) end
   if method == "adam" then
     if opts.max_iter == nil then opts.max_iter = 500 end
-    r = optim.adam(function(u) return loss:value_and_grad(to_p(u)) end, u0, opts)
+    r = optim.adam(fg, u0, opts)
   elseif method == "lbfgsb" then
-    r = optim.lbfgsb(function(u) return loss:value_and_grad(to_p(u)) end, u0, opts)
+    r = optim.lbfgsb(fg, u0, opts)
   elseif method == "lm" then
+    if gradient and gradient.method ~= "sens" then
+      error("salta.fit: Levenberg-Marquardt needs the residual Jacobian (forward sensitivities); the "
+        .. gradient.method .. " route gives the gradient only: use lbfgsb or adam with it", 2)
+    end
     if bounded() then error("salta.fit: Levenberg-Marquardt (lmder) takes no bounds; use lbfgsb or adam", 2) end
     local m = #loss:residuals(start)
     r = optim.lm(function(u, what)

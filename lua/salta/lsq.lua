@@ -200,23 +200,27 @@ function Loss:value(p, opts)
   return (call(self, p, ""))
 end
 
-function Loss:value_and_grad(p)
+-- value_and_grad(p [, opts]): the loss and its gradient; opts as grad's.
+-- With method = "adjoint" the value is that of the discrete loss the
+-- adjoint differentiates, so the two agree.
+function Loss:value_and_grad(p, opts)
+  local method = opts and opts.method or "sens"
+  if method == "adjoint" then
+    local v, g = call_adjoint(self, p, opts, true)
+    return v, apply_log(self, p, g)
+  elseif method == "fd" then
+    return self:value(p, opts.of), self:fd_grad(p, opts)
+  elseif method ~= "sens" then
+    error(("salta.lsq: unknown gradient method '%s' (\"sens\", \"adjoint\" or \"fd\")"):format(tostring(method)), 2)
+  end
   local v, g = call(self, p, "g")
   return v, apply_log(self, p, g)
 end
 
 function Loss:grad(p, opts)
-  local method = opts and opts.method or "sens"
-  if method == "sens" then
-    local _, g = self:value_and_grad(p)
-    return g
-  elseif method == "fd" then
-    return self:fd_grad(p, opts)
-  elseif method == "adjoint" then
-    local _, g = call_adjoint(self, p, opts, true)
-    return apply_log(self, p, g)
-  end
-  error(("salta.lsq: unknown gradient method '%s' (\"sens\", \"adjoint\" or \"fd\")"):format(tostring(method)), 2)
+  if opts and opts.method == "fd" then return self:fd_grad(p, opts) end
+  local _, g = self:value_and_grad(p, opts)
+  return g
 end
 
 -- Central differences of the loss value in the transformed variable, with
