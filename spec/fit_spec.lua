@@ -73,6 +73,49 @@ describe("salta.fit", function()
     assert.truthy(tostring(err):find("needs the residual Jacobian", 1, true), tostring(err))
   end)
 
+  it("gives the covariance of linear least squares on a linear model", function()
+    -- x' = a, x(0) = b: x(t) = b + a t, so the fit is a straight-line
+    -- regression whose standard errors have a closed form
+    local line = salta.dae{ name = "line", states = { { "x", 0 } }, params = { { "a", 0 } },
+      f = function(t, x, z, p) return { p.a } end }
+    local ts, d, n = {}, {}, 40
+    for i = 1, n do
+      ts[i] = 0.1 * i
+      d[i] = 1 + 2 * ts[i] + 0.05 * math.sin(7.3 * i) -- a deterministic "noise"
+    end
+    local tbar, sxx, sxy, ybar = 0, 0, 0, 0
+    for i = 1, n do tbar, ybar = tbar + ts[i] / n, ybar + d[i] / n end
+    for i = 1, n do sxx, sxy = sxx + (ts[i] - tbar) ^ 2, sxy + (ts[i] - tbar) * (d[i] - ybar) end
+    local a_hat = sxy / sxx
+    local b_hat = ybar - a_hat * tbar
+    local ssr = 0
+    for i = 1, n do ssr = ssr + (d[i] - b_hat - a_hat * ts[i]) ^ 2 end
+    local s2 = ssr / (n - 2)
+    local se_a, se_b = math.sqrt(s2 / sxx), math.sqrt(s2 * (1 / n + tbar ^ 2 / sxx))
+    local cov_ab = -s2 * tbar / sxx
+    for _, tr in ipairs({ "none", "log" }) do
+      local loss = salta.lsq{ model = line, times = ts, data = { x = d }, free = { "a", "x0.x" }, transform = tr,
+        rtol = 1e-12, atol = 1e-12 }
+      local r = salta.fit{ loss = loss, start = { 1.5, 0.5 }, method = "lm", print_every = 0 }
+      assert.is_near(a_hat, r.x[1], 1e-9)
+      assert.is_near(b_hat, r.x[2], 1e-9)
+      local se = r:std_errors()
+      assert.is_near(se_a, se.a, 1e-6 * se_a)
+      assert.is_near(se_b, se["x0.x"], 1e-6 * se_b)
+      assert.is_near(cov_ab, r:covariance()[1][2], 1e-6 * math.abs(cov_ab))
+      assert.truthy(r:table():find(("%.2e"):format(se.a), 1, true))
+    end
+    -- a parameter the data cannot see: J'J is singular, and it is named
+    local loss = salta.lsq{ model = line, times = ts, data = { x = d }, free = { "a", "x0.x" } }
+    local r = salta.fit{ loss = loss, start = { 1.5, 0.5 }, method = "lm", print_every = 0 }
+    r.objective = salta.lsq{ model = salta.dae{ name = "flat", states = { { "x", 0 } },
+      params = { { "a", 0 } }, f = function(t, x, z, p) return { 0 * p.a } end },
+      times = ts, data = { x = d }, free = { "a", "x0.x" } }
+    local cov, err = r:covariance()
+    assert.is_nil(cov)
+    assert.truthy(err:find("singular at 'a'", 1, true), err)
+  end)
+
   it("compares fits with published numbers in one table", function()
     local loss = salta.lsq{ model = m, times = times, data = data, free = { "k", "F_max", "e" },
       rtol = 1e-10, atol = 1e-12 }

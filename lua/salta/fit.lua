@@ -151,6 +151,7 @@ local function fit_once(spec)
     evaluations = r.evaluations, status = r.status, converged = r.converged,
     best_snapshot = r.best_snapshot, start = start, truth = spec.truth, total_s = total,
     history = { loss = r.history.f, gnorm = r.history.gnorm, ms = r.history.ms, params = {} },
+    objective = loss,
   }, Fit)
   for i, u in ipairs(r.history.x) do self.history.params[i] = to_p(u) end
   self.params = {}
@@ -227,15 +228,116 @@ function M.fit(spec)
   return fit_once(spec)
 end
 
--- The final table: parameter, true value (if known), initial, fitted and
--- relative error %.
+-- In-place Cholesky inverse of a symmetric positive definite matrix; nil
+-- and the first index whose pivot is not positive otherwise.
+local function spd_inverse(A)
+  local n, L = #A, {}
+  for i = 1, n do
+    L[i] = {}
+    for j = 1, i do
+      local s = A[i][j]
+      for k = 1, j - 1 do s = s - L[i][k] * L[j][k] end
+      if i == j then
+        if not (s > 1e-14 * math.abs(A[i][i])) then return nil, i end
+        L[i][i] = math.sqrt(s)
+      else
+        L[i][j] = s / L[j][j]
+      end
+    end
+  end
+  -- columns of L^-1, then A^-1 = L^-T L^-1
+  local Li = {}
+  for i = 1, n do
+    Li[i] = {}
+    for j = 1, i do
+      local s = i == j and 1 or 0
+      for k = j, i - 1 do s = s - L[i][k] * Li[k][j] end
+      Li[i][j] = s / L[i][i]
+    end
+  end
+  local inv = {}
+  for i = 1, n do
+    inv[i] = {}
+    for j = 1, n do
+      local s = 0
+      for k = math.max(i, j), n do s = s + Li[k][i] * Li[k][j] end
+      inv[i][j] = s
+    end
+  end
+  return inv
+end
+
+-- covariance(): the linearised covariance of the fitted parameters, in
+-- natural units, s^2 (J'J)^-1 with J the Jacobian of the unscaled residuals
+-- w (y - d) and s^2 = their sum of squares / (m - n) (m finite data, n free
+-- parameters): what scipy's curve_fit returns as pcov. nil and a message
+-- when m <= n or J'J is singular (a parameter the data do not determine).
+function Fit:covariance()
+  if self.cov_error then return nil, self.cov_error end
+  if self.cov then return self.cov end
+  local loss, x, n = self.objective, self.x, #self.x
+  local m = 0
+  for _, name in ipairs(loss.outputs) do
+    for _, v in ipairs(loss.columns[name]) do if v == v then m = m + 1 end end
+  end
+  if m <= n then
+    self.cov_error = ("%d data for %d parameters: no residual degrees of freedom"):format(m, n)
+    return nil, self.cov_error
+  end
+  -- the loss's residuals are r = w (y - d) / sqrt(m): J'J and the sum of
+  -- squares both carry 1/m, which cancels in s^2 (J'J)^-1 up to m / (m - n)
+  local J, r = loss:jacobian(x), loss:residuals(x)
+  local A, ssr = {}, 0
+  for i = 1, n do A[i] = {}; for j = 1, n do A[i][j] = 0 end end
+  for row, Jr in ipairs(J) do
+    ssr = ssr + r[row] ^ 2
+    for i = 1, n do
+      local ji = Jr[i] / (loss.log[i] and x[i] or 1)   -- d/d log p = p d/dp
+      if ji ~= 0 then
+        for j = 1, i do A[i][j] = A[i][j] + ji * Jr[j] / (loss.log[j] and x[j] or 1) end
+      end
+    end
+  end
+  for i = 1, n do for j = i + 1, n do A[i][j] = A[j][i] end end
+  local inv, bad = spd_inverse(A)
+  if not inv then
+    self.cov_error = ("J'J is singular at '%s': the data do not determine it apart from the others"):format(
+      self.free[bad])
+    return nil, self.cov_error
+  end
+  local s2 = ssr / (m - n)
+  for i = 1, n do for j = 1, n do inv[i][j] = inv[i][j] * s2 end end
+  self.cov = inv
+  return inv
+end
+
+-- std_errors(): the square roots of the covariance's diagonal, by name.
+function Fit:std_errors()
+  local cov, err = self:covariance()
+  if not cov then return nil, err end
+  local out = {}
+  for k, n in ipairs(self.free) do out[n] = math.sqrt(cov[k][k]) end
+  return out
+end
+
+-- A relative error in %: fixed point, or its magnitude when below 1e-4.
+local function percent(v)
+  if v ~= 0 and v < 1e-4 then return ("%.2e"):format(v) end
+  return ("%.6f"):format(v)
+end
+
+-- The final table: parameter, true value (if known), initial, fitted, its
+-- standard error and relative error %.
 function Fit:table()
-  local lines = { ("%-14s %16s %16s %16s %12s"):format("parameter", "true", "initial", "fitted", "error %") }
+  local ok, se = pcall(self.std_errors, self)
+  se = ok and se or nil
+  local lines = { ("%-14s %16s %16s %16s %10s %12s"):format("parameter", "true", "initial", "fitted", "std err",
+    "error %") }
   for k, n in ipairs(self.free) do
     local truth = self.truth and self.truth[n]
-    lines[#lines + 1] = ("%-14s %16s %16.10g %16.10g %12s"):format(n,
-      truth and ("%.10g"):format(truth) or "-", self.start[k], self.x[k],
-      truth and ("%.6f"):format(100 * math.abs(self.x[k] - truth) / math.abs(truth)) or "-")
+    lines[#lines + 1] = ("%-14s %16s %16.10g %16.10g %10s %12s"):format(n,
+      truth and ("%.10g"):format(truth) or "-", self.start[k], self.x[k], se and ("%.2e"):format(se[n]) or "-",
+      truth and percent(100 * math.abs(self.x[k] - truth) / math.abs(truth)) or "-")
   end
   lines[#lines + 1] = ("%s: %s after %d iterations%s (%d evaluations); loss %.6e; %.2f ms/iter; %.3f s"):format(
     self.method, self.status, self.iterations, self.stages and (" over %d horizons"):format(#self.stages) or "",
@@ -293,6 +395,8 @@ function Fit:to_json(path, extra)
     converged = self.converged, ms_per_iter = self.ms_per_iter, total_s = self.total_s,
     relative_error_percent = self:errors(), history = { loss = self.history.loss }, stages = self.stages,
   }
+  local ok, se = pcall(self.std_errors, self)
+  doc.std_error = ok and se or nil
   for k, n in ipairs(self.free) do doc.start[n] = self.start[k] end
   for k, v in pairs(extra or {}) do doc[k] = v end
   return json.write(path, doc)
