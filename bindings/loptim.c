@@ -160,7 +160,9 @@ static int lm_callback(void *p, int m, int n, const double *x, double *fvec, dou
   lua_State *L = c->L;
   int i, j;
   if (iflag == 0) {   /* progress report every nprint iterations */
-    if (c->progress == 0) return 0;
+    /* after a failure lmder still reports once, with fvec unset if the
+    ** start failed; the Lua side keeps the last accepted iterate itself */
+    if (c->progress == 0 || c->failed) return c->failed ? -1 : 0;
     lua_pushvalue(L, c->progress);
     salta_l_pushvec(L, x, n);
     salta_l_pushvec(L, fvec, m);

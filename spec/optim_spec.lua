@@ -90,3 +90,47 @@ describe("Adam", function()
     assert.is_true(best < h[#h])
   end)
 end)
+
+describe("a loss that fails at a trial point", function()
+  -- the quadratic (x - 3)^2, whose evaluation fails beyond x = 1 (as a
+  -- simulation fails past a grazing event): each optimiser stops there and
+  -- returns its last accepted iterate with the message
+  local function fg(x)
+    if x[1] > 1 then error("simulation failed at x = " .. x[1], 0) end
+    return (x[1] - 3) ^ 2, { 2 * (x[1] - 3) }
+  end
+  local function rj(x, what)
+    if x[1] > 1 then error("simulation failed at x = " .. x[1], 0) end
+    if what == "r" then return { x[1] - 3, 0.1 * (x[1] - 3) } end
+    return { { 1 }, { 0.1 } }
+  end
+  local function check(r, fn)
+    assert.is_false(r.converged)
+    assert.truthy(r.status:find("^stopped: the loss failed at "), r.status)
+    assert.truthy(r.error:find("simulation failed at x = ", 1, true), r.error)
+    assert.is_true(r.x[1] <= 1)
+    -- the returned value belongs to the returned point
+    assert.are.equal(fn(r.x), r.f)
+    if #r.history.x > 0 then assert.are.equal(r.history.x[#r.history.x][1], r.x[1]) end
+  end
+  it("Adam", function()
+    local r = optim.adam(fg, { 0 }, { lr = 0.3, max_iter = 100 })
+    check(r, function(x) return (fg(x)) end)
+  end)
+  it("L-BFGS-B", function()
+    local r = optim.lbfgsb(fg, { 0.5 }, {})
+    check(r, function(x) return (fg(x)) end)
+  end)
+  it("Levenberg-Marquardt", function()
+    local r = optim.lm(rj, { 0.5 }, 2, { factor = 10 })
+    check(r, function(x) local v = rj(x, "r"); return v[1] ^ 2 + v[2] ^ 2 end)
+  end)
+  it("raises when the start itself fails", function()
+    local ok, err = pcall(optim.lbfgsb, fg, { 2 }, {})
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("simulation failed at x = 2", 1, true))
+    ok, err = pcall(optim.adam, function() return 0 / 0, { 0 } end, { 0 }, {})
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("the loss is NaN", 1, true))
+  end)
+end)

@@ -148,7 +148,7 @@ local function fit_once(spec)
 
   local self = setmetatable({
     method = method, free = loss.free, x = to_p(r.x), loss = r.f, iterations = r.iterations,
-    evaluations = r.evaluations, status = r.status, converged = r.converged,
+    evaluations = r.evaluations, status = r.status, converged = r.converged, error = r.error,
     best_snapshot = r.best_snapshot, start = start, truth = spec.truth, total_s = total,
     history = { loss = r.history.f, gnorm = r.history.gnorm, ms = r.history.ms, params = {} },
     objective = loss,
@@ -208,6 +208,7 @@ local function fit_horizons(spec)
     for key, list in pairs(hist) do
       for _, v in ipairs(result.history[key]) do list[#list + 1] = v end
     end
+    if result.error then break end   -- the later horizons would start from a failure
   end
   result.start = by_name(loss, spec.start, "start", function(k) return nominal(loss, k) end)
   result.iterations, result.evaluations, result.total_s = iterations, evaluations, total

@@ -10,6 +10,11 @@
 -- status, converged, history = { f = {}, gnorm = {}, x = {}, ms = {} } }.
 -- opts.callback(it, x, f, g) may return true to stop; opts.log(line)
 -- receives one progress line every opts.print_every iterations.
+--
+-- A loss that fails (raises, e.g. a grazing event or a Newton failure) or
+-- is NaN at the start raises. Later, at a trial point, it stops the run:
+-- the result holds the last accepted iterate, converged = false, the status
+-- "stopped: ..." with the message, and the message in `error`.
 
 local core = require("salta.core")
 
@@ -32,6 +37,25 @@ local function step_norm(a, b)
 end
 
 local function new_history() return { f = {}, gnorm = {}, x = {}, ms = {} } end
+
+-- fg(x) under pcall: f, g, or nil and a message (an error or a NaN loss).
+local function try(fg, x)
+  local ok, f, g = pcall(fg, x)
+  if not ok then return nil, tostring(f) end
+  if f ~= f then return nil, "the loss is NaN" end
+  return f, g
+end
+
+-- The result of a run stopped by a failed evaluation: the last accepted
+-- iterate. At the start there is none, and the failure is raised.
+local function stopped(opts, where, msg, x, f, extra)
+  if not x then error(msg, 0) end
+  local status = ("stopped: the loss failed at %s: %s"):format(where, msg)
+  if opts.log then opts.log(status) end
+  local r = { x = x, f = f, status = status, converged = false, error = msg }
+  for k, v in pairs(extra) do r[k] = v end
+  return r
+end
 
 local function record(h, x, f, g, ms)
   h.f[#h.f + 1] = f
@@ -68,8 +92,12 @@ function M.adam(fg, x0, opts)
   local last_f
   for k = 1, opts.max_iter or 100 do
     local t0 = clock()
-    f, g = fg(x)
-    if f ~= f then status = "the loss is NaN"; break end
+    f, g = try(fg, x)
+    if not f then
+      local last = #h.f
+      return stopped(opts, ("iteration %d"):format(k), g, h.x[last], h.f[last],
+        { iterations = last, evaluations = last, history = h })
+    end
     if opts.best and (k == 1 or k % opts.best == 0) and f < best_f then best_x, best_f = copy(x), f end
     local xold = copy(x)
     for i = 1, n do
@@ -117,12 +145,20 @@ function M.lbfgsb(fg, x0, opts)
   local f, g, evals, iters, t0 = nil, nil, 0, 0, clock()
   local status, converged = nil, false
   local xprev = copy(x0)
+  local acc_x, acc_f   -- the last accepted iterate (x0 once evaluated)
   while true do
     if kind == "fg" then
-      if evals >= max_eval then status = "maximum evaluations"; break end
-      f, g = fg(x)
+      if evals >= max_eval then
+        status, x, f = "maximum evaluations", acc_x, acc_f
+        break
+      end
+      f, g = try(fg, x)
+      if not f then
+        return stopped(opts, ("a trial point after iteration %d"):format(iters), g, acc_x, acc_f,
+          { iterations = iters, evaluations = evals, history = h })
+      end
       evals = evals + 1
-      if f ~= f then status = "the loss is NaN"; break end
+      if not acc_x then acc_x, acc_f = copy(x), f end
       kind, x, msg = opt:iterate(f, g)
     elseif kind == "new_x" then
       iters = iters + 1
@@ -131,6 +167,7 @@ function M.lbfgsb(fg, x0, opts)
       record(h, x, f, g, ms)
       progress(opts, iters, f, norm(g), step_norm(x, xprev), ms)
       xprev = copy(x)
+      acc_x, acc_f = copy(x), f
       if opts.callback and opts.callback(iters, x, f, g) then status = "stopped by the callback"; break end
       if iters >= max_iter then status = "maximum iterations"; break end
       kind, x, msg = opt:iterate()
@@ -162,10 +199,15 @@ function M.lm(rj, x0, m, opts)
     xprev = copy(x)
     return opts.callback and opts.callback(iters, x, f) or false
   end
-  local x, info, msg, nfev, njev, r = core.lm(rj, x0, m, {
+  local ok, x, info, msg, nfev, njev, r = pcall(core.lm, rj, x0, m, {
     ftol = opts.ftol, xtol = opts.xtol, gtol = opts.gtol, maxfev = opts.max_eval or 100 * (#x0 + 1),
     factor = opts.factor,
     progress = on_iteration, nprint = 1 })
+  if not ok then
+    local last = #h.f
+    return stopped(opts, ("a trial point after iteration %d"):format(last), tostring(x), h.x[last], h.f[last],
+      { iterations = last, evaluations = last, history = h })
+  end
   local f = 0
   for i = 1, #r do f = f + r[i] * r[i] end
   return { x = x, f = f, iterations = njev, evaluations = nfev, status = msg,
