@@ -221,7 +221,7 @@ static const char *lm_message(int info) {
     case 6: return "stopped: ftol too small, no further reduction possible";
     case 7: return "stopped: xtol too small, no further improvement possible";
     case 8: return "stopped: gtol too small, residuals orthogonal to the Jacobian";
-    default: return "stopped by the caller";
+    default: return "stopped by the callback";
   }
 }
 

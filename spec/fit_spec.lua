@@ -71,6 +71,15 @@ describe("salta.fit", function()
     local ok, err = pcall(salta.fit, { loss = loss, method = "lm", gradient = "adjoint", print_every = 0 })
     assert.is_false(ok)
     assert.truthy(tostring(err):find("needs the residual Jacobian", 1, true), tostring(err))
+    ok, err = pcall(salta.fit, { loss = loss, method = "lm", gradient = { mesh = 5 }, horizon = true, print_every = 0 })
+    assert.is_true(ok, err)    -- a table without a method is the default route, sens
+    ok, err = pcall(function()
+      local r = salta.fit{ loss = loss, method = "adam", gradient = "bogus" }   -- the error names this line
+      return r
+    end)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("fit_spec.lua:%d+: salta.fit: unknown gradient method 'bogus'"),
+      tostring(err))
   end)
 
   it("gives the covariance of linear least squares on a linear model", function()
@@ -108,12 +117,30 @@ describe("salta.fit", function()
     -- a parameter the data cannot see: J'J is singular, and it is named
     local loss = salta.lsq{ model = line, times = ts, data = { x = d }, free = { "a", "x0.x" } }
     local r = salta.fit{ loss = loss, start = { 1.5, 0.5 }, method = "lm", print_every = 0 }
-    r.objective = salta.lsq{ model = salta.dae{ name = "flat", states = { { "x", 0 } },
+    r.lsq = salta.lsq{ model = salta.dae{ name = "flat", states = { { "x", 0 } },
       params = { { "a", 0 } }, f = function(t, x, z, p) return { 0 * p.a } end },
       times = ts, data = { x = d }, free = { "a", "x0.x" } }
     local cov, err = r:covariance()
     assert.is_nil(cov)
     assert.truthy(err:find("singular at 'a'", 1, true), err)
+    -- missing data are no data: NaN rows give the fit without them
+    local d2, ts3, d3 = {}, {}, {}
+    for i = 1, n do
+      d2[i] = i % 3 == 0 and 0 / 0 or d[i]
+      if i % 3 ~= 0 then ts3[#ts3 + 1], d3[#d3 + 1] = ts[i], d[i] end
+    end
+    local with_nan = salta.fit{ loss = salta.lsq{ model = line, times = ts, data = { x = d2 },
+      free = { "a", "x0.x" }, rtol = 1e-12, atol = 1e-12 }, start = { 1.5, 0.5 }, method = "lm", print_every = 0 }
+    local without = salta.fit{ loss = salta.lsq{ model = line, times = ts3, data = { x = d3 },
+      free = { "a", "x0.x" }, rtol = 1e-12, atol = 1e-12 }, start = { 1.5, 0.5 }, method = "lm", print_every = 0 }
+    assert.is_near(without:std_errors().a, with_nan:std_errors().a, 1e-6 * without:std_errors().a)
+    -- two data for two parameters: no degrees of freedom left
+    local two = salta.fit{ loss = salta.lsq{ model = line, times = { 1, 2 }, data = { x = { 3, 5 } },
+      free = { "a", "x0.x" } }, start = { 1.5, 0.5 }, method = "lm", print_every = 0 }
+    local none, why = two:std_errors()
+    assert.is_nil(none)
+    assert.truthy(why:find("2 data for 2 parameters", 1, true), why)
+    assert.truthy(two:table():find("std err", 1, true))
   end)
 
   it("compares fits with published numbers in one table", function()
@@ -127,7 +154,7 @@ describe("salta.fit", function()
     assert.are.equal(3, #lines)
     assert.truthy(lines[1]:find("k %", 1, true) and lines[1]:find("ms/iter", 1, true))
     assert.truthy(lines[2]:find("2.5000e-20", 1, true))
-    assert.truthy(lines[2]:find((" %d "):format(r.iterations), 1, true))
+    assert.truthy(lines[2]:find(("2%%.5000e%%-20%%s+%d%%s"):format(r.iterations)), lines[2])
     -- 1.5 %, 2e-5 % kept at its magnitude, F_max and the times unknown
     assert.truthy(lines[3]:find("^paper%s+1%.5000%s+%-%s+2%.0e%-05%s+1%.0000e%-03%s+300%s+%-%s+%-$"), lines[3])
   end)
@@ -184,6 +211,22 @@ describe("horizon continuation", function()
     for k, n in ipairs(FREE) do assert.is_near(m.p0[n], r.x[k], 1e-4 * m.p0[n]) end
     local mse = salta.lsq{ model = m, times = times, data = data, free = FREE, rtol = 1e-11, atol = 1e-13 }
     assert.is_true(mse:value(r.x) <= 1e-12, mse:value(r.x))
+  end)
+
+  it("ends at a callback's stop and reuses its options unchanged", function()
+    local loss = salta.lsq{ model = m, times = times, data = data, free = FREE, rtol = 1e-8, atol = 1e-10,
+      method = "erk" }
+    local START = { 1.10177047, 0.25193102, 1.53445960, 0.75943693, 0.77315497, 1.41621466, 0.87710816 }
+    local seen = {}
+    local spec = { loss = loss, start = START, method = "lm", horizon = { 2.5, 5 }, print_every = 0,
+      callback = function(it) seen[#seen + 1] = it; return it >= 7 end }
+    local r = salta.fit(spec)
+    assert.are.equal(2, #r.stages)          -- stopped in the second of three stages
+    assert.are.same({ 2.5, 5 }, spec.horizon)
+    for i, it in ipairs(seen) do assert.are.equal(i, it) end   -- numbered over the stages
+    assert.are.equal(7, seen[#seen])
+    spec.callback = nil
+    assert.are.equal(3, #salta.fit(spec).stages)   -- the same spec again
   end)
 
   it("refuses horizons that are not increasing or reach the last target", function()

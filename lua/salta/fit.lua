@@ -20,7 +20,11 @@
 -- whole horizon at once has many local minima (phases matched a period
 -- off, events matched to the wrong events); a short horizon has few, and
 -- each longer one starts near its minimum. max_iter applies per stage;
--- iterations, evaluations and times add up over the stages.
+-- iterations, evaluations and times add up over the stages; ms_per_iter is
+-- the last stage's; `stages` lists each stage's end, targets, iterations,
+-- loss, status and ms/iter. A stage that fails or a callback that returns
+-- true ends the run there, and then loss, std_errors and covariance are
+-- those of that stage's window (fit.lsq).
 
 local optim = require("salta.optim")
 local json = require("salta.json")
@@ -79,18 +83,58 @@ local function ms_per_iter(ms_list)
   return cnt > 0 and ms / cnt or (ms_list[1] or 0 / 0)
 end
 
-local function fit_once(spec)
+local METHODS = { lm = true, lbfgsb = true, adam = true }
+local GRADIENTS = { sens = true, adjoint = true, fd = true }
+
+-- Everything about a fit that can be wrong before it runs, checked once:
+-- the method, the gradient route, start and bounds by name, log domains.
+-- Errors name the caller of salta.fit (level 3 from here).
+local function prepare(spec)
   local loss = spec.loss
-  local method = spec.method or "lm"
-  local start = by_name(loss, spec.start, "start", function(k) return nominal(loss, k) end)
-  local lower = by_name(loss, spec.lower, "lower", function() return -math.huge end)
-  local upper = by_name(loss, spec.upper, "upper", function() return math.huge end)
+  local plan = { method = spec.method or "lm" }
+  if not METHODS[plan.method] then
+    error(("salta.fit: unknown method '%s' (\"lm\", \"lbfgsb\" or \"adam\")"):format(tostring(plan.method)), 3)
+  end
+  local gradient = spec.gradient or "sens"
+  if type(gradient) == "string" then gradient = { method = gradient } end
+  if type(gradient) ~= "table" then error("salta.fit: gradient must be a route name or a table", 3) end
+  gradient.method = gradient.method or "sens"
+  if not GRADIENTS[gradient.method] then
+    error(("salta.fit: unknown gradient method '%s' (\"sens\", \"adjoint\" or \"fd\")"):format(
+      tostring(gradient.method)), 3)
+  end
+  if plan.method == "lm" and gradient.method ~= "sens" then
+    error("salta.fit: Levenberg-Marquardt needs the residual Jacobian (forward sensitivities); the "
+      .. gradient.method .. " route gives the gradient only: use lbfgsb or adam with it", 3)
+  end
+  plan.gradient = gradient
+  plan.start = by_name(loss, spec.start, "start", function(k) return nominal(loss, k) end)
+  plan.lower = by_name(loss, spec.lower, "lower", function() return -math.huge end)
+  plan.upper = by_name(loss, spec.upper, "upper", function() return math.huge end)
+  for k, n in ipairs(loss.free) do
+    if loss.log[k] and not (plan.start[k] > 0) then
+      error(("salta.fit: '%s' is log-transformed but starts at %g"):format(n, plan.start[k]), 3)
+    end
+    if loss.log[k] and (plan.lower[k] < 0 and plan.lower[k] > -math.huge or plan.upper[k] <= 0) then
+      error(("salta.fit: '%s' is log-transformed but its bounds are [%g, %g]"):format(n, plan.lower[k],
+        plan.upper[k]), 3)
+    end
+    if plan.lower[k] > -math.huge or plan.upper[k] < math.huge then plan.bounded = true end
+  end
+  if plan.method == "lm" and plan.bounded then
+    error("salta.fit: Levenberg-Marquardt (lmder) takes no bounds; use lbfgsb or adam", 3)
+  end
+  return plan
+end
+
+-- One run of plan.method on loss from start (natural units).
+local function fit_once(spec, plan, loss, start)
+  local method, lower, upper = plan.method, plan.lower, plan.upper
 
   -- optimisation variables: log p where the loss is log-transformed
   local function to_u(p, k)
     if not loss.log[k] then return p end
     if p == -math.huge or p == 0 then return -math.huge end
-    if p <= 0 then error(("salta.fit: '%s' is log-transformed but %g <= 0"):format(loss.free[k], p), 3) end
     return math.log(p)
   end
   local function to_p(u)
@@ -102,7 +146,7 @@ local function fit_once(spec)
   for k = 1, #start do
     u0[k] = to_u(start[k], k)
     lo[k] = to_u(lower[k], k)
-    hi[k] = loss.log[k] and (upper[k] == math.huge and math.huge or to_u(upper[k], k)) or upper[k]
+    hi[k] = to_u(upper[k], k)
   end
 
   local print_every = spec.print_every
@@ -114,35 +158,22 @@ local function fit_once(spec)
     log = print_every > 0 and (spec.log or print) or nil,
     callback = spec.callback and function(it, u, f, g) return spec.callback(it, to_p(u), f, g) end,
   }
-  local function bounded()
-    for k = 1, #lo do if lo[k] > -math.huge or hi[k] < math.huge then return true end end
-    return false
-  end
-  if bounded() then opts.lower, opts.upper = lo, hi end
+  if plan.bounded then opts.lower, opts.upper = lo, hi end
 
   local t0 = clock()
   local r
-  -- gradient = "sens" | "adjoint" | { method = "adjoint", mesh = ..., forward = ... }
-  local gradient = type(spec.gradient) == "string" and { method = spec.gradient } or spec.gradient
-  local function fg(u) return loss:value_and_grad(to_p(u), gradient) end
+  local function fg(u) return loss:value_and_grad(to_p(u), plan.gradient) end
   if method == "adam" then
     if opts.max_iter == nil then opts.max_iter = 500 end
     r = optim.adam(fg, u0, opts)
   elseif method == "lbfgsb" then
     r = optim.lbfgsb(fg, u0, opts)
-  elseif method == "lm" then
-    if gradient and gradient.method ~= "sens" then
-      error("salta.fit: Levenberg-Marquardt needs the residual Jacobian (forward sensitivities); the "
-        .. gradient.method .. " route gives the gradient only: use lbfgsb or adam with it", 2)
-    end
-    if bounded() then error("salta.fit: Levenberg-Marquardt (lmder) takes no bounds; use lbfgsb or adam", 2) end
+  else
     local m = #loss:residuals(start)
     r = optim.lm(function(u, what)
       local p = to_p(u)
       return what == "r" and loss:residuals(p) or loss:jacobian(p)
     end, u0, m, opts)
-  else
-    error(("salta.fit: unknown method '%s' (\"lm\", \"lbfgsb\" or \"adam\")"):format(tostring(method)), 2)
   end
   local total = clock() - t0
 
@@ -151,7 +182,7 @@ local function fit_once(spec)
     evaluations = r.evaluations, status = r.status, converged = r.converged, error = r.error,
     best_snapshot = r.best_snapshot, start = start, truth = spec.truth, total_s = total,
     history = { loss = r.history.f, gnorm = r.history.gnorm, ms = r.history.ms, params = {} },
-    objective = loss,
+    lsq = loss,
   }, Fit)
   for i, u in ipairs(r.history.x) do self.history.params[i] = to_p(u) end
   self.params = {}
@@ -180,40 +211,49 @@ local function horizons(loss, h)
         .. "the whole loss"):format(i, t, t_last), 3)
     end
   end
-  return h
+  return { table.unpack(h) }
 end
 
 -- Fit on loss:window(t) for each horizon t, then on the whole loss, each
--- stage starting where the last ended.
-local function fit_horizons(spec)
-  local loss, ends = spec.loss, horizons(spec.loss, spec.horizon)
+-- stage starting where the last ended. A stage that fails or a callback
+-- that asks to stop ends the continuation.
+local function fit_horizons(spec, plan)
+  local loss = spec.loss
+  local ends = horizons(loss, spec.horizon)
   ends[#ends + 1] = math.huge
   local stage_spec, stages, result = {}, {}, nil
   for k, v in pairs(spec) do stage_spec[k] = v end
   local hist = { loss = {}, gnorm = {}, ms = {}, params = {} }
-  local iterations, evaluations, total = 0, 0, 0
-  local log = (stage_spec.print_every or 10) > 0 and (spec.log or print) or nil
+  local iterations, evaluations, total, stop = 0, 0, 0, false
+  if spec.callback then   -- iterations counted over the stages
+    stage_spec.callback = function(it, ...)
+      if spec.callback(iterations + it, ...) then stop = true end
+      return stop
+    end
+  end
+  local log = (spec.print_every or 10) > 0 and (spec.log or print) or nil
+  local start = plan.start
   for s, t_end in ipairs(ends) do
     local window = t_end < math.huge and loss:window(t_end) or loss
     if log then
       log(("-- horizon %d/%d: t <= %g, %d targets"):format(s, #ends, window.times[#window.times], #window.times))
     end
-    stage_spec.loss = window
-    result = fit_once(stage_spec)
-    stage_spec.start = result.x
+    result = fit_once(stage_spec, plan, window, start)
+    start = result.x
     stages[s] = { t_end = window.times[#window.times], targets = #window.times, iterations = result.iterations,
-      loss = result.loss, status = result.status }
+      loss = result.loss, status = result.status, ms_per_iter = result.ms_per_iter }
     iterations, evaluations, total = iterations + result.iterations, evaluations + result.evaluations,
       total + result.total_s
     for key, list in pairs(hist) do
       for _, v in ipairs(result.history[key]) do list[#list + 1] = v end
     end
-    if result.error then break end   -- the later horizons would start from a failure
+    if result.error or stop then break end   -- the later horizons would start from there
   end
-  result.start = by_name(loss, spec.start, "start", function(k) return nominal(loss, k) end)
+  -- ms_per_iter stays the last stage's: the cost of an iteration on the
+  -- loss it ends on (the shorter windows' iterations are cheaper)
+  result.start = plan.start
   result.iterations, result.evaluations, result.total_s = iterations, evaluations, total
   result.history, result.stages = hist, stages
-  result.ms_per_iter = ms_per_iter(result.history.ms)
   return result
 end
 
@@ -225,12 +265,13 @@ function M.fit(spec)
   local loss = spec.loss
   if type(loss) ~= "table" or not loss.value_and_grad then error("salta.fit: loss must be a salta.lsq loss", 2) end
   if #loss.free == 0 then error("salta.fit: the loss has no free parameters", 2) end
-  if spec.horizon then return fit_horizons(spec) end
-  return fit_once(spec)
+  local plan = prepare(spec)
+  if spec.horizon then return fit_horizons(spec, plan) end
+  return fit_once(spec, plan, loss, plan.start)
 end
 
--- In-place Cholesky inverse of a symmetric positive definite matrix; nil
--- and the first index whose pivot is not positive otherwise.
+-- The inverse of a symmetric positive definite matrix by Cholesky; nil and
+-- the first index whose pivot is not positive otherwise.
 local function spd_inverse(A)
   local n, L = #A, {}
   for i = 1, n do
@@ -272,22 +313,24 @@ end
 -- natural units, s^2 (J'J)^-1 with J the Jacobian of the unscaled residuals
 -- w (y - d) and s^2 = their sum of squares / (m - n) (m finite data, n free
 -- parameters): what scipy's curve_fit returns as pcov. nil and a message
--- when m <= n or J'J is singular (a parameter the data do not determine).
+-- when m <= n, J'J is singular (a parameter the data do not determine) or
+-- the Jacobian cannot be computed there. Computed once, by the forward
+-- sensitivities whatever route the fit took.
 function Fit:covariance()
-  if self.cov_error then return nil, self.cov_error end
-  if self.cov then return self.cov end
-  local loss, x, n = self.objective, self.x, #self.x
-  local m = 0
-  for _, name in ipairs(loss.outputs) do
-    for _, v in ipairs(loss.columns[name]) do if v == v then m = m + 1 end end
+  if self.cov or self.cov_error then return self.cov, self.cov_error end
+  local loss, x, n = self.lsq, self.x, #self.x
+  local ok, J, r = pcall(function() return loss:jacobian(x), loss:residuals(x) end)
+  if not ok then
+    self.cov_error = tostring(J)
+    return nil, self.cov_error
   end
+  local m = #r   -- one residual per finite datum
   if m <= n then
     self.cov_error = ("%d data for %d parameters: no residual degrees of freedom"):format(m, n)
     return nil, self.cov_error
   end
   -- the loss's residuals are r = w (y - d) / sqrt(m): J'J and the sum of
-  -- squares both carry 1/m, which cancels in s^2 (J'J)^-1 up to m / (m - n)
-  local J, r = loss:jacobian(x), loss:residuals(x)
+  -- squares both carry the factor 1/m, which cancels in s^2 (J'J)^-1
   local A, ssr = {}, 0
   for i = 1, n do A[i] = {}; for j = 1, n do A[i][j] = 0 end end
   for row, Jr in ipairs(J) do
@@ -321,24 +364,25 @@ function Fit:std_errors()
   return out
 end
 
--- A relative error in %: fixed point, or its magnitude when below 1e-4.
-local function percent(v)
-  if v ~= 0 and v < 1e-4 then return ("%.2e"):format(v) end
-  return ("%.6f"):format(v)
+-- A relative error in % with d decimals; "-" for none, and a small error
+-- keeps its magnitude instead of printing as zero.
+local function percent(v, d)
+  if v == nil then return "-" end
+  if v ~= 0 and math.abs(v) < 10 ^ (1 - d) then return ("%.1e"):format(v) end
+  return ("%." .. d .. "f"):format(v)
 end
 
 -- The final table: parameter, true value (if known), initial, fitted, its
 -- standard error and relative error %.
 function Fit:table()
-  local ok, se = pcall(self.std_errors, self)
-  se = ok and se or nil
+  local se = self:std_errors()
   local lines = { ("%-14s %16s %16s %16s %10s %12s"):format("parameter", "true", "initial", "fitted", "std err",
     "error %") }
   for k, n in ipairs(self.free) do
     local truth = self.truth and self.truth[n]
     lines[#lines + 1] = ("%-14s %16s %16.10g %16.10g %10s %12s"):format(n,
       truth and ("%.10g"):format(truth) or "-", self.start[k], self.x[k], se and ("%.2e"):format(se[n]) or "-",
-      truth and percent(100 * math.abs(self.x[k] - truth) / math.abs(truth)) or "-")
+      percent(truth and 100 * math.abs(self.x[k] - truth) / math.abs(truth), 6))
   end
   lines[#lines + 1] = ("%s: %s after %d iterations%s (%d evaluations); loss %.6e; %.2f ms/iter; %.3f s"):format(
     self.method, self.status, self.iterations, self.stages and (" over %d horizons"):format(#self.stages) or "",
@@ -371,17 +415,13 @@ end
 -- (published numbers); a field left out prints as "-".
 function M.compare(rows, names)
   local function cell(fmt, v) return v and fmt:format(v) or "-" end
-  local function pct(v)   -- small errors keep their magnitude instead of printing as 0.0000
-    if v and v ~= 0 and math.abs(v) < 1e-3 then return ("%.1e"):format(v) end
-    return cell("%.4f", v)
-  end
   local head = { ("%-24s"):format("") }
   for _, n in ipairs(names) do head[#head + 1] = ("%11s"):format(n .. " %") end
   head[#head + 1] = ("%12s %7s %9s %9s"):format("final loss", "iters", "total s", "ms/iter")
   local lines = { table.concat(head, " ") }
   for _, r in ipairs(rows) do
     local line = { ("%-24s"):format(r.label) }
-    for _, n in ipairs(names) do line[#line + 1] = ("%11s"):format(pct(r.errors and r.errors[n])) end
+    for _, n in ipairs(names) do line[#line + 1] = ("%11s"):format(percent(r.errors and r.errors[n], 4)) end
     line[#line + 1] = ("%12s %7s %9s %9s"):format(cell("%.4e", r.loss), cell("%d", r.iterations),
       cell("%.2f", r.total_s), cell("%.2f", r.ms_per_iter))
     lines[#lines + 1] = table.concat(line, " ")
@@ -396,8 +436,7 @@ function Fit:to_json(path, extra)
     converged = self.converged, ms_per_iter = self.ms_per_iter, total_s = self.total_s,
     relative_error_percent = self:errors(), history = { loss = self.history.loss }, stages = self.stages,
   }
-  local ok, se = pcall(self.std_errors, self)
-  doc.std_error = ok and se or nil
+  doc.std_error, doc.std_error_unavailable = self:std_errors()
   for k, n in ipairs(self.free) do doc.start[n] = self.start[k] end
   for k, v in pairs(extra or {}) do doc[k] = v end
   return json.write(path, doc)

@@ -3,8 +3,9 @@
 --
 --   local loss = salta.lsq{ model = m, times = {...}, data = {h = {...}},
 --     free = {"g", "e"}, transform = "log", blend = 150, rtol = 1e-8 }
---   loss:value(p)  loss:grad(p, {method = "sens" | "fd"})
---   loss:residuals(p)  loss:jacobian(p)  loss:value_and_grad(p)
+--   loss:value(p [, opts])  loss:grad(p [, opts])  loss:value_and_grad(p [, opts])
+--     opts.method = "sens" (default) | "adjoint" (mesh, forward) | "fd" (h)
+--   loss:residuals(p)  loss:jacobian(p)
 --   loss:window(t_end)   the same loss over the targets at t <= t_end
 --
 -- L(p) = mean over the finite data entries of (w (y(t_k) - data))^2; the

@@ -3,7 +3,7 @@
 --   adam(fg, x0, opts)     the reference's Adam (REFERENCE.md §3.0), with
 --                          optional clipping to bounds and best snapshots
 --   lbfgsb(fg, x0, opts)   L-BFGS-B 3.0 (liblbfgsb) with bounds
---   lm(rj, x0, opts)       Levenberg-Marquardt (MINPACK lmder)
+--   lm(rj, x0, m, opts)    Levenberg-Marquardt (MINPACK lmder), m residuals
 --
 -- fg(x) returns f, g; rj(x, "r") returns the residuals, rj(x, "j") the
 -- Jacobian rows. Each returns a result { x, f, iterations, evaluations,
@@ -11,10 +11,11 @@
 -- opts.callback(it, x, f, g) may return true to stop; opts.log(line)
 -- receives one progress line every opts.print_every iterations.
 --
--- A loss that fails (raises, e.g. a grazing event or a Newton failure) or
--- is NaN at the start raises. Later, at a trial point, it stops the run:
--- the result holds the last accepted iterate, converged = false, the status
--- "stopped: ..." with the message, and the message in `error`.
+-- A loss that fails (raises, e.g. a grazing event or a Newton failure, or
+-- returns a non-finite value) at the start raises. Later, at a trial point,
+-- it stops the run: the result holds the last accepted iterate, converged =
+-- false, the status "stopped: ..." and the message in `error`. An error
+-- raised by opts.callback or opts.log is raised as it is.
 
 local core = require("salta.core")
 
@@ -38,11 +39,28 @@ end
 
 local function new_history() return { f = {}, gnorm = {}, x = {}, ms = {} } end
 
--- fg(x) under pcall: f, g, or nil and a message (an error or a NaN loss).
+-- The first non-finite entry of v (or of its rows), described; nil if none.
+local function non_finite(v, what)
+  for i = 1, #v do
+    local e = v[i]
+    if type(e) == "table" then
+      local bad = non_finite(e, ("%s row %d"):format(what, i))
+      if bad then return bad end
+    elseif e ~= e or e == math.huge or e == -math.huge then
+      return ("%s entry %d is %s"):format(what, i, tostring(e))
+    end
+  end
+  return nil
+end
+
+-- fg(x) under pcall: f, g, or nil and a message (an error, a non-finite
+-- loss or gradient).
 local function try(fg, x)
   local ok, f, g = pcall(fg, x)
   if not ok then return nil, tostring(f) end
-  if f ~= f then return nil, "the loss is NaN" end
+  if f ~= f or f == math.huge then return nil, ("the loss is %s"):format(tostring(f)) end
+  local bad = non_finite(g, "the gradient's")
+  if bad then return nil, bad end
   return f, g
 end
 
@@ -66,9 +84,9 @@ end
 
 local function progress(opts, it, f, gnorm, step, ms)
   local every = opts.print_every or 1
-  if opts.log and every > 0 and (it == 1 or it % every == 0) then
+  if opts.log and every > 0 and (it == "end" or it == 1 or it % every == 0) then
     local gtext = gnorm and ("%.3e"):format(gnorm) or "      n/a"
-    opts.log(("%6d  loss %.6e  |grad| %s  step %.3e  %7.2f ms"):format(it, f, gtext, step, ms))
+    opts.log(("%6s  loss %.6e  |grad| %s  step %.3e  %7.2f ms"):format(it, f, gtext, step, ms))
   end
 end
 
@@ -90,13 +108,20 @@ function M.adam(fg, x0, opts)
   local best_x, best_f = nil, math.huge
   local status, converged, f, g = "maximum iterations", false, nil, nil
   local last_f
+  -- the best snapshot replaces the result when it beats the last loss
+  local function with_best(result)
+    if best_x and best_f < h.f[#h.f] then
+      result.x, result.f, result.best_snapshot = best_x, best_f, true
+    end
+    return result
+  end
   for k = 1, opts.max_iter or 100 do
     local t0 = clock()
     f, g = try(fg, x)
     if not f then
       local last = #h.f
-      return stopped(opts, ("iteration %d"):format(k), g, h.x[last], h.f[last],
-        { iterations = last, evaluations = last, history = h })
+      return with_best(stopped(opts, ("iteration %d"):format(k), g, h.x[last], h.f[last],
+        { iterations = last, evaluations = last, history = h }))
     end
     if opts.best and (k == 1 or k % opts.best == 0) and f < best_f then best_x, best_f = copy(x), f end
     local xold = copy(x)
@@ -119,12 +144,8 @@ function M.adam(fg, x0, opts)
     end
     last_f = f
   end
-  local result = { x = x, f = f, iterations = #h.f, evaluations = #h.f, status = status,
-    converged = converged, history = h }
-  if best_x and best_f < h.f[#h.f] then
-    result.x, result.f, result.best_snapshot = best_x, best_f, true
-  end
-  return result
+  return with_best({ x = x, f = f, iterations = #h.f, evaluations = #h.f, status = status,
+    converged = converged, history = h })
 end
 
 -- L-BFGS-B with bounds (lower/upper arrays; -math.huge/math.huge or nil
@@ -173,6 +194,8 @@ function M.lbfgsb(fg, x0, opts)
       kind, x, msg = opt:iterate()
     else
       status, converged = msg, kind == "converged"
+      -- an abnormal exit (line search failure) may leave x at a trial point
+      if not converged then x, f = acc_x, acc_f end
       break
     end
   end
@@ -188,25 +211,50 @@ function M.lm(rj, x0, m, opts)
   opts = opts or {}
   local h = new_history()
   local t0, iters, xprev = clock(), 0, copy(x0)
+  -- lmder takes a Jacobian only at accepted points, right after their
+  -- residuals: the last residual evaluation before a Jacobian is accepted
+  local last_x, last_f, acc_x, acc_f, failure, nfev = nil, nil, nil, nil, nil, 0
+  local function eval(x, what)
+    local ok, v = pcall(rj, x, what)
+    local bad = not ok and tostring(v) or non_finite(v, what == "r" and "the residuals'" or "the Jacobian's")
+    if what == "j" then acc_x, acc_f = last_x, last_f end
+    if bad then
+      failure = bad
+      error(bad, 0)
+    end
+    if what == "r" then
+      nfev = nfev + 1
+      local f = 0
+      for i = 1, #v do f = f + v[i] * v[i] end
+      last_x, last_f = copy(x), f
+    end
+    return v
+  end
+  -- lmder reports at each Jacobian (an iteration, g = 2 J'r) and once at
+  -- the end, where g is nil: that report is the final point when a last
+  -- step was taken without a new Jacobian, and no iteration
   local function on_iteration(x, r, g)
-    iters = iters + 1
     local f = 0
     for i = 1, #r do f = f + r[i] * r[i] end
     local ms = (clock() - t0) * 1e3
     t0 = clock()
+    local step = step_norm(x, xprev)
+    if not g and (iters == 0 or step == 0) then return false end
+    if g then iters = iters + 1 end
     record(h, x, f, g, ms)
-    progress(opts, iters, f, g and norm(g), step_norm(x, xprev), ms)
+    progress(opts, g and iters or "end", f, g and norm(g), step, ms)
     xprev = copy(x)
-    return opts.callback and opts.callback(iters, x, f) or false
+    return g and opts.callback and opts.callback(iters, x, f) or false
   end
-  local ok, x, info, msg, nfev, njev, r = pcall(core.lm, rj, x0, m, {
+  local ok, x, info, msg, _, njev, r = pcall(core.lm, eval, x0, m, {
     ftol = opts.ftol, xtol = opts.xtol, gtol = opts.gtol, maxfev = opts.max_eval or 100 * (#x0 + 1),
     factor = opts.factor,
     progress = on_iteration, nprint = 1 })
   if not ok then
-    local last = #h.f
-    return stopped(opts, ("a trial point after iteration %d"):format(last), tostring(x), h.x[last], h.f[last],
-      { iterations = last, evaluations = last, history = h })
+    if not failure then error(x, 0) end   -- from the callback or the log
+    -- before the first Jacobian, the start itself failed
+    return stopped(opts, ("a trial point after iteration %d"):format(iters), failure, #h.f > 0 and acc_x,
+      acc_f, { iterations = iters, evaluations = nfev, history = h })
   end
   local f = 0
   for i = 1, #r do f = f + r[i] * r[i] end
