@@ -176,3 +176,44 @@ describe("a loss that fails at a trial point", function()
     assert.are.equal(r.history.x[#r.history.x][1], r.x[1])
   end)
 end)
+
+describe("the shared stop rules", function()
+  local ts, ys = {}, {}
+  for i = 1, 20 do ts[i] = 0.25 * i; ys[i] = 2.5 * math.exp(-1.3 * ts[i]) + 0.4 end
+  local function rj(x, what)
+    local out = {}
+    for i, t in ipairs(ts) do
+      local e = math.exp(-x[2] * t)
+      out[i] = what == "r" and (x[1] * e + x[3] - ys[i]) or { e, -x[1] * t * e, 1 }
+    end
+    return out
+  end
+  it("max_iter, tol and rel_tol end Levenberg-Marquardt", function()
+    local r = optim.lm(rj, { 1, 0.5, 0 }, #ts, { max_iter = 2 })
+    assert.are.equal("maximum iterations", r.status)
+    assert.is_false(r.converged)
+    assert.are.equal(2, #r.history.f)
+    r = optim.lm(rj, { 1, 0.5, 0 }, #ts, { tol = 1e-3 })
+    assert.are.equal("gradient norm below tol", r.status)
+    assert.is_true(r.converged)
+    assert.is_true(r.history.gnorm[#r.history.gnorm] < 1e-3)
+    assert.is_true(r.history.gnorm[#r.history.gnorm - 1] >= 1e-3)   -- not one iteration later
+    -- the loss falls from 4.41 to 2.16, a change within 1.5 |f|: the run ends at the second iteration
+    r = optim.lm(rj, { 1, 0.5, 0 }, #ts, { rel_tol = 1.5 })
+    assert.are.equal("relative loss change below rel_tol", r.status)
+    local h = r.history.f
+    assert.are.equal(2, #h)
+    assert.is_true(math.abs(h[1] - h[2]) <= 1.5 * h[2])
+  end)
+  it("tol and rel_tol end L-BFGS-B", function()
+    local r = optim.lbfgsb(rosenbrock, { -1.2, 1.0 }, { tol = 1e-2 })
+    assert.are.equal("gradient norm below tol", r.status)
+    local gn = r.history.gnorm
+    assert.is_true(gn[#gn] < 1e-2 and gn[#gn - 1] >= 1e-2)
+    assert.are.equal((rosenbrock(r.x)), r.f)
+    r = optim.lbfgsb(rosenbrock, { -1.2, 1.0 }, { rel_tol = 0.1 })
+    assert.are.equal("relative loss change below rel_tol", r.status)
+    local h = r.history.f
+    assert.is_true(math.abs(h[#h - 1] - h[#h]) <= 0.1 * h[#h])
+  end)
+end)

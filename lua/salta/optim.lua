@@ -64,6 +64,19 @@ local function try(fg, x)
   return f, g
 end
 
+-- The stop rules every optimiser shares, checked after an iteration with
+-- loss f, gradient g and the previous iteration's loss: a status and
+-- whether it counts as converged, or nil to go on. opts.tol (gradient
+-- 2-norm), opts.rel_tol (|f_prev - f| <= rel_tol |f|), max_iter.
+local function stop_rule(opts, max_iter, it, f, g, last_f)
+  if opts.tol and g and norm(g) < opts.tol then return "gradient norm below tol", true end
+  if opts.rel_tol and last_f and math.abs(last_f - f) <= opts.rel_tol * math.abs(f) then
+    return "relative loss change below rel_tol", true
+  end
+  if max_iter and it >= max_iter then return "maximum iterations", false end
+  return nil
+end
+
 -- The result of a run stopped by a failed evaluation: the last accepted
 -- iterate. At the start there is none, and the failure is raised.
 local function stopped(opts, where, msg, x, f, extra)
@@ -115,7 +128,8 @@ function M.adam(fg, x0, opts)
     end
     return result
   end
-  for k = 1, opts.max_iter or 100 do
+  local max_iter = opts.max_iter or 100
+  for k = 1, max_iter do
     local t0 = clock()
     f, g = try(fg, x)
     if not f then
@@ -137,11 +151,8 @@ function M.adam(fg, x0, opts)
     record(h, xold, f, g, ms)
     progress(opts, k, f, norm(g), step_norm(x, xold), ms)
     if opts.callback and opts.callback(k, xold, f, g) then status = "stopped by the callback"; break end
-    if opts.tol and norm(g) < opts.tol then status, converged = "gradient norm below tol", true; break end
-    if opts.rel_tol and last_f and math.abs(last_f - f) <= opts.rel_tol * math.abs(f) then
-      status, converged = "relative loss change below rel_tol", true
-      break
-    end
+    local rule, conv = stop_rule(opts, max_iter, k, f, g, last_f)
+    if rule then status, converged = rule, conv; break end
     last_f = f
   end
   return with_best({ x = x, f = f, iterations = #h.f, evaluations = #h.f, status = status,
@@ -150,7 +161,7 @@ end
 
 -- L-BFGS-B with bounds (lower/upper arrays; -math.huge/math.huge or nil
 -- for none). opts: m (10), factr (1e7), pgtol (1e-8), max_iter (200),
--- max_eval (2 max_iter + 20).
+-- max_eval (2 max_iter + 20), and the shared tol and rel_tol.
 function M.lbfgsb(fg, x0, opts)
   opts = opts or {}
   local n = #x0
@@ -161,10 +172,11 @@ function M.lbfgsb(fg, x0, opts)
   end
   local opt = core.lbfgsb(x0, lower, upper, opts.m or 10, opts.factr or 1e7, opts.pgtol or 1e-8)
   local h = new_history()
-  local max_iter, max_eval = opts.max_iter or 200, opts.max_eval or 2 * (opts.max_iter or 200) + 20
+  local max_iter = opts.max_iter or 200
+  local max_eval = opts.max_eval or 2 * max_iter + 20
   local kind, x, msg = opt:iterate()
   local f, g, evals, iters, t0 = nil, nil, 0, 0, clock()
-  local status, converged = nil, false
+  local status, converged, last_f = nil, false, nil
   local xprev = copy(x0)
   local acc_x, acc_f   -- the last accepted iterate (x0 once evaluated)
   while true do
@@ -190,7 +202,9 @@ function M.lbfgsb(fg, x0, opts)
       xprev = copy(x)
       acc_x, acc_f = copy(x), f
       if opts.callback and opts.callback(iters, x, f, g) then status = "stopped by the callback"; break end
-      if iters >= max_iter then status = "maximum iterations"; break end
+      local rule, conv = stop_rule(opts, max_iter, iters, f, g, last_f)
+      if rule then status, converged = rule, conv; break end
+      last_f = f
       kind, x, msg = opt:iterate()
     else
       status, converged = msg, kind == "converged"
@@ -204,7 +218,8 @@ function M.lbfgsb(fg, x0, opts)
 end
 
 -- Levenberg-Marquardt (MINPACK lmder). m: the number of residuals.
--- opts: ftol, xtol (1e-12), gtol (0), max_eval (100 (n + 1)), factor (the
+-- opts: ftol, xtol (1e-12), gtol (0), max_eval (100 (n + 1)), the shared
+-- tol, rel_tol and max_iter (none by default), factor (the
 -- initial step bound, times the scaled |x|: MINPACK's 100 by default; a
 -- smaller one keeps the first steps inside the event structure of the start).
 function M.lm(rj, x0, m, opts)
@@ -214,6 +229,7 @@ function M.lm(rj, x0, m, opts)
   -- lmder takes a Jacobian only at accepted points, right after their
   -- residuals: the last residual evaluation before a Jacobian is accepted
   local last_x, last_f, acc_x, acc_f, failure, nfev = nil, nil, nil, nil, nil, 0
+  local rule, rule_converged, prev_f   -- a shared stop rule that ended the run; the last iteration's loss
   local function eval(x, what)
     local ok, v = pcall(rj, x, what)
     local bad = not ok and tostring(v) or non_finite(v, what == "r" and "the residuals'" or "the Jacobian's")
@@ -244,7 +260,11 @@ function M.lm(rj, x0, m, opts)
     record(h, x, f, g, ms)
     progress(opts, g and iters or "end", f, g and norm(g), step, ms)
     xprev = copy(x)
-    return g and opts.callback and opts.callback(iters, x, f) or false
+    if not g then return false end
+    if opts.callback and opts.callback(iters, x, f) then return true end
+    rule, rule_converged = stop_rule(opts, opts.max_iter, iters, f, g, prev_f)
+    prev_f = f
+    return rule ~= nil
   end
   local ok, x, info, msg, _, njev, r = pcall(core.lm, eval, x0, m, {
     ftol = opts.ftol, xtol = opts.xtol, gtol = opts.gtol, maxfev = opts.max_eval or 100 * (#x0 + 1),
@@ -258,8 +278,8 @@ function M.lm(rj, x0, m, opts)
   end
   local f = 0
   for i = 1, #r do f = f + r[i] * r[i] end
-  return { x = x, f = f, iterations = njev, evaluations = nfev, status = msg,
-    converged = info >= 1 and info <= 4, history = h, info = info }
+  return { x = x, f = f, iterations = njev, evaluations = nfev, status = rule or msg,
+    converged = rule and rule_converged or (not rule and info >= 1 and info <= 4), history = h, info = info }
 end
 
 return M
