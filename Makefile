@@ -37,6 +37,9 @@ HOST_OBJ := $(BUILD)/bindings/salta_host.o $(BUILD)/bindings/jit_tcc.o
 TEST_SRC := $(wildcard engine/tests/test_*.c)
 TEST_BIN := $(TEST_SRC:engine/tests/%.c=$(BUILD)/tests/%)
 LUA_DIR := $(abspath lua)
+# one version, in salta.h; the shared library's soname carries the major
+VERSION := $(shell sed -n 's/^\#define SALTA_VERSION "\(.*\)"/\1/p' engine/include/salta.h)
+SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
 
 .PHONY: all deps test bench demo install clean
 all: $(BUILD)/libsalta.a $(BUILD)/libsalta.so $(BUILD)/salta $(BUILD)/lua/salta/core.so
@@ -63,8 +66,12 @@ $(BUILD)/kernel_abi.h: engine/include/salta_kernel.h | $(BUILD)
 $(BUILD)/libsalta.a: $(ENGINE_OBJ)
 	rm -f $@; ar rcs $@ $^
 
-$(BUILD)/libsalta.so: $(ENGINE_OBJ)
-	$(CC) $(CFLAGS) -shared -o $@ $^ $(ENGINE_LIBS)
+$(BUILD)/libsalta.so.$(VERSION): $(ENGINE_OBJ)
+	$(CC) $(CFLAGS) -shared -Wl,-soname,libsalta.so.$(SOMAJOR) -o $@ $^ $(ENGINE_LIBS)
+
+$(BUILD)/libsalta.so: $(BUILD)/libsalta.so.$(VERSION)
+	ln -sf libsalta.so.$(VERSION) $(BUILD)/libsalta.so.$(SOMAJOR)
+	ln -sf libsalta.so.$(SOMAJOR) $@
 
 $(BUILD)/lua/salta/core.so: $(CORE_OBJ) $(ENGINE_OBJ) | $(BUILD)/lua/salta
 	$(CC) $(CFLAGS) -shared -o $@ $^ $(OPTIM_LIBS) $(ENGINE_LIBS)
@@ -93,11 +100,12 @@ CLUADIR := $(PREFIX)/lib/lua/5.4
 install: all
 	mkdir -p $(PREFIX)/bin $(PREFIX)/lib/pkgconfig $(PREFIX)/include $(LUADIR)/salta $(CLUADIR)/salta
 	cp $(BUILD)/salta $(PREFIX)/bin/salta
-	cp $(BUILD)/libsalta.a $(BUILD)/libsalta.so $(PREFIX)/lib/
+	cp -P $(BUILD)/libsalta.a $(BUILD)/libsalta.so $(BUILD)/libsalta.so.$(SOMAJOR) $(BUILD)/libsalta.so.$(VERSION) $(PREFIX)/lib/
 	cp engine/include/salta.h engine/include/salta_kernel.h $(PREFIX)/include/
 	cp lua/salta/*.lua $(LUADIR)/salta/
 	cp $(BUILD)/lua/salta/core.so $(CLUADIR)/salta/core.so
-	sed -e 's|@PREFIX@|$(abspath $(PREFIX))|' -e 's|@LIBS@|$(ENGINE_LIBS)|' engine/salta.pc.in > $(PREFIX)/lib/pkgconfig/salta.pc
+	sed -e 's|@PREFIX@|$(abspath $(PREFIX))|' -e 's|@LIBS@|$(ENGINE_LIBS)|' -e 's|@VERSION@|$(VERSION)|' \
+	  engine/salta.pc.in > $(PREFIX)/lib/pkgconfig/salta.pc
 
 clean:
 	rm -rf build build-san

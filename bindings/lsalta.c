@@ -150,6 +150,12 @@ static int l_clock(lua_State *L) {
   return 1;
 }
 
+/* version() -> the engine library's version string */
+static int l_version(lua_State *L) {
+  lua_pushstring(L, salta_version());
+  return 1;
+}
+
 int luaopen_salta_core(lua_State *L) {
   static const luaL_Reg funcs[] = {
     {"clock", l_clock},
@@ -157,6 +163,7 @@ int luaopen_salta_core(lua_State *L) {
     {"kernel_abi", l_kernel_abi},
     {"loss", salta_l_loss_new},
     {"model", l_model},
+    {"version", l_version},
     {NULL, NULL}
   };
   salta_l_open_model(L);

@@ -10,6 +10,7 @@ local function near(a, b, tol) return a and b and math.abs(a - b) <= tol * (1 + 
 -- cauer_gradient.c: the same loss and gradient through salta.lsq
 local lines = {}
 for l in io.lines(arg[1]) do lines[#lines + 1] = l end
+check(table.remove(lines, 1) == "version " .. salta.version, "the library's version")
 local m = dofile("models/cauer.lua")()
 local times = {}
 for k = 0, 100 do times[k + 1] = 20 * k / 100 end

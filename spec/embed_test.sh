@@ -20,4 +20,8 @@ cc -std=c11 -Wall -Wextra -Werror examples/embed/run_script.c $(pkg-config --cfl
 "$tmp/cauer_gradient" > "$tmp/cauer.out" || fail "cauer_gradient failed"
 SALTA_PREFIX="$tmp/prefix" "$tmp/run_script" examples/embed/script.lua 9.5 0.7 > "$tmp/script.out" \
   || fail "run_script failed"
+# the shared library is versioned: linked by its soname, with the symlinks
+soname=$(readelf -d "$tmp/prefix/lib/libsalta.so" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+[ "$soname" = "libsalta.so.0" ] && [ -e "$tmp/prefix/lib/$soname" ] || fail "libsalta.so has soname '$soname'"
+readelf -d "$tmp/cauer_gradient" | grep -q "NEEDED.*\[libsalta.so.0\]" || fail "cauer_gradient does not need libsalta.so.0"
 "$build"/salta spec/embed_check.lua "$tmp/cauer.out" "$tmp/script.out"

@@ -28,6 +28,16 @@
 extern "C" {
 #endif
 
+/* The version of this header; salta_version() gives the library's, so a
+** host can check that the two agree (the shared library's soname carries
+** the major number). */
+#define SALTA_VERSION_MAJOR 0
+#define SALTA_VERSION_MINOR 1
+#define SALTA_VERSION_PATCH 0
+#define SALTA_VERSION "0.1.0"
+
+const char *salta_version(void);
+
 /* ---- status codes ---------------------------------------------------- */
 
 enum {

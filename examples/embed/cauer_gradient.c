@@ -38,6 +38,12 @@ int main(void) {
   double times[NT], data[NT * 5], p[64], value, grad[NFREE], grad_fd[NFREE];
   int dirs[NFREE], k, j, st, rc = 1;
 
+  /* the library loaded at run time must be the one this was compiled for */
+  if (strcmp(salta_version(), SALTA_VERSION) != 0) {
+    fprintf(stderr, "libsalta %s, but salta.h %s\n", salta_version(), SALTA_VERSION);
+    return 1;
+  }
+  printf("version %s\n", salta_version());
   if ((st = salta_model_create(&model, d)) != SALTA_OK) {
     fprintf(stderr, "model: %s\n", salta_model_errmsg(model));
     goto done;

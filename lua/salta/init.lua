@@ -12,7 +12,7 @@ local expr = require("salta.expr")
 local model = require("salta.model")
 
 local salta = {
-  version = "0.1.0",
+  version = require("salta.core").version(),
   dae = model.dae,
   expr = expr,
 }
