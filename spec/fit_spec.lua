@@ -229,6 +229,24 @@ describe("horizon continuation", function()
     assert.are.equal(3, #salta.fit(spec).stages)   -- the same spec again
   end)
 
+  it("ends with the last stage's result when the next horizon fails there", function()
+    -- x' = sqrt(2 - a t): the first horizon's fit has a = 1.03, where the
+    -- solution ends at t = 1.95, inside the next horizon
+    local root = salta.dae{ name = "root", states = { { "x", 0 } }, params = { { "a", 0.1 } },
+      f = function(t, x, z, p) return { salta.sqrt(2 - p.a * t) } end }
+    local ts, d = {}, {}
+    for i = 0, 40 do ts[i + 1] = 0.1 * i; d[i + 1] = 1.5 * ts[i + 1] - 0.3 * ts[i + 1] ^ 2 end
+    local loss = salta.lsq{ model = root, times = ts, data = { x = d }, free = { "a" }, max_steps = 5000 }
+    local r = salta.fit{ loss = loss, start = { 0.1 }, method = "lm", horizon = { 1 }, print_every = 0 }
+    assert.is_false(r.converged)
+    assert.are.equal(1, #r.stages)
+    assert.truthy(r.status:find("^stopped: the loss on horizon 2 %(t <= 4%) fails at the result of horizon 1: "
+      .. "model 'root': more than max_steps = 5000 steps"), r.status)
+    assert.is_true(r.x[1] > 1)
+    assert.are.equal(r.stages[1].loss, r.loss)        -- the first horizon's loss, on its window
+    assert.are.equal(11, #r.lsq.times)
+  end)
+
   it("refuses horizons that are not increasing or reach the last target", function()
     local loss = salta.lsq{ model = m, times = times, data = data, free = { "C1_C" } }
     local ok, err = pcall(salta.fit, { loss = loss, method = "lm", horizon = { 5, 2 }, print_every = 0 })

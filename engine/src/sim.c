@@ -145,7 +145,7 @@ static void error_handler(int code, const char *module, const char *fn, char *ms
 ** and *res its value. */
 int salta__solve_z(salta_sim *s, double t, const double *x, double *z, int *worst, double *res) {
   int nz = s->nz, it, i;
-  double *g = s->work, *J = s->gz;
+  double *g = s->work, *J = s->gz, dprev = HUGE_VAL;
   for (it = 0; it < 50; ++it) {
     double gmax = 0, dmax = 0, zmax = 0;
     s->d->g.eval(t, x, z, s->p, g);
@@ -171,13 +171,17 @@ int salta__solve_z(salta_sim *s, double t, const double *x, double *z, int *wors
       dmax = fmax(dmax, fabs(g[i]));
     }
     s->stats.alg_newton_iters++;
-    if (dmax <= 1e-13 * (1 + zmax)) {
+    /* converged: a step at round-off, or, when g_z is ill-conditioned,
+    ** steps that stopped contracting at a small size (round-off in the
+    ** solve bounds them; Newton would otherwise shrink them quadratically) */
+    if (dmax <= 1e-13 * (1 + zmax) || (dmax > 0.5 * dprev && dmax <= 1e-10 * (1 + zmax))) {
       s->d->g.eval(t, x, z, s->p, g);
       for (i = 0, gmax = 0; i < nz; ++i)
         if (!(fabs(g[i]) <= gmax)) { gmax = fabs(g[i]); *worst = i; }
       *res = g[*worst];
       return isfinite(gmax) ? 0 : -1;
     }
+    dprev = dmax;
   }
   return -1;
 }

@@ -22,9 +22,11 @@
 -- each longer one starts near its minimum. max_iter applies per stage;
 -- iterations, evaluations and times add up over the stages; ms_per_iter is
 -- the last stage's; `stages` lists each stage's end, targets, iterations,
--- loss, status and ms/iter. A stage that fails or a callback that returns
--- true ends the run there, and then loss, std_errors and covariance are
--- those of that stage's window (fit.lsq).
+-- loss, status and ms/iter. A stage stopped by a failed evaluation at a
+-- trial point hands its last accepted iterate to the next stage. A callback
+-- that returns true, or a next horizon whose loss fails at that iterate,
+-- ends the run there, and then loss, std_errors and covariance are those of
+-- the last stage's window (fit.lsq).
 
 local optim = require("salta.optim")
 local json = require("salta.json")
@@ -215,8 +217,8 @@ local function horizons(loss, h)
 end
 
 -- Fit on loss:window(t) for each horizon t, then on the whole loss, each
--- stage starting where the last ended. A stage that fails or a callback
--- that asks to stop ends the continuation.
+-- stage starting where the last ended. A callback that asks to stop ends
+-- the continuation.
 local function fit_horizons(spec, plan)
   local loss = spec.loss
   local ends = horizons(loss, spec.horizon)
@@ -238,6 +240,17 @@ local function fit_horizons(spec, plan)
     if log then
       log(("-- horizon %d/%d: t <= %g, %d targets"):format(s, #ends, window.times[#window.times], #window.times))
     end
+    -- a later stage's start is the last stage's result: if the longer
+    -- horizon cannot be evaluated there, the run ends with that result
+    local ok, err = true, nil
+    if s > 1 then ok, err = pcall(window.value, window, start) end
+    if not ok then
+      result.status = ("stopped: the loss on horizon %d (t <= %g) fails at the result of horizon %d: %s"):format(
+        s, window.times[#window.times], s - 1, tostring(err))
+      result.error, result.converged = tostring(err), false
+      if log then log(result.status) end
+      break
+    end
     result = fit_once(stage_spec, plan, window, start)
     start = result.x
     stages[s] = { t_end = window.times[#window.times], targets = #window.times, iterations = result.iterations,
@@ -247,7 +260,9 @@ local function fit_horizons(spec, plan)
     for key, list in pairs(hist) do
       for _, v in ipairs(result.history[key]) do list[#list + 1] = v end
     end
-    if result.error or stop then break end   -- the later horizons would start from there
+    if stop then break end
+    -- a stage that failed at a trial point still ends at an accepted
+    -- iterate; the next, longer horizon starts from it
   end
   -- ms_per_iter stays the last stage's: the cost of an iteration on the
   -- loss it ends on (the shorter windows' iterations are cheaper)
