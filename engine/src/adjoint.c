@@ -318,8 +318,9 @@ static void add_BT(adj *a, double t, const double *w, double h, const double *la
   add_transpose(a, &a->d->f.d[SALTA_WRT_Z], t, w, -h / 2, lam, 0, y + a->nx);
 }
 
-/* Solves A_i^T lam = -rhs for step i of segment s (lam overwrites rhs). */
-static int solve_AT(adj *a, int s, int i, double *rhs) {
+/* Solves A_i^T lam = -rhs for step i of segment s (lam overwrites rhs),
+** and the same for rhs2 unless it is NULL, with one factorisation. */
+static int solve_AT(adj *a, int s, int i, double *rhs, double *rhs2) {
   const seg *g = &a->segs[s];
   int k;
   double tj = node_time(a, s, i + 1), h = tj - node_time(a, s, i);
@@ -329,6 +330,10 @@ static int solve_AT(adj *a, int s, int i, double *rhs) {
                        a->d->name, tj);
   salta__lu_solve(a->n, a->A, a->ipiv, rhs, 1, 1);
   for (k = 0; k < a->n; ++k) rhs[k] = -rhs[k];
+  if (rhs2) {
+    salta__lu_solve(a->n, a->A, a->ipiv, rhs2, 1, 1);
+    for (k = 0; k < a->n; ++k) rhs2[k] = -rhs2[k];
+  }
   return SALTA_OK;
 }
 
@@ -564,11 +569,8 @@ static int sweep(adj *a, sweep_out *out) {
       double ti = node_time(a, s, i), h = node_time(a, s, i + 1) - ti;
       const double *wi = node(a, g->node0 + i);
       memcpy(la, rhs, sizeof(double) * (size_t)n);
-      if ((st = solve_AT(a, s, i, la))) goto done;
-      if (affine) {
-        memcpy(lb, rhsb, sizeof(double) * (size_t)n);
-        if ((st = solve_AT(a, s, i, lb))) goto done;
-      }
+      if (affine) memcpy(lb, rhsb, sizeof(double) * (size_t)n);
+      if ((st = solve_AT(a, s, i, la, affine ? lb : NULL))) goto done;
       /* the right-hand side at node i: c_i + B_i^T lam_i (node 0: kept for nu) */
       memcpy(rhs, c + (size_t)(g->node0 + i) * n, sizeof(double) * (size_t)n);
       add_BT(a, ti, wi, h, la, rhs);
