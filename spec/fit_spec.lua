@@ -143,6 +143,42 @@ describe("salta.fit", function()
     assert.truthy(two:table():find("std err", 1, true))
   end)
 
+  it("gives calibrated standard errors through the events (balls N = 3, noisy positions)", function()
+    -- ten noise draws (sigma = 1e-3, fixed seeds): the errors of the fitted
+    -- g, e_g, e_b over their standard errors are z-scores of unit variance
+    -- when the covariance is right; a covariance off by a factor 2 in the
+    -- standard error puts the rms z-score near 0.5 or 2
+    local b = H.model("bouncing_balls", { N = 3 })
+    local bt, pos = {}, H.positions(3)
+    for i = 1, 500 do bt[i] = 1.9 * (i - 1) / 499 end
+    local btr = b:simulate{ tf = 1.9, times = bt, rtol = 1e-12, atol = 1e-12 }
+    local truth3, sum2, count = { 9.81, 0.5, 0.6 }, 0, 0
+    for draw = 1, 10 do
+      local seed = draw * 7919
+      local function uniform()
+        seed = (1103515245 * seed + 12345) % 2147483648
+        return (seed + 0.5) / 2147483648
+      end
+      local bdata = {}
+      for _, n in ipairs(pos) do
+        bdata[n] = {}
+        for i, v in ipairs(btr.y[n]) do
+          bdata[n][i] = v + 1e-3 * math.sqrt(-2 * math.log(uniform())) * math.cos(2 * math.pi * uniform())
+        end
+      end
+      local loss = salta.lsq{ model = b, times = bt, data = bdata, free = { "g", "e_g", "e_b" },
+        rtol = 1e-10, atol = 1e-12, method = "erk" }
+      local r = salta.fit{ loss = loss, start = { 8.81, 0.6, 0.7 }, method = "lm", print_every = 0 }
+      assert.is_true(r.converged, r.status)
+      local se = r:std_errors()
+      for k, n in ipairs({ "g", "e_g", "e_b" }) do
+        sum2, count = sum2 + ((r.x[k] - truth3[k]) / se[n]) ^ 2, count + 1
+      end
+    end
+    local rms = math.sqrt(sum2 / count)
+    assert.is_true(rms > 0.6 and rms < 1.5, ("rms z-score %.3f over %d estimates"):format(rms, count))
+  end)
+
   it("compares fits with published numbers in one table", function()
     local loss = salta.lsq{ model = m, times = times, data = data, free = { "k", "F_max", "e" },
       rtol = 1e-10, atol = 1e-12 }
