@@ -322,6 +322,13 @@ describe("data files", function()
     assert.truthy(s:find("0.30000000000000004", 1, true))
     assert.truthy(s:find('"b": null', 1, true))
   end)
+  it("writes names with underscores as they are, not as subscripts", function()
+    local path = os.tmpname() .. ".svg"
+    salta.plot.series(path, { { name = "C3_v", x = { 0, 1 }, y = { 1, 2 } } }, { title = "fit_1" })
+    local text = assert(io.open(path)):read("a")
+    os.remove(path)
+    assert.truthy(text:find(">C3_v<", 1, true) and text:find(">fit_1<", 1, true))
+  end)
   it("plots to PNG and SVG through gnuplot", function()
     for _, ext in ipairs({ "png", "svg" }) do
       local path = os.tmpname() .. "." .. ext

@@ -8,8 +8,8 @@ local M = {}
 
 local function terminal(path, size)
   local w, h = (size or { 900, 540 })[1], (size or { 900, 540 })[2]
-  if path:match("%.svg$") then return ("set terminal svg size %d,%d dynamic\n"):format(w, h) end
-  if path:match("%.png$") then return ("set terminal pngcairo size %d,%d\n"):format(w, h) end
+  if path:match("%.svg$") then return ("set terminal svg size %d,%d dynamic noenhanced\n"):format(w, h) end
+  if path:match("%.png$") then return ("set terminal pngcairo size %d,%d noenhanced\n"):format(w, h) end
   error("salta.plot: the file must end in .png or .svg: " .. path, 3)
 end
 
