@@ -40,6 +40,9 @@ LUA_DIR := $(abspath lua)
 # one version, in salta.h; the shared library's soname carries the major
 VERSION := $(shell sed -n 's/^\#define SALTA_VERSION "\(.*\)"/\1/p' engine/include/salta.h)
 SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
+ifeq ($(VERSION),)
+$(error no SALTA_VERSION found in engine/include/salta.h)
+endif
 
 .PHONY: all deps test bench demo install clean
 all: $(BUILD)/libsalta.a $(BUILD)/libsalta.so $(BUILD)/salta $(BUILD)/lua/salta/core.so
@@ -100,6 +103,7 @@ CLUADIR := $(PREFIX)/lib/lua/5.4
 install: all
 	mkdir -p $(PREFIX)/bin $(PREFIX)/lib/pkgconfig $(PREFIX)/include $(LUADIR)/salta $(CLUADIR)/salta
 	cp $(BUILD)/salta $(PREFIX)/bin/salta
+	rm -f $(PREFIX)/lib/libsalta.so.$(VERSION)   # a running host may map the old file
 	cp -P $(BUILD)/libsalta.a $(BUILD)/libsalta.so $(BUILD)/libsalta.so.$(SOMAJOR) $(BUILD)/libsalta.so.$(VERSION) $(PREFIX)/lib/
 	cp engine/include/salta.h engine/include/salta_kernel.h $(PREFIX)/include/
 	cp lua/salta/*.lua $(LUADIR)/salta/

@@ -116,10 +116,10 @@ static int trapezoid(adj *a, double t0, const double *w0, double t1, double *w1)
     }
     salta__lu_solve(n, a->Af, a->ipf, a->v1, 1, 0);
     for (i = 0; i < n; ++i) {
-      dmax = fmax(dmax, fabs(a->v1[i]));
+      if (!(fabs(a->v1[i]) <= dmax)) dmax = fabs(a->v1[i]);   /* NaN propagates, unlike fmax */
       wmax = fmax(wmax, fabs(w1[i] - a->v1[i]));
     }
-    if (!(dmax == dmax) || dmax == HUGE_VAL) {
+    if (!isfinite(dmax)) {
       if (fresh) break;
       a->af_valid = 0;   /* a stale matrix: retry this iterate with a fresh one */
       continue;
@@ -139,6 +139,9 @@ static int trapezoid(adj *a, double t0, const double *w0, double t1, double *w1)
 static int march(adj *a, int s) {
   const seg *g = &a->segs[s];
   int i, st;
+  /* a reset may change the regime (g_z's scale): a matrix from before it
+  ** could shrink the first steps enough to pass the convergence test */
+  a->af_valid = 0;
   for (i = 0; i < g->m; ++i) {
     double *w0 = node(a, g->node0 + i), *w1 = node(a, g->node0 + i + 1);
     memcpy(w1, w0, sizeof(double) * a->n);
@@ -165,7 +168,11 @@ static int solve_z(adj *a, double t, double *w) {
     add_dense(a, &a->d->g.d[SALTA_WRT_Z], t, w, 1, a->A, nz, 0, 0);
     if (salta__lu_factor(nz, a->A, a->ipiv) != 0) break;
     salta__lu_solve(nz, a->A, a->ipiv, a->v1, 1, 0);
-    for (i = 0; i < nz; ++i) w[a->nx + i] -= a->v1[i], dmax = fmax(dmax, fabs(a->v1[i]));
+    for (i = 0; i < nz; ++i) {
+      w[a->nx + i] -= a->v1[i];
+      if (!(fabs(a->v1[i]) <= dmax)) dmax = fabs(a->v1[i]);   /* NaN propagates */
+    }
+    if (!isfinite(dmax)) break;
     if (dmax <= 1e-13 * (1 + fabs(w[a->nx]))) return SALTA_OK;
   }
   return nz == 0 ? SALTA_OK : salta__fail(a->err, SALTA_ESOLVER,

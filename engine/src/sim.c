@@ -148,6 +148,7 @@ int salta__solve_z(salta_sim *s, double t, const double *x, double *z, int *wors
   double *g = s->work, *J = s->gz, dprev = HUGE_VAL;
   for (it = 0; it < 50; ++it) {
     double gmax = 0, dmax = 0, zmax = 0;
+    int small = 1;
     s->d->g.eval(t, x, z, s->p, g);
     *worst = 0;
     for (i = 0; i < nz; ++i) {
@@ -169,12 +170,14 @@ int salta__solve_z(salta_sim *s, double t, const double *x, double *z, int *wors
     for (i = 0; i < nz; ++i) {
       z[i] -= g[i];
       dmax = fmax(dmax, fabs(g[i]));
+      if (!(fabs(g[i]) <= 1e-10 * (1 + fabs(z[i])))) small = 0;
     }
     s->stats.alg_newton_iters++;
     /* converged: a step at round-off, or, when g_z is ill-conditioned,
-    ** steps that stopped contracting at a small size (round-off in the
-    ** solve bounds them; Newton would otherwise shrink them quadratically) */
-    if (dmax <= 1e-13 * (1 + zmax) || (dmax > 0.5 * dprev && dmax <= 1e-10 * (1 + zmax))) {
+    ** steps that stopped contracting while each is small against its own
+    ** component (round-off in the solve bounds them; Newton would
+    ** otherwise shrink them quadratically) */
+    if (dmax <= 1e-13 * (1 + zmax) || (dmax > 0.5 * dprev && small)) {
       s->d->g.eval(t, x, z, s->p, g);
       for (i = 0, gmax = 0; i < nz; ++i)
         if (!(fabs(g[i]) <= gmax)) { gmax = fabs(g[i]); *worst = i; }

@@ -243,7 +243,12 @@ local function fit_horizons(spec, plan)
     -- a later stage's start is the last stage's result: if the longer
     -- horizon cannot be evaluated there, the run ends with that result
     local ok, err = true, nil
-    if s > 1 then ok, err = pcall(window.value, window, start) end
+    if s > 1 then
+      ok, err = pcall(function()   -- what the stage's method evaluates first
+        if plan.method == "lm" then return window:residuals(start), window:jacobian(start) end
+        return window:value_and_grad(start, plan.gradient)
+      end)
+    end
     if not ok then
       result.status = ("stopped: the loss on horizon %d (t <= %g) fails at the result of horizon %d: %s"):format(
         s, window.times[#window.times], s - 1, tostring(err))
