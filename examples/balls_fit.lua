@@ -12,7 +12,7 @@ local clock = require("salta.core").clock
 local N = tonumber(arg and arg[1]) or 3
 local which = arg and arg[2] or "both"
 local outdir = arg and arg[3] or ("balls_fit_out_N" .. N)
-os.execute("mkdir -p " .. outdir)
+os.execute(("mkdir -p '%s'"):format(outdir))
 
 local REF = { [3] = { iters = 300, jax_ad = 1.4e-9, ms = 74 }, [7] = { iters = 300, jax_ad = 1.6e-9, ms = 71 },
   [15] = { iters = 600, jax_ad = 1.35e-5, ms = 110 } }

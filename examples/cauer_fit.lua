@@ -11,17 +11,10 @@ local salta = require("salta")
 
 local which = arg and arg[1] or "both"
 local outdir = arg and arg[2] or "cauer_fit_out"
-os.execute("mkdir -p " .. outdir)
+os.execute(("mkdir -p '%s'"):format(outdir))
 
-local m = dofile("models/cauer.lua"){ backend = "cc" }
-local FREE = { "C1_C", "C2_C", "C3_C", "C4_C", "C5_C", "L1_L", "L2_L" }
-local START = { 1.10177047, 0.25193102, 1.53445960, 0.75943693, 0.77315497, 1.41621466, 0.87710816 }
-local OUT = { "L2_i", "L1_i", "C5_v", "C3_v", "C1_v" }
-local truth = {}
-for _, n in ipairs(FREE) do truth[n] = m.p0[n] end
-
-local times = {}
-for i = 0, 500 do times[i + 1] = 20 * i / 500 end
+local X = dofile("examples/cauer_experiment.lua")
+local m, FREE, START, OUT, truth, times = X.model, X.FREE, X.START, X.OUT, X.truth, X.times
 local clock = require("salta.core").clock
 local t_start = clock()
 local true_tr = m:simulate{ tf = 20, times = times, rtol = 1e-10, atol = 1e-12 }
