@@ -40,13 +40,16 @@ end
 local function new_history() return { f = {}, gnorm = {}, x = {}, ms = {} } end
 
 -- The first non-finite entry of v (or of its rows), described; nil if none.
+-- (e - e is 0 for every finite e, NaN for NaN and infinities.)
 local function non_finite(v, what)
   for i = 1, #v do
     local e = v[i]
     if type(e) == "table" then
-      local bad = non_finite(e, ("%s row %d"):format(what, i))
-      if bad then return bad end
-    elseif e ~= e or e == math.huge or e == -math.huge then
+      for j = 1, #e do
+        local ej = e[j]
+        if ej - ej ~= 0 then return ("%s row %d entry %d is %s"):format(what, i, j, tostring(ej)) end
+      end
+    elseif e - e ~= 0 then
       return ("%s entry %d is %s"):format(what, i, tostring(e))
     end
   end
