@@ -133,7 +133,7 @@ local function grad_case(name, m, tf, outputs, free, p, ref_ms, method, ls, atol
     xs[#xs + 1] = clock() - t0
   end
   local med, lo, hi = stats({ table.unpack(xs) })
-  local label = adjoint and ("%s [adjoint, mesh %s]"):format(name, tostring(adjoint.mesh))
+  local label = adjoint and ("%s [adjoint, mesh %s%s]"):format(name, tostring(adjoint.mesh), ls and (", " .. ls) or "")
     or ("%s [%s%s%s]"):format(name, method, ls and (", " .. ls) or "", atol and (", atol " .. atol) or "")
   row(label, xs, "ms", 1e3)
   print(("      JAX-AD %.1f ms: %.0fx faster"):format(ref_ms, ref_ms / (med * 1e3)))
@@ -159,7 +159,7 @@ for _, c in ipairs({ { 3, 74 }, { 7, 71 }, { 15, 110 } }) do
   grad_case(("balls N%d, 501 x %d positions, 3 params"):format(N, 2 * N), m, 1.9, pos,
     { "g", "e_g", "e_b" }, { 8.81, 0.6, 0.7 }, c[2], "erk")
   grad_case(("balls N%d, 501 x %d positions, 3 params"):format(N, 2 * N), m, 1.9, pos,
-    { "g", "e_g", "e_b" }, { 8.81, 0.6, 0.7 }, c[2], "bdf", nil, nil, { method = "adjoint", mesh = 5 })
+    { "g", "e_g", "e_b" }, { 8.81, 0.6, 0.7 }, c[2], "bdf", "klu", nil, { method = "adjoint", mesh = 5 })
 end
 
 print("\n== adjoint against forward sensitivities: cost in the number of free parameters ==")

@@ -7,14 +7,15 @@ local salta = require("salta")
 
 -- A loss on n equally spaced targets of a tight simulation; the loss's own
 -- runs at rtol (1e-10 unless given), atol = rtol / 100.
-local function setup(m, tf, outputs, free, n, rtol)
+local function setup(m, tf, outputs, free, n, rtol, linear_solver)
   rtol = rtol or 1e-10
   local times = {}
   for i = 1, n do times[i] = tf * i / n end
   local tr = m:simulate{ tf = tf, times = times, rtol = 1e-12, atol = 1e-14 }
   local data = {}
   for _, o in ipairs(outputs) do data[o] = tr.y[o] end
-  return salta.lsq{ model = m, times = times, data = data, free = free, rtol = rtol, atol = rtol * 1e-2 }
+  return salta.lsq{ model = m, times = times, data = data, free = free, rtol = rtol, atol = rtol * 1e-2,
+    linear_solver = linear_solver }
 end
 
 -- relative 2-norm distance of gradient a from b
@@ -53,6 +54,21 @@ describe("discrete adjoint (consistent forward)", function()
       check_exact("balls N" .. N, L, { 9.7, 0.51, 0.61 }, 25)
     end)
   end
+  it("with the sparse linear solver (KLU) as with the dense one", function()
+    -- the latch (z in guard and reset) and the Cauer (z in every step)
+    local latch = { "k", "c", "F_max", "e", "a", "x0.v" }
+    local pl = { 4.1, 0.11, 1.48, 0.71, 0.105, 2.02 }
+    local L = setup(H.model("spring_latch"), 3, { "x", "F" }, latch, 40, nil, "klu")
+    check_exact("spring_latch, klu", L, pl, 50)
+    local dense = setup(H.model("spring_latch"), 3, { "x", "F" }, latch, 40)
+    assert.is_true(rel(L:grad(pl, { method = "adjoint", mesh = 50 }), dense:grad(pl, { method = "adjoint", mesh = 50 }))
+      < 1e-9)
+    local C = setup(H.model("cauer"), 20, { "L2_i", "L1_i", "C5_v", "C3_v", "C1_v" },
+      { "C1_C", "C2_C", "C3_C", "C4_C", "C5_C", "L1_L", "L2_L" }, 100, nil, "klu")
+    check_exact("cauer, klu", C, { 1.10177047, 0.25193102, 1.53445960, 0.75943693, 0.77315497, 1.41621466, 0.87710816 }, 50)
+    local B = setup(H.model("bouncing_balls", { N = 15 }), 1.9, positions(15), { "g", "e_g", "e_b" }, 40, nil, "klu")
+    check_exact("balls N15, klu", B, { 9.7, 0.51, 0.61 }, 25)
+  end)
   it("refuses what it does not support, with a message", function()
     local L = setup(H.model("spring_latch"), 3, { "x" }, { "k" }, 10)
     local ok, err = pcall(L.grad, L, { 4 }, { method = "adjoint", forward = "euler" })

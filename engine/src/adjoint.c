@@ -19,6 +19,7 @@
 
 #include "linsol.h"
 #include "loss_impl.h"
+#include "sparselu.h"
 
 typedef struct seg {
   int node0, m;       /* first node index, number of steps */
@@ -42,6 +43,12 @@ typedef struct adj {
   ** iterations and steps while it still makes Newton contract fast */
   double *Af, hf;
   int *ipf, af_valid;
+  /* with linear_solver = KLU: the step matrix's values on its sparse
+  ** pattern, factored by KLU for the forward march and for the sweep */
+  int sparse;
+  salta__pattern pat;
+  double *Ax;
+  salta__sparselu *luf, *lub;
   char *err;
 } adj;
 
@@ -86,11 +93,33 @@ static void step_matrix(adj *a, double t1, const double *w1, double h) {
 
 /* ---- the consistent discrete forward ---------------------------------------- */
 
-/* Factors the step matrix for step h ending at (t1, w1) into Af. */
+/* The step matrix's values on the sparse pattern (into a->Ax). */
+static void step_values(adj *a, double t1, const double *w1, double h) {
+  static const int blk[4] = {SALTA_BLK_FX, SALTA_BLK_FZ, SALTA_BLK_GX, SALTA_BLK_GZ};
+  const salta_sparse_def *sp[4];
+  int b, k;
+  sp[0] = &a->d->f.d[SALTA_WRT_X], sp[1] = &a->d->f.d[SALTA_WRT_Z];
+  sp[2] = &a->d->g.d[SALTA_WRT_X], sp[3] = &a->d->g.d[SALTA_WRT_Z];
+  memset(a->Ax, 0, sizeof(double) * (size_t)a->pat.nnz);
+  for (k = 0; k < a->nx; ++k) a->Ax[a->pat.diag[k]] = 1;
+  for (b = 0; b < 4; ++b) {
+    double scale = b < 2 ? -h / 2 : 1;
+    if (sp[b]->nnz == 0) continue;
+    sp[b]->eval(t1, w1, w1 + a->nx, a->p, a->jv);
+    for (k = 0; k < sp[b]->nnz; ++k) a->Ax[a->pat.map[blk[b]][k]] += scale * a->jv[k];
+  }
+}
+
+/* Factors the step matrix for step h ending at (t1, w1) for the march. */
 static int factor_forward(adj *a, double t1, const double *w1, double h) {
-  step_matrix(a, t1, w1, h);
-  memcpy(a->Af, a->A, sizeof(double) * (size_t)a->n * a->n);
-  a->af_valid = salta__lu_factor(a->n, a->Af, a->ipf) == 0;
+  if (a->sparse) {
+    step_values(a, t1, w1, h);
+    a->af_valid = salta__sparselu_factor(a->luf, a->Ax) == 0;
+  } else {
+    step_matrix(a, t1, w1, h);
+    memcpy(a->Af, a->A, sizeof(double) * (size_t)a->n * a->n);
+    a->af_valid = salta__lu_factor(a->n, a->Af, a->ipf) == 0;
+  }
   a->hf = h;
   return a->af_valid ? 0 : -1;
 }
@@ -114,7 +143,8 @@ static int trapezoid(adj *a, double t0, const double *w0, double t1, double *w1)
       if (factor_forward(a, t1, w1, h)) break;
       fresh = 1;
     }
-    salta__lu_solve(n, a->Af, a->ipf, a->v1, 1, 0);
+    if (a->sparse) salta__sparselu_solve(a->luf, a->v1, 0);
+    else salta__lu_solve(n, a->Af, a->ipf, a->v1, 1, 0);
     for (i = 0; i < n; ++i) {
       if (!(fabs(a->v1[i]) <= dmax)) dmax = fabs(a->v1[i]);   /* NaN propagates, unlike fmax */
       wmax = fmax(wmax, fabs(w1[i] - a->v1[i]));
@@ -326,20 +356,29 @@ static void add_BT(adj *a, double t, const double *w, double h, const double *la
 }
 
 /* Solves A_i^T lam = -rhs for step i of segment s (lam overwrites rhs),
-** and the same for rhs2 unless it is NULL, with one factorisation. */
+** and the same for rhs2 unless it is NULL, with one factorisation (dense,
+** or KLU when the loss asks for the sparse linear solver). */
 static int solve_AT(adj *a, int s, int i, double *rhs, double *rhs2) {
   const seg *g = &a->segs[s];
   int k;
-  double tj = node_time(a, s, i + 1), h = tj - node_time(a, s, i);
-  step_matrix(a, tj, node(a, g->node0 + i + 1), h);
-  if (salta__lu_factor(a->n, a->A, a->ipiv) != 0)
-    return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: singular step matrix at t = %.17g",
-                       a->d->name, tj);
-  salta__lu_solve(a->n, a->A, a->ipiv, rhs, 1, 1);
-  for (k = 0; k < a->n; ++k) rhs[k] = -rhs[k];
-  if (rhs2) {
-    salta__lu_solve(a->n, a->A, a->ipiv, rhs2, 1, 1);
-    for (k = 0; k < a->n; ++k) rhs2[k] = -rhs2[k];
+  double tj = node_time(a, s, i + 1), h = tj - node_time(a, s, i), *b[2];
+  int nb = rhs2 ? 2 : 1, q;
+  b[0] = rhs, b[1] = rhs2;
+  if (a->sparse) {
+    step_values(a, tj, node(a, g->node0 + i + 1), h);
+    if (salta__sparselu_factor(a->lub, a->Ax) != 0)
+      return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: singular step matrix at t = %.17g",
+                         a->d->name, tj);
+  } else {
+    step_matrix(a, tj, node(a, g->node0 + i + 1), h);
+    if (salta__lu_factor(a->n, a->A, a->ipiv) != 0)
+      return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: singular step matrix at t = %.17g",
+                         a->d->name, tj);
+  }
+  for (q = 0; q < nb; ++q) {
+    if (a->sparse) salta__sparselu_solve(a->lub, b[q], 1);
+    else salta__lu_solve(a->n, a->A, a->ipiv, b[q], 1, 1);
+    for (k = 0; k < a->n; ++k) b[q][k] = -b[q][k];
   }
   return SALTA_OK;
 }
@@ -733,6 +772,14 @@ int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, in
   a.fb = a.fa + n;
   a.v3 = a.fb + n;             /* ne guards, or an n-vector */
   a.jv = a.v3 + (n > (size_t)a.d->ne ? n : (size_t)a.d->ne) + 1;
+  if (o.linear_solver == SALTA_LS_KLU) {
+    a.sparse = 1;
+    if (salta__pattern_build(&a.pat, a.d) || !(a.Ax = malloc(sizeof(double) * (size_t)(a.pat.nnz + 1))) ||
+        !(a.luf = salta__sparselu_new(&a.pat)) || !(a.lub = salta__sparselu_new(&a.pat))) {
+      st = salta__fail(l->err, SALTA_EMEM, "out of memory (the adjoint's sparse step matrix)");
+      goto done;
+    }
+  }
   if ((st = build(&a, l->vsim, mesh_k, &o))) goto done;
   a.gy = malloc(sizeof(double) * (size_t)(a.d->ny + 1));
   a.wts = malloc(sizeof(double) * (size_t)(a.nseg + 1));
@@ -758,5 +805,7 @@ int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, in
 done:
   free(a.A); free(a.ipiv); free(gp); free(a.segs); free(a.tau); free(a.sigma); free(a.w);
   free(a.gy); free(a.wts); free(a.ys);
+  salta__sparselu_free(a.luf); salta__sparselu_free(a.lub); free(a.Ax);
+  if (a.sparse) salta__pattern_free(&a.pat);
   return st;
 }

@@ -1,0 +1,53 @@
+/*
+** sparselu.c -- KLU on a fixed CSC pattern (see sparselu.h).
+*/
+#include <klu.h>
+#include <stdlib.h>
+
+#include "sparselu.h"
+
+struct salta__sparselu {
+  const salta__pattern *p;
+  klu_common common;
+  klu_symbolic *sym;
+  klu_numeric *num;
+};
+
+salta__sparselu *salta__sparselu_new(const salta__pattern *p) {
+  salta__sparselu *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->p = p;
+  klu_defaults(&s->common);
+  s->sym = klu_analyze(p->n, p->colptr, p->rowind, &s->common);
+  if (!s->sym) {
+    free(s);
+    return NULL;
+  }
+  return s;
+}
+
+/* A refactorisation keeps the first factorisation's pivots: cheap, and
+** good while the values stay alike; a poor pivot (reciprocal condition
+** estimate below 1e-13) asks for a fresh factorisation with pivoting. */
+int salta__sparselu_factor(salta__sparselu *s, const double *Ax) {
+  const salta__pattern *p = s->p;
+  double *ax = (double *)Ax;   /* KLU takes non-const pointers it does not write */
+  if (s->num && klu_refactor(p->colptr, p->rowind, ax, s->sym, s->num, &s->common) &&
+      klu_rcond(s->sym, s->num, &s->common) && s->common.rcond > 1e-13)
+    return 0;
+  if (s->num) klu_free_numeric(&s->num, &s->common);
+  s->num = klu_factor(p->colptr, p->rowind, ax, s->sym, &s->common);
+  return s->num && s->common.status == KLU_OK ? 0 : -1;
+}
+
+void salta__sparselu_solve(salta__sparselu *s, double *b, int trans) {
+  if (trans) klu_tsolve(s->sym, s->num, s->p->n, 1, b, &s->common);
+  else klu_solve(s->sym, s->num, s->p->n, 1, b, &s->common);
+}
+
+void salta__sparselu_free(salta__sparselu *s) {
+  if (!s) return;
+  if (s->num) klu_free_numeric(&s->num, &s->common);
+  klu_free_symbolic(&s->sym, &s->common);
+  free(s);
+}

@@ -1,0 +1,23 @@
+/*
+** sparselu.h -- KLU on a fixed CSC pattern (internal): one symbolic
+** analysis, then numeric factorisations of changing values and solves with
+** the matrix or its transpose.
+*/
+#ifndef SALTA_SPARSELU_H
+#define SALTA_SPARSELU_H
+
+#include "pattern.h"
+
+typedef struct salta__sparselu salta__sparselu;
+
+/* Analyses the pattern (borrowed: it must outlive the object); NULL when
+** out of memory or KLU refuses the pattern. */
+salta__sparselu *salta__sparselu_new(const salta__pattern *p);
+/* Factors the matrix with values Ax (in the pattern's order); 0, or -1
+** when it is singular. */
+int salta__sparselu_factor(salta__sparselu *s, const double *Ax);
+/* Solves A x = b (trans = 0) or A^T x = b (trans = 1) in place. */
+void salta__sparselu_solve(salta__sparselu *s, double *b, int trans);
+void salta__sparselu_free(salta__sparselu *s);
+
+#endif
