@@ -76,6 +76,8 @@ static void push_stats(lua_State *L, salta_sim *sim) {
   set_long(L, "error_test_fails", st.err_test_fails);
   set_long(L, "algebraic_newton_iters", st.alg_newton_iters);
   set_long(L, "events", st.events);
+  lua_pushstring(L, st.linear_solver == SALTA_LS_KLU ? "klu" : st.linear_solver == SALTA_LS_DENSE ? "dense" : "none");
+  lua_setfield(L, -2, "linear_solver");
 }
 
 static void push_result(lua_State *L, salta_sim *sim, const salta_model_def *d) {
@@ -132,7 +134,7 @@ static int sim_gc(lua_State *L) {
 ** loss:configure from the table at idx into o. */
 void salta_l_sim_options(lua_State *L, int idx, salta_sim_options *o) {
   static const char *const methods[] = {"bdf", "erk", NULL};
-  static const char *const solvers[] = {"dense", "klu", NULL};
+  static const char *const solvers[] = {"dense", "klu", "auto", NULL};
   luaL_checktype(L, idx, LUA_TTABLE);
   salta_sim_options_init(o, salta_l_optnumber(L, idx, "t0", 0), salta_l_optnumber(L, idx, "tf", 1));
   o->rtol = salta_l_optnumber(L, idx, "rtol", o->rtol);
@@ -147,7 +149,7 @@ void salta_l_sim_options(lua_State *L, int idx, salta_sim_options *o) {
   lua_getfield(L, idx, "method");
   o->method = luaL_checkoption(L, -1, "bdf", methods);
   lua_getfield(L, idx, "linear_solver");
-  o->linear_solver = luaL_checkoption(L, -1, "dense", solvers);
+  o->linear_solver = luaL_checkoption(L, -1, "auto", solvers);
   lua_pop(L, 2);
 }
 

@@ -130,6 +130,14 @@ describe("Cauer ladder", function()
 end)
 
 describe("linear solvers", function()
+  it("auto (the default) takes KLU from 16 unknowns on, and says which it took", function()
+    local small, big = H.model("bouncing_balls", { N = 3 }), H.model("bouncing_balls", { N = 7 })   -- 12, 28
+    assert.are.equal("dense", small:simulate{ tf = 0.5 }:stats().linear_solver)
+    assert.are.equal("klu", big:simulate{ tf = 0.5 }:stats().linear_solver)
+    assert.are.equal("dense", big:simulate{ tf = 0.5, linear_solver = "dense" }:stats().linear_solver)
+    assert.are.equal("klu", small:simulate{ tf = 0.5, linear_solver = "klu" }:stats().linear_solver)
+    assert.are.equal("none", big:simulate{ tf = 0.5, method = "erk" }:stats().linear_solver)
+  end)
   it("KLU (sparse) and LAPACK (dense) give the same events and states", function()
     for _, case in ipairs({ { "cauer", {}, 20 }, { "bouncing_balls", { N = 15 }, 1.9 }, { "spring_latch", {}, 10 } }) do
       local m = H.model(case[1], case[2])

@@ -19,6 +19,7 @@
 
 #include "linsol.h"
 #include "loss_impl.h"
+#include "sim_impl.h"
 #include "sparselu.h"
 
 typedef struct seg {
@@ -43,7 +44,7 @@ typedef struct adj {
   ** iterations and steps while it still makes Newton contract fast */
   double *Af, hf;
   int *ipf, af_valid;
-  /* with linear_solver = KLU: the step matrix's values on its sparse
+  /* with KLU (salta__use_klu): the step matrix's values on its sparse
   ** pattern, factored by KLU for the forward march and for the sweep */
   int sparse;
   salta__pattern pat;
@@ -772,7 +773,7 @@ int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, in
   a.fb = a.fa + n;
   a.v3 = a.fb + n;             /* ne guards, or an n-vector */
   a.jv = a.v3 + (n > (size_t)a.d->ne ? n : (size_t)a.d->ne) + 1;
-  if (o.linear_solver == SALTA_LS_KLU) {
+  if (salta__use_klu(&o, a.n)) {
     a.sparse = 1;
     if (salta__pattern_build(&a.pat, a.d) || !(a.Ax = malloc(sizeof(double) * (size_t)(a.pat.nnz + 1))) ||
         !(a.luf = salta__sparselu_new(&a.pat)) || !(a.lub = salta__sparselu_new(&a.pat))) {

@@ -373,7 +373,7 @@ static int ida_setup(salta_sim *s, ida_ctx *c, const salta_sim_options *o, doubl
   if (c->y) N_VEnableFusedOps_Serial(c->y, SUNTRUE);
   c->yp = N_VNew_Serial(n, c->ctx);
   c->id = N_VNew_Serial(n, c->ctx);
-  if (o->linear_solver == SALTA_LS_KLU) {
+  if (salta__use_klu(o, n)) {
     if (salta__pattern_build(&s->pat, s->d)) return -1;
     c->A = SUNSparseMatrix(n, n, s->pat.nnz, CSC_MAT, c->ctx);
     c->LS = c->A ? SUNLinSol_KLU(c->y, c->A, c->ctx) : NULL;
@@ -399,7 +399,7 @@ static int ida_setup(salta_sim *s, ida_ctx *c, const salta_sim_options *o, doubl
     return -1;
   }
   if (IDASetLinearSolver(c->mem, c->LS, c->A) ||
-      IDASetJacFn(c->mem, o->linear_solver == SALTA_LS_KLU ? jacobian_sparse : jacobian) ||
+      IDASetJacFn(c->mem, salta__use_klu(o, n) ? jacobian_sparse : jacobian) ||
       IDASetId(c->mem, c->id) || IDASetSuppressAlg(c->mem, SUNTRUE) ||
       IDASetDeltaCjLSetup(c->mem, 0.25) ||  /* fewer refactorisations as steps grow */
       IDASetStopTime(c->mem, o->tf))
@@ -775,7 +775,7 @@ static int check_inputs(salta_sim *s, const salta_sim_options *o, const double *
     return salta__fail(s->err, SALTA_EINPUT, "model '%s': need t0 < tf, got [%g, %g]", d->name, o->t0, o->tf);
   if (o->max_events < 0 || o->max_steps < 1 || !(o->zeno_window >= 0) ||
       (o->method != SALTA_METHOD_BDF && o->method != SALTA_METHOD_ERK) ||
-      (o->linear_solver != SALTA_LS_DENSE && o->linear_solver != SALTA_LS_KLU))
+      (o->linear_solver != SALTA_LS_DENSE && o->linear_solver != SALTA_LS_KLU && o->linear_solver != SALTA_LS_AUTO))
     return salta__fail(s->err, SALTA_EINPUT,
                        "model '%s': bad options: max_events %d, max_steps %ld, zeno_window %g, method %d, linear solver %d",
                        d->name, o->max_events, o->max_steps, o->zeno_window, o->method, o->linear_solver);
@@ -973,6 +973,7 @@ int salta_sim_run(salta_sim *s, const salta_sim_options *o, const double *p,
   s->nonfinite_row = -1;
   s->guard_bad = 0;
   s->exact_z = o->method == SALTA_METHOD_ERK;
+  s->stats.linear_solver = o->method == SALTA_METHOD_ERK ? -1 : salta__use_klu(o, s->n) ? SALTA_LS_KLU : SALTA_LS_DENSE;
   s->p = p;
   if (!x0) x0 = d->x_start;
   if ((st = check_inputs(s, o, p, x0, times, nt))) return st;
@@ -1049,6 +1050,11 @@ void salta_sim_options_init(salta_sim_options *o, double t0, double tf) {
   o->zeno_count = 100;   /* 0 turns the cascade test off */
   o->zeno_window = 1e-9 * (tf - t0);
   o->max_steps = 1000000;
+  o->linear_solver = SALTA_LS_AUTO;
+}
+
+int salta__use_klu(const salta_sim_options *o, int n) {
+  return o->linear_solver == SALTA_LS_KLU || (o->linear_solver == SALTA_LS_AUTO && n >= SALTA_KLU_MIN_N);
 }
 
 int salta_sim_create(salta_sim **out, salta_model *model) {

@@ -77,6 +77,8 @@ int salta__integrate_erk(salta_sim *s, const salta_sim_options *o, const double 
 
 /* Newton on g for z at (t, x); see sim.c. */
 int salta__solve_z(salta_sim *s, double t, const double *x, double *z, int *worst, double *res);
+/* Whether options o ask for KLU on a system of n unknowns (AUTO resolved). */
+int salta__use_klu(const salta_sim_options *o, int n);
 
 /* sens.c */
 int salta__sens_alloc(salta_sim *s, int nt);
