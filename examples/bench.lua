@@ -208,8 +208,8 @@ do
 end
 
 print("\n== summary: ms per loss-and-gradient evaluation (25 runs, single thread) ==")
-print(("%-58s %9s %9s %9s %9s %8s"):format("model [integrator]", "median", "min", "max", "JAX-AD", "speedup"))
+print(("%-64s %9s %9s %9s %9s %8s"):format("model [integrator]", "median", "min", "max", "JAX-AD", "speedup"))
 for _, r in ipairs(summary) do
-  print(("%-58s %9.3f %9.3f %9.3f %9.1f %7.0fx"):format(r[1], r[2], r[3], r[4], r[5], r[5] / r[2]))
+  print(("%-64s %9.3f %9.3f %9.3f %9.1f %7.0fx"):format(r[1], r[2], r[3], r[4], r[5], r[5] / r[2]))
 end
 
