@@ -16,7 +16,7 @@
 -- horizon = true | {t1, t2, ...}: continuation on the time horizon. The fit
 -- runs first on the targets at t <= t1 (loss:window), then from its result
 -- on t <= t2, ..., and last on the whole loss. `true` takes the horizons
--- t0 + span/8, span/4, span/2. An oscillating trajectory fitted over its
+-- t0 + span/6, span/3, 2 span/3. An oscillating trajectory fitted over its
 -- whole horizon at once has many local minima (phases matched a period
 -- off, events matched to the wrong events); a short horizon has few, and
 -- each longer one starts near its minimum. max_iter applies per stage;
@@ -200,7 +200,7 @@ local function horizons(loss, h)
   local t_last = times[#times]
   if h == true then
     local span = t_last - loss.t0
-    return { loss.t0 + span / 8, loss.t0 + span / 4, loss.t0 + span / 2 }
+    return { loss.t0 + span / 6, loss.t0 + span / 3, loss.t0 + 2 * span / 3 }
   end
   if type(h) ~= "table" or #h == 0 then
     error("salta.fit: horizon must be true or an increasing array of end times", 3)
