@@ -32,9 +32,9 @@ extern "C" {
 ** host can check that the two agree (the shared library's soname carries
 ** the major number). */
 #define SALTA_VERSION_MAJOR 0
-#define SALTA_VERSION_MINOR 1
+#define SALTA_VERSION_MINOR 2
 #define SALTA_VERSION_PATCH 0
-#define SALTA_VERSION "0.1.0"
+#define SALTA_VERSION "0.2.0"
 
 const char *salta_version(void);
 
@@ -146,7 +146,7 @@ typedef struct salta_sim_options {
 ** dense LU, or KLU on the model's compile-time sparsity pattern. AUTO takes
 ** KLU from SALTA_KLU_MIN_N unknowns (nx + nz) on, where its sparsity pays
 ** for its overhead (balls N = 7, 28 unknowns: 1.6x faster). */
-enum { SALTA_LS_DENSE = 0, SALTA_LS_KLU = 1, SALTA_LS_AUTO = 2 };
+enum { SALTA_LS_NONE = -1, SALTA_LS_DENSE = 0, SALTA_LS_KLU = 1, SALTA_LS_AUTO = 2 };
 #define SALTA_KLU_MIN_N 16
 
 /* Integrators: IDAS's variable-order BDF for any index-1 model, stiff or
@@ -163,7 +163,7 @@ typedef struct salta_sim_stats {
   long newton_iters, newton_conv_fails, err_test_fails;
   long alg_newton_iters; /* salta's own Newton on g (initial, after resets) */
   long events;
-  int linear_solver;     /* the one the run used: SALTA_LS_DENSE or SALTA_LS_KLU; -1 under ERK */
+  int linear_solver;     /* the one the run used: SALTA_LS_DENSE, SALTA_LS_KLU, or SALTA_LS_NONE (ERK) */
 } salta_sim_stats;
 
 /* One event firing. The states are borrowed from the simulation and valid
@@ -267,7 +267,8 @@ int salta_loss_grad_fd(salta_loss *loss, const double *p, const double *x0, doub
 ** approach; the gradient is then only approximate). Blending is
 ** supported; simultaneous events are not (an error says so). With
 ** mesh_k <= 0 the forward run uses BDF orders up to 2, so that the
-** trapezoid on its steps is as accurate as the tolerance asks. */
+** trapezoid on its steps is as accurate as the tolerance asks. Its step
+** solves follow the options' linear_solver (AUTO resolved on nx + nz). */
 int salta_loss_eval_adjoint(salta_loss *loss, const double *p, const double *x0, int mesh_k,
                             int consistent, double *value, double *grad);
 

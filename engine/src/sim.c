@@ -973,10 +973,11 @@ int salta_sim_run(salta_sim *s, const salta_sim_options *o, const double *p,
   s->nonfinite_row = -1;
   s->guard_bad = 0;
   s->exact_z = o->method == SALTA_METHOD_ERK;
-  s->stats.linear_solver = o->method == SALTA_METHOD_ERK ? -1 : salta__use_klu(o, s->n) ? SALTA_LS_KLU : SALTA_LS_DENSE;
+  s->stats.linear_solver = SALTA_LS_NONE;
   s->p = p;
   if (!x0) x0 = d->x_start;
   if ((st = check_inputs(s, o, p, x0, times, nt))) return st;
+  if (o->method != SALTA_METHOD_ERK) s->stats.linear_solver = salta__use_klu(o, s->n) ? SALTA_LS_KLU : SALTA_LS_DENSE;
   memset(&c, 0, sizeof c);
   if (alloc_run(s, nt)) { free_run(s); return salta__fail(s->err, SALTA_EMEM, "out of memory"); }
   /* work layout: [g scratch (nz)] [w (n)] [w' (n)] [event scratch (2n)] [spare (n)] */

@@ -11,6 +11,7 @@ struct salta__sparselu {
   klu_common common;
   klu_symbolic *sym;
   klu_numeric *num;
+  double rcond0;     /* the condition estimate of the last pivoted factorisation */
 };
 
 salta__sparselu *salta__sparselu_new(const salta__pattern *p) {
@@ -26,18 +27,21 @@ salta__sparselu *salta__sparselu_new(const salta__pattern *p) {
   return s;
 }
 
-/* A refactorisation keeps the first factorisation's pivots: cheap, and
-** good while the values stay alike; a poor pivot (reciprocal condition
-** estimate below 1e-13) asks for a fresh factorisation with pivoting. */
+/* A refactorisation keeps the last pivoted factorisation's pivots: cheap,
+** and good while the values stay alike. When its diagonal condition
+** estimate falls below 1e-3 of that factorisation's (the old pivots no
+** longer suit), it factors afresh with pivoting. */
 int salta__sparselu_factor(salta__sparselu *s, const double *Ax) {
   const salta__pattern *p = s->p;
   double *ax = (double *)Ax;   /* KLU takes non-const pointers it does not write */
   if (s->num && klu_refactor(p->colptr, p->rowind, ax, s->sym, s->num, &s->common) &&
-      klu_rcond(s->sym, s->num, &s->common) && s->common.rcond > 1e-13)
+      klu_rcond(s->sym, s->num, &s->common) && s->common.rcond >= 1e-3 * s->rcond0)
     return 0;
   if (s->num) klu_free_numeric(&s->num, &s->common);
   s->num = klu_factor(p->colptr, p->rowind, ax, s->sym, &s->common);
-  return s->num && s->common.status == KLU_OK ? 0 : -1;
+  if (!s->num || s->common.status != KLU_OK || !klu_rcond(s->sym, s->num, &s->common)) return -1;
+  s->rcond0 = s->common.rcond;
+  return 0;
 }
 
 void salta__sparselu_solve(salta__sparselu *s, double *b, int trans) {
