@@ -44,6 +44,10 @@ void salta_l_open_optim(lua_State *L);
 void salta_l_sim_options(lua_State *L, int idx, salta_sim_options *o);
 int salta_l_model_simulate(lua_State *L);
 
+/* Registers metatable mt for a userdata class: methods as __index, close
+** as __gc and __close. Leaves the metatable on the stack. */
+void salta_l_newclass(lua_State *L, const char *mt, const luaL_Reg *methods, lua_CFunction close);
+
 /* lua_newuserdatauv + scratch buffer helper: a temporary array of n doubles
 ** owned by the Lua stack (pushed as userdata). */
 double *salta_l_scratch(lua_State *L, int n);

@@ -174,13 +174,6 @@ void salta_l_open_loss(lua_State *L) {
     {"close", loss_close},
     {NULL, NULL}
   };
-  if (luaL_newmetatable(L, SALTA_LOSS_MT)) {
-    luaL_newlib(L, methods);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, loss_close);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, loss_close);
-    lua_setfield(L, -2, "__close");
-  }
+  salta_l_newclass(L, SALTA_LOSS_MT, methods, loss_close);
   lua_pop(L, 1);
 }

@@ -186,15 +186,8 @@ void salta_l_open_model(lua_State *L) {
     {"close", model_close},
     {NULL, NULL}
   };
-  if (luaL_newmetatable(L, SALTA_MODEL_MT)) {
-    luaL_newlib(L, methods);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, model_close);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, model_close);
-    lua_setfield(L, -2, "__close");
-    lua_pushcfunction(L, model_tostring);
-    lua_setfield(L, -2, "__tostring");
-  }
+  salta_l_newclass(L, SALTA_MODEL_MT, methods, model_close);
+  lua_pushcfunction(L, model_tostring);
+  lua_setfield(L, -2, "__tostring");
   lua_pop(L, 1);
 }

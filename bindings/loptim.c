@@ -278,14 +278,7 @@ void salta_l_open_optim(lua_State *L) {
     {"stop", lbfgsb_stop},
     {NULL, NULL}
   };
-  if (luaL_newmetatable(L, LBFGSB_MT)) {
-    luaL_newlib(L, methods);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, lbfgsb_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, lbfgsb_gc);
-    lua_setfield(L, -2, "__close");
-  }
+  salta_l_newclass(L, LBFGSB_MT, methods, lbfgsb_gc);
   lua_pop(L, 1);
   lua_pushcfunction(L, l_lbfgsb);
   lua_setfield(L, -2, "lbfgsb");

@@ -53,6 +53,17 @@ double salta_l_optnumber(lua_State *L, int idx, const char *k, double def) {
   return v;
 }
 
+void salta_l_newclass(lua_State *L, const char *mt, const luaL_Reg *methods, lua_CFunction close) {
+  if (!luaL_newmetatable(L, mt)) return;
+  lua_newtable(L);
+  luaL_setfuncs(L, methods, 0);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, close);
+  lua_setfield(L, -2, "__gc");
+  lua_pushcfunction(L, close);
+  lua_setfield(L, -2, "__close");
+}
+
 double *salta_l_scratch(lua_State *L, int n) {
   return lua_newuserdatauv(L, sizeof(double) * (size_t)(n > 0 ? n : 1), 0);
 }

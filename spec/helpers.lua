@@ -6,6 +6,16 @@ H.SHARED = os.getenv("SALTA_SHARED") or "../shared"
 
 function H.spec_path(name) return H.SHARED .. "/specs/" .. name end
 
+-- A new temporary file (name ending in ext, if given) holding text; the
+-- caller removes it.
+function H.temp_file(text, ext)
+  local path = os.tmpname() .. (ext or "")
+  local f = assert(io.open(path, "w"))
+  f:write(text)
+  f:close()
+  return path
+end
+
 H.SPECS = {
   "dae_specification_cauer_events.json",
   "dae_specification_bouncing_balls_N3.yaml",

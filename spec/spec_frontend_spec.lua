@@ -2,8 +2,9 @@
 -- parse into the right symbolic model, errors say where, resets solve.
 local spec = require("salta.spec")
 local expr = require("salta.expr")
+local H = require("helpers")
 
-local SHARED = os.getenv("SALTA_SHARED") or "../shared"
+local SHARED = H.SHARED
 local function spec_path(file) return SHARED .. "/specs/" .. file end
 
 local CAUER = "dae_specification_cauer_events.json"
@@ -260,10 +261,7 @@ describe("salta.spec errors", function()
     assert.is_false(ok)
     assert_mentions(err, { "salta.load_spec: /nonexistent/dir/model.json:", "cannot open" })
     local function with_file(ext, text)
-      local path = os.tmpname() .. ext
-      local fh = assert(io.open(path, "w"))
-      fh:write(text)
-      fh:close()
+      local path = H.temp_file(text, ext)
       local ok2, err2 = pcall(spec.load, path)
       os.remove(path)
       assert.is_false(ok2)

@@ -30,6 +30,7 @@
 
 local optim = require("salta.optim")
 local covariance = require("salta.covariance")
+local index_of = require("salta.names").index_of
 local json = require("salta.json")
 local clock = require("salta.core").clock
 
@@ -60,8 +61,7 @@ local function by_name(loss, v, what, default)
     for k = 1, #v do out[k] = v[k] end
     return out
   end
-  local known = {}
-  for k, n in ipairs(loss.free) do known[n] = k end
+  local known = index_of(loss.free)
   for n in pairs(v) do
     if not known[n] then error(("salta.fit: %s names '%s', which is not free"):format(what, tostring(n)), 3) end
   end

@@ -15,6 +15,7 @@
 
 local core = require("salta.core")
 local data_io = require("salta.data")
+local index_of = require("salta.names").index_of
 
 local M = {}
 
@@ -30,12 +31,6 @@ local OPTIONS = {
 }
 
 local function fail(fmt, ...) error(("salta.lsq: " .. fmt):format(...), 3) end
-
-local function index_of(list)
-  local idx = {}
-  for i, n in ipairs(list) do idx[n] = i end
-  return idx
-end
 
 -- Data and times from a table of columns or a CSV file.
 local function load_data(spec, model)

@@ -6,6 +6,7 @@
 
 local expr = require("salta.expr")
 local jit = require("salta.jit")
+local index_of = require("salta.names").index_of
 
 local M = {}
 
@@ -123,8 +124,7 @@ local function collect(model_name, what, res, names)
     end
     for i = 1, n do out[i] = check_value(model_name, what, "value " .. i, res[i]) end
   else
-    local index = {}
-    for i, nm in ipairs(names) do index[nm] = i end
+    local index = index_of(names)
     for k, v in pairs(res) do
       if not index[k] then
         error(("model '%s', %s: returned a value for unknown name '%s' (expected %s)"):format(
@@ -214,8 +214,7 @@ local function describe(spec)
       if type(res) ~= "table" or expr.is_node(res) then
         error(("model '%s', %s reset: must return {state = value, ...}, got %s"):format(name, what, type(res)), 0)
       end
-      local index = {}
-      for i, n in ipairs(xn) do index[n] = i end
+      local index = index_of(xn)
       for k, v in pairs(res) do
         local i = index[k] or (math.type(k) == "integer" and k >= 1 and k <= #xn and k)
         if not i then

@@ -5,6 +5,7 @@
 -- a spec becomes the same symbolic description a salta.dae{} model traces to.
 
 local expr = require("salta.expr")
+local index_of = require("salta.names").index_of
 
 local M = {}
 
@@ -292,12 +293,6 @@ local function check_unique(model, lists)
       seen[n] = l.what
     end
   end
-end
-
-local function index_of(names)
-  local idx = {}
-  for i, n in ipairs(names) do idx[n] = i end
-  return idx
 end
 
 -- Equations ---------------------------------------------------------------------------
