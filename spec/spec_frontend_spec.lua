@@ -5,7 +5,7 @@ local expr = require("salta.expr")
 local H = require("helpers")
 
 local SHARED = H.SHARED
-local function spec_path(file) return SHARED .. "/specs/" .. file end
+local spec_path = H.spec_path
 
 local CAUER = "dae_specification_cauer_events.json"
 local BALLS = {

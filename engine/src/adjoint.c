@@ -193,7 +193,7 @@ static double end_guard(adj *a, int s) {
 static int solve_z(adj *a, double t, double *w) {
   int it, i, nz = a->nz;
   for (it = 0; it < 50 && nz > 0; ++it) {
-    double dmax = 0;
+    double dmax = 0, zmax = 0;
     a->d->g.eval(t, w, w + a->nx, a->p, a->v1);
     memset(a->A, 0, sizeof(double) * (size_t)nz * nz);
     add_dense(a, &a->d->g.d[SALTA_WRT_Z], t, w, 1, a->A, nz, 0, 0);
@@ -202,9 +202,11 @@ static int solve_z(adj *a, double t, double *w) {
     for (i = 0; i < nz; ++i) {
       w[a->nx + i] -= a->v1[i];
       if (!(fabs(a->v1[i]) <= dmax)) dmax = fabs(a->v1[i]);   /* NaN propagates */
+      zmax = fmax(zmax, fabs(w[a->nx + i]));
     }
     if (!isfinite(dmax)) break;
-    if (dmax <= 1e-13 * (1 + fabs(w[a->nx]))) return SALTA_OK;
+    /* against the largest z, as the simulator's Newton on g (not z[0]) */
+    if (dmax <= 1e-13 * (1 + zmax)) return SALTA_OK;
   }
   return nz == 0 ? SALTA_OK : salta__fail(a->err, SALTA_ESOLVER,
                                           "model '%s': adjoint: Newton on g failed at t = %.17g", a->d->name, t);
