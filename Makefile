@@ -55,11 +55,14 @@ deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
-$(BUILD)/engine/%.o: engine/src/%.c engine/include/salta.h engine/include/salta_kernel.h engine/src/errors.h engine/src/linsol.h engine/src/pattern.h engine/src/sim_impl.h | $(BUILD)/engine
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+# -MMD: each object also depends on the headers it includes (build/**/*.d)
+$(BUILD)/engine/%.o: engine/src/%.c | $(BUILD)/engine
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
-$(BUILD)/bindings/%.o: bindings/%.c bindings/lcore.h bindings/ljit.h engine/include/salta.h $(BUILD)/kernel_abi.h | $(BUILD)/bindings
-	$(CC) $(CPPFLAGS) $(CFLAGS) -DSALTA_LUA_DIR='"$(LUA_DIR)"' -c -o $@ $<
+$(BUILD)/bindings/%.o: bindings/%.c $(BUILD)/kernel_abi.h | $(BUILD)/bindings
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -DSALTA_LUA_DIR='"$(LUA_DIR)"' -c -o $@ $<
+
+-include $(ENGINE_OBJ:.o=.d) $(CORE_OBJ:.o=.d) $(HOST_OBJ:.o=.d)
 
 # The kernel ABI header, as a C string for the code generator.
 $(BUILD)/kernel_abi.h: engine/include/salta_kernel.h | $(BUILD)

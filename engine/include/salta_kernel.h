@@ -9,7 +9,7 @@
 #ifndef SALTA_KERNEL_H
 #define SALTA_KERNEL_H
 
-#define SALTA_ABI_VERSION 1
+#define SALTA_ABI_VERSION 2
 
 /*
 ** A kernel evaluates one vector function or one sparse Jacobian at a point.
@@ -22,6 +22,11 @@
 */
 typedef int (*salta_kernel_fn)(double t, const double *x, const double *z,
                                const double *p, double *out);
+
+/* One guard alone: guard j's value at (t, x, z, p), for locating a
+** crossing without evaluating every guard. */
+typedef double (*salta_guard_fn)(int j, double t, const double *x, const double *z,
+                                 const double *p);
 
 /* A sparse Jacobian: nonzeros in column-major order (CSC-compatible). */
 typedef struct salta_sparse_def {
@@ -65,8 +70,8 @@ typedef struct salta_model_def {
   salta_function_def e;        /* guards, n = ne */
   const salta_function_def *r; /* ne resets, each n = nx: the full x+ */
   const unsigned char *r_assign; /* ne x nx, row-major: 1 where event j's
-                                    reset names state i (simultaneous events
-                                    merge by declaration order) */
+                                    reset names state i */
+  salta_guard_fn e_one;        /* guard j alone; NULL: the engine evaluates e */
 } salta_model_def;
 
 #endif

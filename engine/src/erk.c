@@ -1,23 +1,25 @@
 /*
 ** erk.c -- an explicit Runge-Kutta integrator (Dormand-Prince 5(4) with
-** its 4th-order dense output) for non-stiff index-1 models, as an
-** alternative to IDAS: the algebraic variables are solved from g at every
-** stage (Newton, warm-started), so the integrator sees the ODE
+** its 4th-order dense output) behind the integrator interface, for
+** non-stiff index-1 models: the algebraic variables are solved from g at
+** every stage (Newton, warm-started), so it integrates the ODE
 ** x' = f(t, x, z(t, x)); forward sensitivities are integrated alongside as
 ** s_x' = f_x s_x + f_z s_z + f_p with s_z from the implicit function
-** theorem. Events, resets, jumps and outputs are shared with sim.c. Small
-** non-stiff models (the Cauer ladder, the bouncing balls, whose ballistic
-** flight it integrates exactly) run several times faster than under IDAS.
+** theorem. Small non-stiff models (the Cauer ladder, the bouncing balls,
+** whose ballistic flight it integrates exactly) run several times faster
+** than under IDAS.
 */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim_impl.h"
+#include "errors.h"
+#include "integrator.h"
 
-/* Dormand-Prince 5(4) tableau (Hairer, Norsett, Wanner: DOPRI5). */
-static const double C[7] = {0, 1.0 / 5, 3.0 / 10, 4.0 / 5, 8.0 / 9, 1, 1};
-static const double A[7][6] = {
+/* The Dormand-Prince 5(4) tableau (Hairer, Norsett, Wanner: DOPRI5): nodes,
+** stages, error weights and dense-output weights. */
+static const double DP_C[7] = {0, 1.0 / 5, 3.0 / 10, 4.0 / 5, 8.0 / 9, 1, 1};
+static const double DP_A[7][6] = {
   {0},
   {1.0 / 5},
   {3.0 / 40, 9.0 / 40},
@@ -26,63 +28,72 @@ static const double A[7][6] = {
   {9017.0 / 3168, -355.0 / 33, 46732.0 / 5247, 49.0 / 176, -5103.0 / 18656},
   {35.0 / 384, 0, 500.0 / 1113, 125.0 / 192, -2187.0 / 6784, 11.0 / 84},
 };
-static const double E[7] = {71.0 / 57600, 0, -71.0 / 16695, 71.0 / 1920, -17253.0 / 339200,
-                            22.0 / 525, -1.0 / 40};
-static const double D[7] = {-12715105075.0 / 11282082432.0, 0, 87487479700.0 / 32700410799.0,
-                            -10690763975.0 / 1880347072.0, 701980252875.0 / 199316789632.0,
-                            -1453857185.0 / 822651844.0, 69997945.0 / 29380423.0};
+static const double DP_ERR[7] = {71.0 / 57600, 0, -71.0 / 16695, 71.0 / 1920, -17253.0 / 339200,
+                                 22.0 / 525, -1.0 / 40};
+static const double DP_DENSE[7] = {-12715105075.0 / 11282082432.0, 0, 87487479700.0 / 32700410799.0,
+                                   -10690763975.0 / 1880347072.0, 701980252875.0 / 199316789632.0,
+                                   -1453857185.0 / 822651844.0, 69997945.0 / 29380423.0};
 
 typedef struct erk {
-  salta_sim *s;
+  salta__integrator_env env;
+  int nx, nz, n, ns;
   int m;                 /* nx (1 + ns): x and the x rows of the sensitivities */
-  double *Y, *Ynew, *K[7], *stage, *err, *atol, *rc[5];
+  double *Y, *Ynew, *K[7], *stage, *err, *atol, *dense[5];
   double *z;             /* algebraics at the current point (warm start) */
-  double *w;             /* [x; z] scratch */
-  double *Sfull, *Spfull;/* n x ns */
+  double *w;             /* [x; z] of a right-hand side */
+  double *S, *Sp;        /* n x ns: full sensitivities of a right-hand side */
+  double t, h;           /* where the integration is; the next step size */
   double t_old, h_old;   /* the last accepted step, for the dense output */
-  int z_failed;          /* Newton on g failed at an interpolated point */
+  double errn;           /* its error norm */
+  int rejected;          /* the last attempt before it was rejected */
+  int resize;            /* the next step size is due from errn */
   long rhs_evals;
 } erk;
 
-/* Packs x and the x rows of S (n x ns) into Y; unpacks into w and S. */
-static void pack(const salta_sim *s, const double *x, const double *S, double *Y) {
+static char *err_of(erk *r) { return r->env.dae->err; }
+
+/* Packs x and the x rows of S (n x ns) into Y; unpacks the x rows of S. */
+static void pack(const erk *r, const double *x, const double *S, double *Y) {
   int k;
-  memcpy(Y, x, sizeof(double) * s->nx);
-  for (k = 0; k < s->ns; ++k)
-    memcpy(Y + (size_t)(k + 1) * s->nx, S + (size_t)k * s->n, sizeof(double) * s->nx);
+  memcpy(Y, x, sizeof(double) * (size_t)r->nx);
+  for (k = 0; k < r->ns; ++k)
+    memcpy(Y + (size_t)(k + 1) * r->nx, S + (size_t)k * r->n, sizeof(double) * (size_t)r->nx);
 }
 
-static void unpack_S(const salta_sim *s, const double *Y, double *S) {
+static void unpack_S(const erk *r, const double *Y, double *S) {
   int k;
-  for (k = 0; k < s->ns; ++k)
-    memcpy(S + (size_t)k * s->n, Y + (size_t)(k + 1) * s->nx, sizeof(double) * s->nx);
+  for (k = 0; k < r->ns; ++k)
+    memcpy(S + (size_t)k * r->n, Y + (size_t)(k + 1) * r->nx, sizeof(double) * (size_t)r->nx);
+}
+
+static int newton_failed(erk *r, double t, const salta__zfail *why) {
+  return salta__fail(err_of(r), SALTA_ESOLVER,
+                     "model '%s': Newton on g failed at t = %.17g: algebraic equation g[%d] keeps residual %g",
+                     r->env.dae->d->name, t, why->eq + 1, why->residual);
 }
 
 /* Y' at (t, Y); z is the warm start and returns the solved algebraics. */
 static int rhs(erk *r, double t, const double *Y, double *z, double *Yp) {
-  salta_sim *s = r->s;
-  int nx = s->nx, nz = s->nz, worst, i, k;
-  double res;
+  salta__dae *a = r->env.dae;
+  salta__zfail why;
+  int nx = r->nx, i, k;
   r->rhs_evals++;
-  memcpy(r->w, Y, sizeof(double) * nx);
-  memcpy(r->w + nx, z, sizeof(double) * nz);
-  if (nz && salta__solve_z(s, t, r->w, r->w + nx, &worst, &res) != 0)
-    return salta__fail(s->err, SALTA_ESOLVER,
-                       "model '%s': Newton on g failed at t = %.17g: algebraic equation g[%d] keeps residual %g",
-                       s->d->name, t, worst + 1, res);
-  memcpy(z, r->w + nx, sizeof(double) * nz);
-  s->d->f.eval(t, r->w, r->w + nx, s->p, Yp);
+  memcpy(r->w, Y, sizeof(double) * (size_t)nx);
+  memcpy(r->w + nx, z, sizeof(double) * (size_t)r->nz);
+  if (salta__dae_solve_z(a, t, r->w, r->w + nx, &why)) return newton_failed(r, t, &why);
+  memcpy(z, r->w + nx, sizeof(double) * (size_t)r->nz);
+  a->d->f.eval(t, r->w, r->w + nx, a->p, Yp);
   for (i = 0; i < nx; ++i)
     if (!isfinite(Yp[i]))
-      return salta__fail(s->err, SALTA_ESOLVER, "model '%s': f for state '%s' is %g at t = %.17g",
-                         s->d->name, s->d->x_names[i], Yp[i], t);
-  if (s->ns == 0) return SALTA_OK;
-  unpack_S(s, Y, r->Sfull);
-  if (salta__sens_fill_z(s, t, r->w, r->Sfull) != 0)
-    return salta__fail(s->err, SALTA_ESOLVER, "model '%s': g_z is singular at t = %.17g", s->d->name, t);
-  salta__sens_prime(s, t, r->w, r->Sfull, r->Spfull);
-  for (k = 0; k < s->ns; ++k)
-    memcpy(Yp + (size_t)(k + 1) * nx, r->Spfull + (size_t)k * s->n, sizeof(double) * nx);
+      return salta__fail(err_of(r), SALTA_ESOLVER, "model '%s': f for state '%s' is %g at t = %.17g", a->d->name,
+                         a->d->x_names[i], Yp[i], t);
+  if (r->ns == 0) return SALTA_OK;
+  unpack_S(r, Y, r->S);
+  if (salta__sens_fill_z(r->env.sens, t, r->w, r->S))
+    return salta__fail(err_of(r), SALTA_ESOLVER, "model '%s': g_z is singular at t = %.17g", a->d->name, t);
+  salta__sens_prime(r->env.sens, t, r->w, r->S, r->Sp);
+  for (k = 0; k < r->ns; ++k)
+    memcpy(Yp + (size_t)(k + 1) * nx, r->Sp + (size_t)k * r->n, sizeof(double) * (size_t)nx);
   return SALTA_OK;
 }
 
@@ -97,49 +108,10 @@ static double wrms(const erk *r, const double *v, const double *y0, const double
   return sqrt(sum / r->m);
 }
 
-/* Dense output at t inside the last accepted step: the first `len`
-** components (nx: states only; m: with sensitivities). */
-static void dense_at(const erk *r, double t, double *out, int len) {
-  double th = (t - r->t_old) / r->h_old, th1 = 1 - th;
-  int i;
-  for (i = 0; i < len; ++i)
-    out[i] = r->rc[0][i] + th * (r->rc[1][i] + th1 * (r->rc[2][i] + th * (r->rc[3][i] + th1 * r->rc[4][i])));
-}
-
-/* Newton on g at an interpolated point; a failure is kept for the caller. */
-static void solve_at(erk *r, double t, double *w) {
-  salta_sim *s = r->s;
-  int worst;
-  double res;
-  if (s->nz && salta__solve_z(s, t, w, w + s->nx, &worst, &res) != 0 && !r->z_failed) {
-    r->z_failed = 1;
-    salta__fail(s->err, SALTA_ESOLVER,
-                "model '%s': Newton on g failed at t = %.17g: algebraic equation g[%d] keeps residual %g",
-                s->d->name, t, worst + 1, res);
-  }
-}
-
-/* The interpolant for event location: x from the dense output, z solved. */
-static void erk_at(void *ctx, double t, double *w) {
-  erk *r = ctx;
-  dense_at(r, t, w, r->s->nx);
-  memcpy(w + r->s->nx, r->z, sizeof(double) * r->s->nz);
-  solve_at(r, t, w);
-}
-
-/* w = [x; z] and the full S at time t of the last step. */
-static void state_at(erk *r, double t, double *w, double *S) {
-  salta_sim *s = r->s;
-  if (s->ns > 0) {
-    dense_at(r, t, r->stage, r->m);
-    memcpy(w, r->stage, sizeof(double) * s->nx);
-    unpack_S(s, r->stage, S);
-  } else {
-    dense_at(r, t, w, s->nx);
-  }
-  memcpy(w + s->nx, r->z, sizeof(double) * s->nz);
-  solve_at(r, t, w);
-  if (s->ns > 0) salta__sens_fill_z(s, t, w, S);
+/* Component i of the dense output at t inside the last accepted step. */
+static double dense_at(const erk *r, double th, int i) {
+  double th1 = 1 - th;
+  return r->dense[0][i] + th * (r->dense[1][i] + th1 * (r->dense[2][i] + th * (r->dense[3][i] + th1 * r->dense[4][i])));
 }
 
 /* Hairer's starting step: from the sizes of y, y' and y''. */
@@ -158,50 +130,22 @@ static double initial_step(erk *r, double t, double tf, double rtol, double max_
   return fmin(h0, tf - t);
 }
 
-static int alloc_erk(erk *r, salta_sim *s, const salta_sim_options *o) {
-  int k, m = s->nx * (1 + s->ns);
-  size_t total = (size_t)m * 18 + (size_t)s->n * (2 * s->ns + 1) + s->nz + 16;
-  double *p;
-  memset(r, 0, sizeof *r);
-  r->s = s;
-  r->m = m;
-  p = malloc(sizeof(double) * total);
-  if (!p) return -1;
-  r->Y = p; p += m;
-  r->Ynew = p; p += m;
-  for (k = 0; k < 7; ++k) r->K[k] = p, p += m;
-  r->stage = p; p += m;
-  r->err = p; p += m;
-  r->atol = p; p += m;
-  for (k = 0; k < 5; ++k) r->rc[k] = p, p += m;
-  r->z = p; p += s->nz;
-  r->w = p; p += s->n;
-  r->Sfull = p; p += (size_t)s->n * s->ns;
-  r->Spfull = p;
-  for (k = 0; k < m; ++k) {
-    int dir = k < s->nx ? -1 : k / s->nx - 1;  /* sensitivity column, or -1 */
-    double pk = dir >= 0 && s->dirs[dir] >= 0 ? fabs(s->p[s->dirs[dir]]) : 1.0;
-    r->atol[k] = (o->atol_vec && k < s->nx ? o->atol_vec[k] : o->atol) / (pk > 0 ? pk : 1.0);
-  }
-  return 0;
-}
-
-/* One attempted step of size h from (t, Y) with K[0] = Y'(t). Writes Ynew,
-** K[1..6] and returns the error norm (or a negative status). */
+/* One attempted step of size h from (t, Y) with K[0] = Y'(t): writes Ynew
+** and K[1..6]; returns the error norm (*st a status). */
 static double attempt(erk *r, double t, double h, double rtol, int *st) {
   int i, j, k, m = r->m;
   for (k = 1; k < 7; ++k) {
     for (i = 0; i < m; ++i) {
       double acc = 0;
-      for (j = 0; j < k; ++j) acc += A[k][j] * r->K[j][i];
+      for (j = 0; j < k; ++j) acc += DP_A[k][j] * r->K[j][i];
       r->stage[i] = r->Y[i] + h * acc;
     }
-    if ((*st = rhs(r, t + C[k] * h, r->stage, r->z, r->K[k])) != SALTA_OK) return -1;
+    if ((*st = rhs(r, t + DP_C[k] * h, r->stage, r->z, r->K[k])) != SALTA_OK) return -1;
   }
-  memcpy(r->Ynew, r->stage, sizeof(double) * m);   /* stage 7 is the 5th-order solution */
+  memcpy(r->Ynew, r->stage, sizeof(double) * (size_t)m);   /* stage 7 is the 5th-order solution */
   for (i = 0; i < m; ++i) {
     double e = 0;
-    for (k = 0; k < 7; ++k) e += E[k] * r->K[k][i];
+    for (k = 0; k < 7; ++k) e += DP_ERR[k] * r->K[k][i];
     r->err[i] = h * e;
   }
   return wrms(r, r->err, r->Y, r->Ynew, rtol);
@@ -212,116 +156,155 @@ static void make_dense(erk *r, double t, double h) {
   int i, k;
   for (i = 0; i < r->m; ++i) {
     double y0 = r->Y[i], y1 = r->Ynew[i], dy = y1 - y0, bsp = h * r->K[0][i] - dy, acc = 0;
-    for (k = 0; k < 7; ++k) acc += D[k] * r->K[k][i];
-    r->rc[0][i] = y0;
-    r->rc[1][i] = dy;
-    r->rc[2][i] = bsp;
-    r->rc[3][i] = dy - h * r->K[6][i] - bsp;
-    r->rc[4][i] = h * acc;
+    for (k = 0; k < 7; ++k) acc += DP_DENSE[k] * r->K[k][i];
+    r->dense[0][i] = y0;
+    r->dense[1][i] = dy;
+    r->dense[2][i] = bsp;
+    r->dense[3][i] = dy - h * r->K[6][i] - bsp;
+    r->dense[4][i] = h * acc;
   }
   r->t_old = t;
   r->h_old = h;
 }
 
-static int oom(salta_sim *s) { return salta__fail(s->err, SALTA_EMEM, "out of memory"); }
+/* ---- the interface ------------------------------------------------------------------ */
 
-int salta__integrate_erk(salta_sim *s, const salta_sim_options *o, const double *times, int nt) {
-  erk r;
-  double t = o->t0, h, *w0 = s->work + s->nz, *Sp = s->S ? s->S + (size_t)s->n * s->ns : NULL;
-  int st = SALTA_OK, k = 0, nfire, rejected = 0;
-  long attempts = 0;
-  if (alloc_erk(&r, s, o)) return salta__fail(s->err, SALTA_EMEM, "out of memory");
-  /* the consistent start (sim.c solved z0 and, with sensitivities, S0) */
-  memcpy(r.z, w0 + s->nx, sizeof(double) * s->nz);
-  pack(s, w0, s->S, r.Y);
-  if ((st = rhs(&r, t, r.Y, r.z, r.K[0]))) goto done;
-  while (k < nt && times[k] <= o->t0) salta__store_output(s, o->t0, w0, s->S), ++k;
-  memcpy(s->gprev, s->guard0, sizeof(double) * s->d->ne);
-  h = o->init_step > 0 ? o->init_step : initial_step(&r, t, o->tf, o->rtol, o->max_step);
-  while (t < o->tf) {
-    double errn, tnew, tau;
-    if (++attempts > o->max_steps) {
-      st = salta__fail(s->err, SALTA_ESOLVER, "model '%s': more than max_steps = %ld steps at t = %.17g",
-                       s->d->name, o->max_steps, t);
-      break;
+static int erk_start(void *self, double t0, const double *w, const double *S) {
+  erk *r = self;
+  const salta_sim_options *o = r->env.o;
+  int st;
+  r->t = t0;
+  memcpy(r->z, w + r->nx, sizeof(double) * (size_t)r->nz);
+  pack(r, w, S, r->Y);
+  if ((st = rhs(r, t0, r->Y, r->z, r->K[0]))) return st;
+  r->h = o->init_step > 0 ? o->init_step : initial_step(r, t0, o->tf, o->rtol, o->max_step);
+  return SALTA_OK;
+}
+
+static int erk_step(void *self, double tf, double *t_old, double *t_new) {
+  erk *r = self;
+  const salta_sim_options *o = r->env.o;
+  int st;
+  if (r->resize) {   /* no growth right after a rejection */
+    r->h *= fmin(r->rejected ? 1.0 : 10.0, fmax(0.2, 0.9 * pow(fmax(r->errn, 1e-10), -0.2)));
+    r->rejected = r->resize = 0;
+  }
+  for (;;) {
+    double errn, h;
+    int to_tf = 0;
+    if (o->max_step > 0) r->h = fmin(r->h, o->max_step);
+    if (r->t + r->h > tf || tf - (r->t + r->h) < 1e-12 * fmax(1.0, fabs(tf))) {
+      r->h = tf - r->t;
+      to_tf = 1;
+    } else if (r->h < 1e-13 * fmax(1.0, fabs(r->t))) {
+      return salta__fail(err_of(r), SALTA_ESOLVER,
+                         "model '%s': explicit Runge-Kutta step size fell to %g at t = %.17g; the model may be "
+                         "stiff: use method = \"bdf\"", r->env.dae->d->name, r->h, r->t);
     }
-    if (o->max_step > 0) h = fmin(h, o->max_step);
-    if (t + h > o->tf || o->tf - (t + h) < 1e-12 * fmax(1.0, fabs(o->tf))) {
-      h = o->tf - t;
-      if (h <= 1e-13 * fmax(1.0, fabs(o->tf))) break;   /* at tf up to round-off */
-    } else if (h < 1e-13 * fmax(1.0, fabs(t))) {
-      st = salta__fail(s->err, SALTA_ESOLVER,
-                       "model '%s': explicit Runge-Kutta step size fell to %g at t = %.17g; the model may be "
-                       "stiff: use method = \"bdf\"", s->d->name, h, t);
-      break;
-    }
-    errn = attempt(&r, t, h, o->rtol, &st);
-    if (st) break;
+    h = r->h;
+    errn = attempt(r, r->t, h, o->rtol, &st);
+    if (st) return st;
     if (!(errn <= 1.0)) {
-      s->stats.err_test_fails++;
-      h *= isfinite(errn) ? fmax(0.2, 0.9 * pow(errn, -0.2)) : 0.2;
-      rejected = 1;
+      r->env.stats->err_test_fails++;
+      r->h *= isfinite(errn) ? fmax(0.2, 0.9 * pow(errn, -0.2)) : 0.2;
+      r->rejected = 1;
       continue;
     }
-    tnew = t + h;
-    s->stats.steps++;
-    make_dense(&r, t, h);
-    {
-      salta__interp ip = {erk_at, &r};
-      nfire = salta__crossing(s, &ip, t, t, tnew, &tau);
-    }
-    if (nfire < 0) { st = salta__guard_error(s); break; }
-    if (r.z_failed) { st = SALTA_ESOLVER; break; }
-    if (nfire > 0) {
-      while (k < nt && times[k] < tau) {
-        state_at(&r, times[k], s->interp_w, r.Sfull);
-        salta__store_output(s, times[k], s->interp_w, r.Sfull);
-        ++k;
-      }
-      state_at(&r, tau, w0, r.Sfull);
-      if (o->record_steps && salta__store_step(s, tau, w0)) { st = oom(s); break; }
-      if ((st = salta__after_events(s, o, tau, w0, nfire, r.Sfull, Sp))) break;
-      if (o->record_steps && salta__store_step(s, tau, w0)) { st = oom(s); break; }
-      while (k < nt && times[k] <= tau) salta__store_output(s, times[k], w0, r.Sfull), ++k;
-      t = tau;
-      memcpy(r.z, w0 + s->nx, sizeof(double) * s->nz);
-      pack(s, w0, r.Sfull, r.Y);
-      if (o->tf - t <= 1e-13 * fmax(1.0, fabs(o->tf))) break;   /* an event at tf */
-      if ((st = rhs(&r, t, r.Y, r.z, r.K[0]))) break;
-      continue;
-    }
-    while (k < nt && times[k] <= tnew) {
-      state_at(&r, times[k], s->interp_w, r.Sfull);
-      salta__store_output(s, times[k], s->interp_w, r.Sfull);
-      ++k;
-    }
-    if (r.z_failed) { st = SALTA_ESOLVER; break; }
-    t = tnew;
-    memcpy(r.Y, r.Ynew, sizeof(double) * r.m);
-    memcpy(r.K[0], r.K[6], sizeof(double) * r.m);   /* first same as last */
-    if (o->record_steps) {
-      memcpy(w0, r.Y, sizeof(double) * s->nx);
-      memcpy(w0 + s->nx, r.z, sizeof(double) * s->nz);
-      if (salta__store_step(s, t, w0)) { st = oom(s); break; }
-    }
-    if ((st = salta__rearm(s, t))) break;
-    memcpy(s->gprev, s->guard, sizeof(double) * s->d->ne);
-    /* step size for the next step: no growth right after a rejection */
-    h *= fmin(rejected ? 1.0 : 10.0, fmax(0.2, 0.9 * pow(fmax(errn, 1e-10), -0.2)));
-    rejected = 0;
+    r->env.stats->steps++;
+    make_dense(r, r->t, h);
+    *t_old = r->t;
+    *t_new = r->t = to_tf ? tf : r->t + h;
+    memcpy(r->Y, r->Ynew, sizeof(double) * (size_t)r->m);
+    memcpy(r->K[0], r->K[6], sizeof(double) * (size_t)r->m);   /* first same as last */
+    r->errn = errn;
+    r->resize = 1;
+    return SALTA_OK;
   }
-  /* outputs at tf (or left when an event ended the run) */
-  if (st == SALTA_OK) {
-    memcpy(w0, r.Y, sizeof(double) * s->nx);
-    memcpy(w0 + s->nx, r.z, sizeof(double) * s->nz);
-    if (s->ns > 0) {
-      unpack_S(s, r.Y, r.Sfull);
-      salta__sens_fill_z(s, t, w0, r.Sfull);
-    }
-    while (k < nt) salta__store_output(s, times[k], w0, r.Sfull), ++k;
+}
+
+static int erk_at(void *self, double t, double *w, const int *cols, int ncols) {
+  erk *r = self;
+  double th = (t - r->t_old) / r->h_old;
+  salta__zfail why;
+  int i;
+  if (cols && r->nz == 0) {
+    for (i = 0; i < ncols; ++i) w[cols[i]] = dense_at(r, th, cols[i]);
+    return SALTA_OK;
   }
-done:
-  s->stats.res_evals += r.rhs_evals;
-  free(r.Y);
-  return st;
+  for (i = 0; i < r->nx; ++i) w[i] = dense_at(r, th, i);
+  memcpy(w + r->nx, r->z, sizeof(double) * (size_t)r->nz);
+  if (salta__dae_solve_z(r->env.dae, t, w, w + r->nx, &why)) return newton_failed(r, t, &why);
+  return SALTA_OK;
+}
+
+static int erk_sens_at(void *self, double t, double *S) {
+  erk *r = self;
+  double th = (t - r->t_old) / r->h_old;
+  int k, i;
+  for (k = 0; k < r->ns; ++k)
+    for (i = 0; i < r->nx; ++i) S[(size_t)k * r->n + i] = dense_at(r, th, (k + 1) * r->nx + i);
+  return SALTA_OK;
+}
+
+static int erk_end_state(void *self, double *w, double *S) {
+  erk *r = self;
+  memcpy(w, r->Y, sizeof(double) * (size_t)r->nx);
+  memcpy(w + r->nx, r->z, sizeof(double) * (size_t)r->nz);
+  if (S) unpack_S(r, r->Y, S);
+  return SALTA_OK;
+}
+
+static int erk_restart(void *self, double t, const double *w, const double *S) {
+  erk *r = self;
+  r->t = t;
+  r->resize = 0;   /* the next step tries the last accepted size */
+  memcpy(r->z, w + r->nx, sizeof(double) * (size_t)r->nz);
+  pack(r, w, S, r->Y);
+  return rhs(r, t, r->Y, r->z, r->K[0]);
+}
+
+static void erk_free(void *self) {
+  erk *r = self;
+  if (!r) return;
+  r->env.stats->res_evals += r->rhs_evals;
+  free(r->Y);
+  free(r);
+}
+
+static const salta__integrator_ops erk_ops = {erk_start, erk_step, erk_at, erk_sens_at, erk_end_state,
+                                              erk_restart, erk_free, 1};
+
+int salta__erk_create(salta__integrator *it, const salta__integrator_env *env) {
+  erk *r = calloc(1, sizeof *r);
+  const salta__dae *a = env->dae;
+  int k;
+  size_t m, total;
+  double *p;
+  it->ops = &erk_ops;
+  it->self = r;
+  if (!r) return salta__fail(a->err, SALTA_EMEM, "out of memory");
+  r->env = *env;
+  r->nx = a->nx, r->nz = a->nz, r->n = a->n;
+  r->ns = env->sens ? env->sens->ns : 0;
+  r->m = r->nx * (1 + r->ns);
+  m = (size_t)r->m;
+  total = m * 18 + (size_t)r->n * (2 * (size_t)r->ns + 1) + (size_t)r->nz + 16;
+  if (!(p = r->Y = malloc(sizeof(double) * total))) return salta__fail(a->err, SALTA_EMEM, "out of memory");
+  p += m;
+  r->Ynew = p, p += m;
+  for (k = 0; k < 7; ++k) r->K[k] = p, p += m;
+  r->stage = p, p += m;
+  r->err = p, p += m;
+  r->atol = p, p += m;
+  for (k = 0; k < 5; ++k) r->dense[k] = p, p += m;
+  r->z = p, p += r->nz;
+  r->w = p, p += r->n;
+  r->S = p, p += (size_t)r->n * r->ns;
+  r->Sp = p;
+  for (k = 0; k < r->m; ++k) {   /* sensitivity tolerances scale like atol / |p_j| */
+    int dir = k < r->nx ? -1 : k / r->nx - 1;
+    double pk = dir >= 0 && env->sens->dirs[dir] >= 0 ? fabs(a->p[env->sens->dirs[dir]]) : 1.0;
+    r->atol[k] = (env->o->atol_vec && k < r->nx ? env->o->atol_vec[k] : env->o->atol) / (pk > 0 ? pk : 1.0);
+  }
+  return SALTA_OK;
 }

@@ -1,15 +1,13 @@
 /*
 ** loss.c -- the least-squares loss over target times and outputs, its
 ** gradient and residual Jacobian from forward sensitivities, with optional
-** sigmoid blending across event boundaries:
-**   yhat(T) = sum_k w_k(T) y_k(clip(T, b_k, b_k+1)) / (sum_k w_k(T) + 1e-30)
-**   w_k(T)  = s(beta (T - b_k)) s(beta (b_k+1 - T))
-** where segment k runs from boundary b_k to b_k+1 (t0, event times, tf).
+** sigmoid blending across event boundaries (blend.h).
 */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "blend.h"
 #include "errors.h"
 #include "loss_impl.h"
 #include "salta.h"
@@ -32,7 +30,8 @@ int salta_loss_create(salta_loss **out, salta_model *model, const double *times,
   l->data = malloc(sizeof(double) * (size_t)nt * nout);
   l->weights = malloc(sizeof(double) * (size_t)nout);
   l->outputs = malloc(sizeof(int) * (size_t)nout);
-  if (!l->times || !l->data || !l->weights || !l->outputs || salta_sim_create(&l->sim, model) || salta_sim_create(&l->vsim, model))
+  if (!l->times || !l->data || !l->weights || !l->outputs || salta_sim_create(&l->sim, model) ||
+      salta_sim_create(&l->vsim, model) || salta__dae_init(&l->dae, l->d, l->err))
     return salta__fail(l->err, SALTA_EMEM, "out of memory");
   memcpy(l->times, times, sizeof(double) * (size_t)nt);
   memcpy(l->data, data, sizeof(double) * (size_t)nt * nout);
@@ -67,6 +66,7 @@ void salta_loss_free(salta_loss **loss) {
   l = *loss;
   salta_sim_free(&l->sim);
   salta_sim_free(&l->vsim);
+  if (l->dae.d) salta__dae_free(&l->dae);
   free(l->times); free(l->data); free(l->weights); free(l->outputs); free(l->dirs);
   free(l);
   *loss = NULL;
@@ -109,8 +109,6 @@ int salta_loss_set_free(salta_loss *l, const int *dirs, int ns) {
 
 /* ---- blending -------------------------------------------------------------- */
 
-static double sigmoid(double u) { return 1.0 / (1.0 + exp(-u)); }
-
 /* Segment boundaries: b[0] = t0, one per event group, b[nb-1] = tf;
 ** rec[i] is the event record of boundary i (or -1). */
 static int boundaries(salta_loss *l, double *b, int *rec) {
@@ -146,8 +144,8 @@ static double blended(salta_loss *l, int k, int yi, const double *b, const int *
     memset(tmp, 0, sizeof(double) * 2 * (size_t)ns);
   }
   for (seg = 0; seg + 1 < nb; ++seg) {
-    double a = b[seg], e = b[seg + 1], sa = sigmoid(l->beta * (T - a)), se = sigmoid(l->beta * (e - T));
-    double w = sa * se, v;
+    double a = b[seg], e = b[seg + 1], dw_da, dw_de, v;
+    double w = salta__blend_weight(l->beta, T, a, e, &dw_da, &dw_de);
     const double *dv = dy, *ta = NULL, *te = NULL;
     salta_event_sens ra, re;
     salta_event_record r;
@@ -173,14 +171,14 @@ static double blended(salta_loss *l, int k, int yi, const double *b, const int *
     if (dyh) {
       for (i = 0; i < ns; ++i) {
         double dw = 0;
-        if (ta) dw += sa * (1 - sa) * l->beta * (-ta[i]) * se;
-        if (te) dw += se * (1 - se) * l->beta * te[i] * sa;
+        if (ta) dw += dw_da * ta[i];
+        if (te) dw += dw_de * te[i];
         dA[i] += dw * v + w * dv[(size_t)i * ny + yi];
         dB[i] += dw;
       }
     }
   }
-  B += 1e-30;
+  B += SALTA_BLEND_FLOOR;
   if (dyh)
     for (i = 0; i < ns; ++i) dyh[i] = (dA[i] - A / B * dB[i]) / B;
   return A / B;

@@ -5,6 +5,7 @@
 #ifndef SALTA_LOSS_IMPL_H
 #define SALTA_LOSS_IMPL_H
 
+#include "dae.h"
 #include "errors.h"
 #include "salta.h"
 
@@ -21,6 +22,7 @@ struct salta_loss {
   int *dirs;                       /* the free directions (copy) */
   double beta;
   salta_sim_options opts;
+  salta__dae dae;                  /* the adjoint's local algebra */
   char err[SALTA_ERRMSG_SIZE];
 };
 

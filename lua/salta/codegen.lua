@@ -176,6 +176,37 @@ local function kernel(cname, exprs)
   return table.concat(parts, "\n")
 end
 
+-- guard_kernel(name, exprs): a C function returning guard j alone (a case
+-- per guard), so that locating one crossing evaluates one guard.
+local GUARD_SIG = "(int j, double t, const double *x, const double *z, const double *p)"
+
+local function has_implicit(n, seen)
+  if n.op == "implicit" then return true end
+  if seen[n] then return false end
+  seen[n] = true
+  for i = 1, #n do
+    if type(n[i]) == "table" and has_implicit(n[i], seen) then return true end
+  end
+  return false
+end
+
+local function guard_kernel(cname, exprs)
+  local parts = { "static double " .. cname .. GUARD_SIG .. " {",
+    "  (void)t; (void)x; (void)z; (void)p;", "  switch (j) {" }
+  for i, e in ipairs(exprs) do
+    local em = new_emitter("    ")
+    local v = em:emit(e)
+    parts[#parts + 1] = "  case " .. (i - 1) .. ": {"
+    for _, l in ipairs(em.scopes[1].lines) do parts[#parts + 1] = l end
+    parts[#parts + 1] = "    return " .. v .. ";"
+    parts[#parts + 1] = "  }"
+  end
+  parts[#parts + 1] = "  }"
+  parts[#parts + 1] = "  return NAN;"
+  parts[#parts + 1] = "}"
+  return table.concat(parts, "\n")
+end
+
 local function int_array(name, vals)
   if #vals == 0 then return "" end
   local s = {}
@@ -256,6 +287,14 @@ function M.generate(m, abi, symbol)
   local G = function_def("k_g", m.g, vars, chunks)
   local H = function_def("k_h", m.h, vars, chunks)
   local E = function_def("k_e", m.e, vars, chunks)
+  local e_one = "0"
+  local seen = {}
+  local implicit = false
+  for _, e in ipairs(m.e) do implicit = implicit or has_implicit(e, seen) end
+  if #m.e > 0 and not implicit then   -- an implicit guard's Newton can fail: keep it in k_e
+    chunks[#chunks + 1] = guard_kernel("k_e_one", m.e)
+    e_one = "k_e_one"
+  end
   local R = {}
   for j, r in ipairs(m.r) do R[j] = function_def("k_r" .. (j - 1), r, vars, chunks) end
   chunks[#chunks + 1] = name_array("x_names", m.x_names)
@@ -289,7 +328,7 @@ function M.generate(m, abi, symbol)
     ("  %s, %s, %s, %s,"):format(ref("x_start", #m.x_names), ref("z_start", #m.z_names),
       ref("p_nominal", #m.p_names), ref("e_dir", #m.e_names)),
     "  " .. F .. ",", "  " .. G .. ",", "  " .. H .. ",", "  " .. E .. ",",
-    "  " .. ref("resets", #R) .. ", " .. ref("r_assign", #R),
+    "  " .. ref("resets", #R) .. ", " .. ref("r_assign", #R) .. ", " .. e_one,
     "};", "" }, "\n")
   return body .. "\n" .. def, hash
 end

@@ -1,0 +1,78 @@
+/*
+** adjoint_impl.h -- the event-split discrete adjoint's state (internal),
+** shared by adjoint.c (the mesh and the discrete forward trajectory) and
+** adjoint_sweep.c (the discrete loss and the backward sweep).
+**
+** The trajectory of a forward run is cut at its event groups into
+** segments; each segment carries trapezoidal residuals on a mesh whose node
+** times stretch with the event times,
+**   R_i = [x_i+1 - x_i - h_i/2 (f_i + f_i+1); g(t_i+1, w_i+1)],
+** and each event block the group's first guard (its time), the composite
+** reset (every state: those no member resets map to themselves) and the
+** post-event algebraic equations.
+*/
+#ifndef SALTA_ADJOINT_IMPL_H
+#define SALTA_ADJOINT_IMPL_H
+
+#include "dae.h"
+#include "loss_impl.h"
+#include "sparselu.h"
+
+typedef struct salta__adj_seg {
+  int node0, m;                 /* first node index, number of steps */
+  int first, count;             /* its closing group: events[first .. first + count); 0 for the last */
+} salta__adj_seg;
+
+typedef struct salta__adj {
+  salta_loss *l;
+  salta__dae *dae;
+  const salta_model_def *d;
+  const double *p, *x0;
+  int nx, nz, n, np, nseg, nnodes;
+  salta__adj_seg *segs;
+  int *events;                  /* the members of every group, in order */
+  double *tau;                  /* nseg + 1 boundaries: t0, the group times, tf */
+  double *sigma;                /* per node: its fraction of its segment */
+  double *w;                    /* per node: [x; z] */
+  /* step matrices: the sweep's (dense or KLU) and the forward march's,
+  ** kept across Newton iterations and steps while Newton contracts fast */
+  int sparse;
+  double *A;                    /* dense n x n, factored */
+  int *piv;
+  double *Af, hf;               /* the march's dense matrix, its step size */
+  int *piv_f, af_valid;
+  salta__pattern pat;
+  double *Ax;                   /* values on the pattern */
+  salta__sparselu *lu_march, *lu_sweep;
+  /* vectors */
+  double *step_res;             /* n: a step's residual, then its Newton step */
+  double *fa, *fb;              /* n: f at a step's two nodes */
+  double *guards;               /* ne: the guards at a segment's last node */
+  double *flow, *rate, *rscale; /* the flow at an event's left limit; guard rates there */
+  double *ew, *ep;              /* the lead guard's row (n, np) */
+  double *dR;                   /* n: a step residual's derivative by a segment end */
+  double *tterm;                /* n: time-derivative terms at a point */
+  double *gt;                   /* nz: g_t at a point */
+  /* the discrete loss */
+  double *gy;                   /* ny: dL/dyhat at a target */
+  double *wts, *ys, wsum;       /* blended: segment weights, values (ny + 1 each), their sum */
+  char *err;
+} salta__adj;
+
+static inline double *salta__adj_node(const salta__adj *a, int k) { return a->w + (size_t)k * a->n; }
+
+static inline double salta__adj_time(const salta__adj *a, int s, int i) {
+  double sg = a->sigma[a->segs[s].node0 + i];
+  return (1 - sg) * a->tau[s] + sg * a->tau[s + 1];
+}
+
+/* The dense step matrix dR/dw_next for step h ending at (t1, w1), into M. */
+void salta__adj_step_matrix(salta__adj *a, double t1, const double *w1, double h, double *M);
+/* Newton on g at (t, w) (w in/out), failing with the adjoint's message. */
+int salta__adj_solve_z(salta__adj *a, double t, double *w);
+
+/* The discrete loss (value) and its gradient by parameters and initial
+** states, by the backward sweep over the solved discrete trajectory. */
+int salta__adj_sweep(salta__adj *a, double *value, double *grad_p, double *grad_x0);
+
+#endif

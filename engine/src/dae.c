@@ -1,0 +1,313 @@
+/*
+** dae.c -- the DAE at a point: one Newton on g, one iteration matrix, one
+** guard rate and grazing rule, one composite reset (see dae.h).
+*/
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dae.h"
+#include "errors.h"
+#include "linsol.h"
+#include "tol.h"
+
+static int max_nnz(const salta_model_def *d) {
+  const salta_function_def *fns[] = {&d->f, &d->g, &d->h, &d->e};
+  int m = 1, k, w, j;
+  for (k = 0; k < 4; ++k)
+    for (w = 0; w < 4; ++w) if (fns[k]->d[w].nnz > m) m = fns[k]->d[w].nnz;
+  for (j = 0; j < d->ne; ++j)
+    for (w = 0; w < 4; ++w) if (d->r[j].d[w].nnz > m) m = d->r[j].d[w].nnz;
+  return m;
+}
+
+/* The entries of each guard's row, per Jacobian of e, in kernel order. */
+static int build_guard_rows(salta__dae *a) {
+  int w, k, j;
+  for (w = 0; w < 4; ++w) {
+    const salta_sparse_def *sp = &a->d->e.d[w];
+    int *ptr = calloc((size_t)a->ne + 2, sizeof(int)), *ent = malloc(sizeof(int) * ((size_t)sp->nnz + 1));
+    a->guard_row_ptr[w] = ptr;
+    a->guard_row_ent[w] = ent;
+    if (!ptr || !ent) return -1;
+    for (k = 0; k < sp->nnz; ++k) ptr[sp->row[k] + 2]++;
+    for (j = 0; j < a->ne; ++j) ptr[j + 2] += ptr[j + 1];
+    for (k = 0; k < sp->nnz; ++k) ent[ptr[sp->row[k] + 1]++] = k;
+  }
+  return 0;
+}
+
+int salta__dae_init(salta__dae *a, const salta_model_def *d, char *err) {
+  memset(a, 0, sizeof *a);
+  a->d = d;
+  a->err = err;
+  a->nx = d->nx, a->nz = d->nz, a->n = d->nx + d->nz, a->np = d->np, a->ne = d->ne;
+  a->maxnnz = max_nnz(d);
+  a->jv = malloc(sizeof(double) * (size_t)a->maxnnz);
+  a->gres = malloc(sizeof(double) * ((size_t)a->nz + 1));
+  a->gz = malloc(sizeof(double) * ((size_t)a->nz * a->nz + 1));
+  a->gz_piv = malloc(sizeof(int) * ((size_t)a->nz + 1));
+  a->reset_out = malloc(sizeof(double) * ((size_t)a->nx + 1));
+  a->writer = malloc(sizeof(int) * ((size_t)a->nx + 1));
+  if (!a->jv || !a->gres || !a->gz || !a->gz_piv || !a->reset_out || !a->writer || build_guard_rows(a)) {
+    salta__dae_free(a);
+    return salta__fail(err, SALTA_EMEM, "out of memory");
+  }
+  return SALTA_OK;
+}
+
+void salta__dae_free(salta__dae *a) {
+  int w;
+  free(a->jv); free(a->gres); free(a->gz); free(a->gz_piv); free(a->reset_out); free(a->writer);
+  for (w = 0; w < 4; ++w) { free(a->guard_row_ptr[w]); free(a->guard_row_ent[w]); }
+  memset(a, 0, sizeof *a);
+}
+
+/* ---- kernels ------------------------------------------------------------- */
+
+static const double *eval_kernel(salta__dae *a, const salta_sparse_def *sp, double t, const double *x,
+                                 const double *z) {
+  sp->eval(t, x, z, a->p, a->jv);
+  return a->jv;
+}
+
+void salta__dae_add_dense(salta__dae *a, const salta_sparse_def *sp, double t, const double *w,
+                          double scale, double *M, int ld, int row0, int col0) {
+  const double *v;
+  int k;
+  if (sp->nnz == 0) return;
+  v = eval_kernel(a, sp, t, w, w + a->nx);
+  for (k = 0; k < sp->nnz; ++k) M[(size_t)(col0 + sp->col[k]) * ld + row0 + sp->row[k]] += scale * v[k];
+}
+
+void salta__dae_add_transpose(salta__dae *a, const salta_sparse_def *sp, double t, const double *w,
+                              double scale, const double *v, int row0, double *y) {
+  const double *kv;
+  int k;
+  if (sp->nnz == 0) return;
+  kv = eval_kernel(a, sp, t, w, w + a->nx);
+  for (k = 0; k < sp->nnz; ++k) y[sp->col[k]] += scale * kv[k] * v[row0 + sp->row[k]];
+}
+
+void salta__dae_iter_dense(salta__dae *a, double t, const double *w, double alpha, double beta, double *J) {
+  const salta_model_def *d = a->d;
+  int n = a->n, nx = a->nx, i;
+  memset(J, 0, sizeof(double) * (size_t)n * n);
+  for (i = 0; i < nx; ++i) J[(size_t)i * n + i] = alpha;
+  salta__dae_add_dense(a, &d->f.d[SALTA_WRT_X], t, w, -beta, J, n, 0, 0);
+  salta__dae_add_dense(a, &d->f.d[SALTA_WRT_Z], t, w, -beta, J, n, 0, nx);
+  salta__dae_add_dense(a, &d->g.d[SALTA_WRT_X], t, w, 1.0, J, n, nx, 0);
+  salta__dae_add_dense(a, &d->g.d[SALTA_WRT_Z], t, w, 1.0, J, n, nx, nx);
+}
+
+void salta__dae_iter_sparse(salta__dae *a, const salta__pattern *pat, double t, const double *w,
+                            double alpha, double beta, double *vals) {
+  const salta_model_def *d = a->d;
+  const salta_sparse_def *blk[SALTA_NBLK] = {&d->f.d[SALTA_WRT_X], &d->f.d[SALTA_WRT_Z],
+                                             &d->g.d[SALTA_WRT_X], &d->g.d[SALTA_WRT_Z]};
+  const double scale[SALTA_NBLK] = {-beta, -beta, 1.0, 1.0};
+  int b, k;
+  memset(vals, 0, sizeof(double) * (size_t)pat->nnz);
+  for (k = 0; k < a->nx; ++k) vals[pat->diag[k]] = alpha;
+  for (b = 0; b < SALTA_NBLK; ++b) {
+    const double *v;
+    if (blk[b]->nnz == 0) continue;
+    v = eval_kernel(a, blk[b], t, w, w + a->nx);
+    for (k = 0; k < blk[b]->nnz; ++k) vals[pat->map[b][k]] += scale[b] * v[k];
+  }
+}
+
+/* ---- Newton on g and implicit derivatives --------------------------------------- */
+
+static int factor_gz_xz(salta__dae *a, double t, const double *x, const double *z) {
+  const salta_sparse_def *sp = &a->d->g.d[SALTA_WRT_Z];
+  const double *v;
+  int nz = a->nz, k;
+  memset(a->gz, 0, sizeof(double) * (size_t)nz * nz);
+  if (sp->nnz) {
+    v = eval_kernel(a, sp, t, x, z);
+    for (k = 0; k < sp->nnz; ++k) a->gz[(size_t)sp->col[k] * nz + sp->row[k]] = v[k];
+  }
+  return salta__lu_factor(nz, a->gz, a->gz_piv) == 0 ? 0 : -1;
+}
+
+int salta__dae_factor_gz(salta__dae *a, double t, const double *w) {
+  return a->nz == 0 ? 0 : factor_gz_xz(a, t, w, w + a->nx);
+}
+
+void salta__dae_gz_solve(const salta__dae *a, double *b, int nrhs, int trans) {
+  salta__lu_solve(a->nz, a->gz, a->gz_piv, b, nrhs, trans);
+}
+
+/* The row of g with the largest |value| (NaN wins), and that size. */
+static int worst_row(const double *g, int nz, double *gmax) {
+  int i, worst = 0;
+  *gmax = 0;
+  for (i = 0; i < nz; ++i)
+    if (!(fabs(g[i]) <= *gmax)) *gmax = fabs(g[i]), worst = i;
+  return worst;
+}
+
+int salta__dae_solve_z(salta__dae *a, double t, const double *x, double *z, salta__zfail *why) {
+  int nz = a->nz, it, i, worst = 0;
+  double *g = a->gres, dprev = HUGE_VAL, gmax;
+  if (nz == 0) return 0;
+  for (it = 0; it < SALTA_NEWTON_MAX_ITERS; ++it) {
+    double dmax = 0, zmax = 0;
+    int small = 1;
+    a->d->g.eval(t, x, z, a->p, g);
+    worst = worst_row(g, nz, &gmax);
+    if (!isfinite(gmax)) break;
+    if (gmax == 0) return 0;
+    for (i = 0; i < nz; ++i) zmax = fmax(zmax, fabs(z[i]));
+    if (factor_gz_xz(a, t, x, z)) break;
+    salta__lu_solve(nz, a->gz, a->gz_piv, g, 1, 0);
+    for (i = 0; i < nz; ++i) {
+      z[i] -= g[i];
+      if (!(fabs(g[i]) <= dmax)) dmax = fabs(g[i]);   /* NaN propagates */
+      if (!(fabs(g[i]) <= SALTA_NEWTON_STALL_TOL * (1 + fabs(z[i])))) small = 0;
+    }
+    a->newton_iters++;
+    if (!isfinite(dmax)) break;
+    /* converged: a step at round-off, or, when g_z is ill-conditioned,
+    ** steps that stopped contracting while each is small against its own
+    ** component (round-off in the solve bounds them; Newton would
+    ** otherwise shrink them quadratically) */
+    if (dmax <= SALTA_NEWTON_STEP_TOL * (1 + zmax) || (dmax > 0.5 * dprev && small)) {
+      a->d->g.eval(t, x, z, a->p, g);
+      worst = worst_row(g, nz, &gmax);
+      if (isfinite(gmax)) return 0;
+      break;
+    }
+    dprev = dmax;
+  }
+  if (why) why->eq = worst, why->residual = g[worst];
+  return -1;
+}
+
+int salta__dae_flow(salta__dae *a, double t, const double *w, double *xdot, double *zdot) {
+  const salta_model_def *d = a->d;
+  int i, nz = a->nz;
+  d->f.eval(t, w, w + a->nx, a->p, xdot);
+  if (nz == 0) return 0;
+  if (factor_gz_xz(a, t, w, w + a->nx)) return -1;
+  memset(zdot, 0, sizeof(double) * (size_t)nz);
+  salta__dae_add_dense(a, &d->g.d[SALTA_WRT_T], t, w, 1.0, zdot, nz, 0, 0);
+  if (d->g.d[SALTA_WRT_X].nnz) {
+    const salta_sparse_def *sp = &d->g.d[SALTA_WRT_X];
+    const double *v = eval_kernel(a, sp, t, w, w + a->nx);
+    int k;
+    for (k = 0; k < sp->nnz; ++k) zdot[sp->row[k]] += v[k] * xdot[sp->col[k]];
+  }
+  salta__lu_solve(nz, a->gz, a->gz_piv, zdot, 1, 0);
+  for (i = 0; i < nz; ++i) zdot[i] = -zdot[i];
+  return 0;
+}
+
+/* ---- guards ---------------------------------------------------------------------------- */
+
+double salta__dae_guard_row(salta__dae *a, int j, double t, const double *w, double *ew, double *ep) {
+  const salta_function_def *e = &a->d->e;
+  double *dst[3] = {ew, ew + a->nx, ep}, et = 0;
+  const int lens[3] = {a->nx, a->nz, a->np};
+  int b, q;
+  for (b = 0; b < 4; ++b) {
+    const int *ptr = a->guard_row_ptr[b], *ent = a->guard_row_ent[b];
+    const double *v;
+    if (b < 3 && dst[b]) memset(dst[b], 0, sizeof(double) * (size_t)lens[b]);
+    if ((b < 3 && !dst[b]) || ptr[j + 1] == ptr[j]) continue;
+    v = eval_kernel(a, &e->d[b], t, w, w + a->nx);
+    for (q = ptr[j]; q < ptr[j + 1]; ++q) {
+      if (b == SALTA_WRT_T) et = v[ent[q]];
+      else dst[b][e->d[b].col[ent[q]]] = v[ent[q]];
+    }
+  }
+  return et;
+}
+
+void salta__dae_guard_rates(salta__dae *a, double t, const double *w, const double *xdot,
+                            const double *zdot, double *rate, double *scale) {
+  const salta_function_def *e = &a->d->e;
+  const double *along[3] = {xdot, zdot, NULL};
+  int b, k;
+  memset(rate, 0, sizeof(double) * (size_t)a->ne);
+  memset(scale, 0, sizeof(double) * (size_t)a->ne);
+  for (b = 0; b < 4; ++b) {
+    const salta_sparse_def *sp = &e->d[b];
+    const double *v;
+    if (b == SALTA_WRT_P || sp->nnz == 0) continue;
+    v = eval_kernel(a, sp, t, w, w + a->nx);
+    for (k = 0; k < sp->nnz; ++k) {
+      double term = b == SALTA_WRT_T ? v[k] : v[k] * along[b][sp->col[k]];
+      rate[sp->row[k]] += term;
+      scale[sp->row[k]] += fabs(term);
+    }
+  }
+}
+
+int salta__dae_grazing(double rate, double scale) {
+  return !(fabs(rate) > SALTA_GRAZING_RATIO * scale) || !isfinite(rate);
+}
+
+/* ---- event groups ---------------------------------------------------------------------- */
+
+int salta__dae_group(salta__dae *a, const int *ev, int n, double t) {
+  const salta_model_def *d = a->d;
+  int nx = a->nx, q, i;
+  for (i = 0; i < nx; ++i) a->writer[i] = -1;
+  for (q = 0; q < n; ++q)
+    for (i = 0; i < nx; ++i) {
+      if (!d->r_assign[(size_t)ev[q] * nx + i]) continue;
+      if (a->writer[i] >= 0)
+        return salta__fail(a->err, SALTA_EINPUT,
+                           "model '%s': events '%s' and '%s' fire together at t = %.17g and both reset state '%s'",
+                           d->name, d->e_names[ev[a->writer[i]]], d->e_names[ev[q]], t, d->x_names[i]);
+      a->writer[i] = q;
+    }
+  return SALTA_OK;
+}
+
+int salta__dae_reset(salta__dae *a, const int *ev, int n, double t, const double *wm, double *wp) {
+  const salta_model_def *d = a->d;
+  int nx = a->nx, q, i, st;
+  salta__zfail why;
+  if ((st = salta__dae_group(a, ev, n, t))) return st;
+  memcpy(wp, wm, sizeof(double) * (size_t)a->n);
+  for (q = 0; q < n; ++q) {
+    int j = ev[q];
+    if (d->r[j].eval(t, wm, wm + nx, a->p, a->reset_out))
+      return salta__fail(a->err, SALTA_EKERNEL, "model '%s': the implicit reset of event '%s' did not converge at t = %.17g",
+                         d->name, d->e_names[j], t);
+    for (i = 0; i < nx; ++i) {
+      if (a->writer[i] != q) continue;
+      if (!isfinite(a->reset_out[i]))
+        return salta__fail(a->err, SALTA_ESOLVER, "model '%s': the reset of event '%s' sets state '%s' to %g at t = %.17g",
+                           d->name, d->e_names[j], d->x_names[i], a->reset_out[i], t);
+      wp[i] = a->reset_out[i];
+    }
+  }
+  if (salta__dae_solve_z(a, t, wp, wp + nx, &why))
+    return salta__fail(a->err, SALTA_ESOLVER,
+                       "model '%s': Newton failed to restore g = 0 after the reset of event '%s'%s at t = %.17g: "
+                       "algebraic equation g[%d] (for '%s') keeps residual %g",
+                       d->name, d->e_names[ev[0]], n > 1 ? " and its group" : "", t, why.eq + 1,
+                       d->z_names[why.eq], why.residual);
+  return SALTA_OK;
+}
+
+void salta__dae_reset_tmul(salta__dae *a, const int *ev, int n, int wrt, double t, const double *wm,
+                           double scale, const double *v, double *y) {
+  int q, k, i;
+  salta__dae_group(a, ev, n, t);   /* a group that fired has no conflict */
+  for (q = 0; q < n; ++q) {
+    const salta_sparse_def *sp = &a->d->r[ev[q]].d[wrt];
+    const double *kv;
+    if (sp->nnz == 0) continue;
+    kv = eval_kernel(a, sp, t, wm, wm + a->nx);
+    for (k = 0; k < sp->nnz; ++k)
+      if (a->writer[sp->row[k]] == q) y[sp->col[k]] += scale * kv[k] * v[sp->row[k]];
+  }
+  if (wrt == SALTA_WRT_X)
+    for (i = 0; i < a->nx; ++i)
+      if (a->writer[i] < 0) y[i] += scale * v[i];
+}

@@ -1,0 +1,99 @@
+/*
+** dae.h -- the DAE at a point (internal): Newton on g, kernel scatter, the
+** iteration matrices, implicit derivatives through g, the guard rows and
+** rates with the one grazing rule, and the composite reset of an event
+** group with re-consistency. Every route (simulation, sensitivities,
+** adjoint) does its local algebra here.
+*/
+#ifndef SALTA_DAE_H
+#define SALTA_DAE_H
+
+#include "pattern.h"
+#include "salta.h"
+
+typedef struct salta__dae {
+  const salta_model_def *d;
+  const double *p;          /* the parameters of the current run (borrowed) */
+  int nx, nz, n, np, ne;
+  int maxnnz;               /* the largest Jacobian kernel of the model */
+  double *jv;               /* one kernel's values (maxnnz) */
+  double *gres;             /* g at a Newton iterate (nz) */
+  double *gz;               /* g_z, LU-factored in place (nz x nz) */
+  int *gz_piv;
+  double *reset_out;        /* one reset's x+ (nx) */
+  int *writer;              /* per state: the group member that resets it, or -1 */
+  int *guard_row_ptr[4];    /* guard rows of e_x, e_z, e_p, e_t: entries of row j */
+  int *guard_row_ent[4];    /* are guard_row_ent[w][guard_row_ptr[w][j] ..] */
+  long newton_iters;        /* Newton iterations on g since the last reset of the count */
+  char *err;                /* the owner's message buffer (borrowed) */
+} salta__dae;
+
+/* Allocates the scratch for model d; err is where messages go. */
+int salta__dae_init(salta__dae *a, const salta_model_def *d, char *err);
+void salta__dae_free(salta__dae *a);
+
+/* ---- Newton on g ------------------------------------------------------- */
+
+/* Why Newton on g failed: the equation with the largest residual. */
+typedef struct salta__zfail { int eq; double residual; } salta__zfail;
+
+/* Solves g(t, x, z) = 0 for z by Newton from z (in/out) with the exact g_z:
+** 0, or -1 with why filled (why may be NULL). */
+int salta__dae_solve_z(salta__dae *a, double t, const double *x, double *z, salta__zfail *why);
+
+/* ---- kernels --------------------------------------------------------------- */
+
+/* M (column-major, leading dimension ld) += scale K at (row0, col0), K the
+** sparse kernel sp evaluated at (t, w = [x; z]). */
+void salta__dae_add_dense(salta__dae *a, const salta_sparse_def *sp, double t, const double *w,
+                          double scale, double *M, int ld, int row0, int col0);
+/* y += scale K^T v[row0 ..]. */
+void salta__dae_add_transpose(salta__dae *a, const salta_sparse_def *sp, double t, const double *w,
+                              double scale, const double *v, int row0, double *y);
+/* The iteration matrix [alpha I - beta f_x, -beta f_z; g_x, g_z] at (t, w):
+** IDAS's (alpha = c_j, beta = 1) and the trapezoid's (alpha = 1, beta = h/2),
+** dense (n x n) or as values on the pattern pat. */
+void salta__dae_iter_dense(salta__dae *a, double t, const double *w, double alpha, double beta, double *J);
+void salta__dae_iter_sparse(salta__dae *a, const salta__pattern *pat, double t, const double *w,
+                            double alpha, double beta, double *vals);
+
+/* ---- implicit derivatives through g ------------------------------------------ */
+
+/* Factors g_z at (t, w) for the solves below: 0, or -1 when it is singular. */
+int salta__dae_factor_gz(salta__dae *a, double t, const double *w);
+/* b := g_z^-1 b (trans: g_z^-T b), nrhs columns of nz. */
+void salta__dae_gz_solve(const salta__dae *a, double *b, int nrhs, int trans);
+/* The flow at (t, w): x' = f and z' = -g_z^-1 (g_x x' + g_t); leaves g_z
+** factored at w. 0, or -1 when g_z is singular. */
+int salta__dae_flow(salta__dae *a, double t, const double *w, double *xdot, double *zdot);
+
+/* ---- guards ------------------------------------------------------------------ */
+
+/* Row j of the guard Jacobians at (t, w): ew = [e_x, e_z] (n), ep (np, or
+** NULL); returns e_t. */
+double salta__dae_guard_row(salta__dae *a, int j, double t, const double *w, double *ew, double *ep);
+/* Every guard's rate along the flow (xdot, zdot) at (t, w), e_t + e_x x' +
+** e_z z', and the size of its terms |e_t| + |e_x||x'| + |e_z||z'| (ne each). */
+void salta__dae_guard_rates(salta__dae *a, double t, const double *w, const double *xdot,
+                            const double *zdot, double *rate, double *scale);
+/* The one grazing rule: the rate is lost in its terms (or not finite). */
+int salta__dae_grazing(double rate, double scale);
+
+/* ---- event groups ---------------------------------------------------------------- */
+
+/* The group of events ev[0..n) firing together at t: fills a->writer (the
+** member resetting each state, or -1). Two members resetting one state is
+** an error naming both. */
+int salta__dae_group(salta__dae *a, const int *ev, int n, double t);
+/* The group's composite reset: every member reads
+** the left limit wm; states no member names keep their value; z+ solves g
+** by Newton from z-. Writes wp = [x+; z+]. */
+int salta__dae_reset(salta__dae *a, const int *ev, int n, double t, const double *wm, double *wp);
+/* y += scale R^T v, R the composite reset's Jacobian by wrt (SALTA_WRT_X,
+** Z, P or T) at (t, wm): a member's rows where it resets, the identity (by
+** x) or zero elsewhere. y has as many entries as wrt has columns (one for
+** t). */
+void salta__dae_reset_tmul(salta__dae *a, const int *ev, int n, int wrt, double t, const double *wm,
+                           double scale, const double *v, double *y);
+
+#endif

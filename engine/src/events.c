@@ -1,0 +1,498 @@
+/*
+** events.c -- arming, crossing location, groups, the log and the Zeno
+** checks (see events.h).
+*/
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors.h"
+#include "events.h"
+#include "tol.h"
+
+/* Samples of the interpolant per step. A guard that dips into its firing
+** side and back within one step (two balls grazing past each other in one
+** long ballistic step) shows between them: through every three consecutive
+** samples a parabola is fitted whose vertex, when it lies inside and on the
+** firing side, is checked too (exact for guards quadratic in time). */
+#define SAMPLES 4
+
+int salta__events_init(salta__events *ev, salta__dae *dae) {
+  const salta_model_def *d = dae->d;
+  const salta_sparse_def *ex = &d->e.d[SALTA_WRT_X];
+  size_t m = (size_t)d->ne + 1, n = (size_t)dae->n + 1;
+  int q;
+  memset(ev, 0, sizeof *ev);
+  ev->dae = dae;
+  ev->d = d;
+  ev->ne = d->ne;
+  ev->armed = calloc(m, sizeof(int));
+  ev->stuck = calloc(m, sizeof(int));
+  ev->leaving = calloc(m, sizeof(int));
+  ev->crossing = calloc(m, sizeof(int));
+  ev->fire = calloc(m, sizeof(int));
+  ev->stuck_t = calloc(m, sizeof(double));
+  ev->leave_t = calloc(m, sizeof(double));
+  ev->band0 = calloc(m, sizeof(double));
+  ev->band = calloc(m, sizeof(double));
+  ev->g_start = calloc(m, sizeof(double));
+  ev->g_probe = calloc(m, sizeof(double));
+  ev->rate = calloc(m, sizeof(double));
+  ev->rscale = calloc(m, sizeof(double));
+  ev->samples = calloc(m * (SAMPLES + 1), sizeof(double));
+  ev->brackets = calloc(m, sizeof(salta__bracket));
+  ev->w_probe = calloc(n, sizeof(double));
+  ev->flow = calloc(n, sizeof(double));
+  ev->z_polish = calloc(n, sizeof(double));
+  ev->col_ptr = dae->guard_row_ptr[SALTA_WRT_X];
+  ev->cols = malloc(sizeof(int) * ((size_t)ex->nnz + 1));
+  if (!ev->armed || !ev->stuck || !ev->leaving || !ev->crossing || !ev->fire || !ev->stuck_t ||
+      !ev->leave_t || !ev->band0 || !ev->band || !ev->g_start || !ev->g_probe || !ev->rate ||
+      !ev->rscale || !ev->samples || !ev->brackets || !ev->w_probe || !ev->flow || !ev->z_polish || !ev->cols) {
+    salta__events_free(ev);
+    return salta__fail(dae->err, SALTA_EMEM, "out of memory");
+  }
+  for (q = 0; q < ex->nnz; ++q) ev->cols[q] = ex->col[dae->guard_row_ent[SALTA_WRT_X][q]];
+  return SALTA_OK;
+}
+
+void salta__events_free(salta__events *ev) {
+  free(ev->armed); free(ev->stuck); free(ev->leaving); free(ev->crossing); free(ev->fire);
+  free(ev->stuck_t); free(ev->leave_t); free(ev->band0); free(ev->band); free(ev->g_start);
+  free(ev->g_probe); free(ev->rate); free(ev->rscale); free(ev->samples); free(ev->brackets);
+  free(ev->w_probe); free(ev->flow); free(ev->z_polish); free(ev->cols); free(ev->log);
+  salta__dbuf_free(&ev->w_minus);
+  salta__dbuf_free(&ev->w_plus);
+  memset(ev, 0, sizeof *ev);
+}
+
+/* ---- sides ------------------------------------------------------------------ */
+
+static int on_firing_side(const salta__events *ev, int j, double e) {
+  switch (ev->d->e_direction[j]) {
+    case SALTA_DIR_DOWN: return e <= 0;
+    case SALTA_DIR_UP: return e >= 0;
+    default: return e * ev->g_start[j] <= 0;
+  }
+}
+
+/* Strictly on the side a guard fires from; two-sided guards clear of zero
+** by a tenth of their band. */
+static int is_clear(const salta__events *ev, int j, double e) {
+  switch (ev->d->e_direction[j]) {
+    case SALTA_DIR_DOWN: return e > 0;
+    case SALTA_DIR_UP: return e < 0;
+    default: return fabs(e) > 0.1 * ev->band[j];
+  }
+}
+
+/* ---- probes -------------------------------------------------------------------- */
+
+static void note_bad(salta__events *ev, int j, double t, double v) {
+  if (ev->bad_guard >= 0) return;
+  ev->bad_guard = j, ev->bad_t = t, ev->bad_v = v;
+}
+
+static int bad_guard_error(salta__events *ev) {
+  const salta_model_def *d = ev->d;
+  return salta__fail(ev->dae->err, SALTA_ESOLVER, "model '%s': the guard of event '%s' is %g at t = %.17g",
+                     d->name, d->e_names[ev->bad_guard], ev->bad_v, ev->bad_t);
+}
+
+/* The state at t for guards that read z: z solved from g (from the
+** interpolated value, kept if Newton fails), so that event times are those
+** of the consistent trajectory. */
+static int state_at(salta__events *ev, const salta__interp *ip, double t, int reads_z) {
+  salta__dae *a = ev->dae;
+  double *w = ev->w_probe;
+  int st;
+  if ((st = ip->at(ip->ctx, t, w, NULL, 0))) return st;
+  if (reads_z && !ip->exact_z) {
+    memcpy(ev->z_polish, w + a->nx, sizeof(double) * (size_t)a->nz);
+    if (salta__dae_solve_z(a, t, w, ev->z_polish, NULL) == 0)
+      memcpy(w + a->nx, ev->z_polish, sizeof(double) * (size_t)a->nz);
+  }
+  return SALTA_OK;
+}
+
+/* Every guard at t on the interpolant, into g_probe. */
+static int probe_all(salta__events *ev, const salta__interp *ip, double t) {
+  const salta__dae *a = ev->dae;
+  double *w = ev->w_probe;
+  int j, st;
+  if ((st = state_at(ev, ip, t, ev->d->e.d[SALTA_WRT_Z].nnz > 0))) return st;
+  ev->d->e.eval(t, w, w + a->nx, a->p, ev->g_probe);
+  ev->probes++;
+  for (j = 0; j < ev->ne; ++j)
+    if (!isfinite(ev->g_probe[j])) note_bad(ev, j, t, ev->g_probe[j]);
+  return SALTA_OK;
+}
+
+/* Guard j alone at t: its states interpolated and its own kernel, where the
+** model has them. */
+static int probe_one(salta__events *ev, const salta__interp *ip, int j, double t, double *e) {
+  const salta__dae *a = ev->dae;
+  const salta_model_def *d = ev->d;
+  double *w = ev->w_probe;
+  int st;
+  if (a->nz == 0) st = ip->at(ip->ctx, t, w, ev->cols + ev->col_ptr[j], ev->col_ptr[j + 1] - ev->col_ptr[j]);
+  else st = state_at(ev, ip, t, a->guard_row_ptr[SALTA_WRT_Z][j + 1] > a->guard_row_ptr[SALTA_WRT_Z][j]);
+  if (st) return st;
+  if (d->e_one) {
+    *e = d->e_one(j, t, w, w + a->nx, a->p);
+  } else {
+    d->e.eval(t, w, w + a->nx, a->p, ev->g_probe);
+    *e = ev->g_probe[j];
+  }
+  ev->probes++;
+  if (!isfinite(*e)) note_bad(ev, j, t, *e);
+  return SALTA_OK;
+}
+
+/* ---- location ---------------------------------------------------------------------- */
+
+/* The first time in (lo, hi] where guard j is on its firing side, given it
+** is not at lo (value elo) and is at hi (value ehi): regula falsi with the
+** Illinois modification, its trial points kept half a tolerance inside the
+** bracket so that it closes from both sides, down to the time tolerance.
+** Returns the side past the crossing. */
+static int refine(salta__events *ev, const salta__interp *ip, salta__bracket b, double *t_cross) {
+  int side = 0, it, j = b.guard, st;
+  for (it = 0; it < 200; ++it) {
+    double tol = salta__time_tol(b.hi), tm, e;
+    if (b.hi - b.lo <= tol) break;
+    tm = b.ehi != b.elo ? b.hi - b.ehi * (b.hi - b.lo) / (b.ehi - b.elo) : 0.5 * (b.lo + b.hi);
+    if (!(tm > b.lo + 0.5 * tol)) tm = b.lo + 0.5 * tol;
+    if (!(tm < b.hi - 0.5 * tol)) tm = b.hi - 0.5 * tol;
+    if ((st = probe_one(ev, ip, j, tm, &e))) return st;
+    if (ev->bad_guard >= 0) break;
+    if (on_firing_side(ev, j, e)) {
+      b.hi = tm, b.ehi = e;
+      if (side == 1) b.elo *= 0.5;
+      side = 1;
+    } else {
+      b.lo = tm, b.elo = e;
+      if (side == -1) b.ehi *= 0.5;
+      side = -1;
+    }
+  }
+  *t_cross = b.hi;
+  return SALTA_OK;
+}
+
+/* A guard armed while leaving zero can only cross after it has been
+** clear: from the point along the flow where it is seen clear, the first
+** sample on its firing side brackets the crossing. */
+static int leaving_bracket(salta__events *ev, const salta__interp *ip, int j, const double *ts, salta__bracket *b,
+                           int *found) {
+  const double *G = ev->samples;
+  const int ne = ev->ne;
+  double tl = fmax(ev->leave_t[j], ts[0]), el;
+  int i, st;
+  *found = 0;
+  if (tl >= ts[SAMPLES]) return SALTA_OK;
+  if (tl == ts[0]) el = G[j];
+  else if ((st = probe_one(ev, ip, j, tl, &el))) return st;
+  if (!is_clear(ev, j, el)) return SALTA_OK;
+  for (i = 1; i <= SAMPLES; ++i)
+    if (ts[i] > tl && on_firing_side(ev, j, G[(size_t)i * ne + j])) {
+      /* the latest point known clear before sample i */
+      int prev_clear = ts[i - 1] > tl && !on_firing_side(ev, j, G[(size_t)(i - 1) * ne + j]);
+      b->lo = prev_clear ? ts[i - 1] : tl;
+      b->elo = prev_clear ? G[(size_t)(i - 1) * ne + j] : el;
+      b->hi = ts[i];
+      b->ehi = G[(size_t)i * ne + j];
+      *found = 1;
+      return SALTA_OK;
+    }
+  return SALTA_OK;
+}
+
+/* Guard j's earliest crossing among the samples: a sign change, or a dip
+** between samples seen at a parabola's vertex. */
+static int first_bracket(salta__events *ev, const salta__interp *ip, int j, const double *ts, salta__bracket *b,
+                         int *found) {
+  const double *G = ev->samples;
+  const int ne = ev->ne, dir = ev->d->e_direction[j];
+  int i, st;
+  b->guard = j;
+  b->refined = 0;
+  if (ev->leaving[j]) return leaving_bracket(ev, ip, j, ts, b, found);
+  *found = 0;
+  for (i = 1; i <= SAMPLES; ++i) {
+    double e0 = G[(size_t)(i - 1) * ne + j], e1 = G[(size_t)i * ne + j];
+    if (on_firing_side(ev, j, e1) && !on_firing_side(ev, j, e0)) {
+      b->lo = ts[i - 1], b->elo = e0, b->hi = ts[i], b->ehi = e1;
+      *found = 1;
+      return SALTA_OK;
+    }
+    if (i < SAMPLES && dir != SALTA_DIR_BOTH) {   /* a dip between samples i - 1 and i + 1 */
+      double e2 = G[(size_t)(i + 1) * ne + j], qa = 0.5 * (e2 - 2 * e1 + e0), qb = 0.5 * (e2 - e0), u, tv, ev_;
+      if (qa * dir >= 0 || on_firing_side(ev, j, e2)) continue;
+      u = -qb / (2 * qa);
+      if (!(fabs(u) < 1) || !on_firing_side(ev, j, e1 + qb * u + qa * u * u)) continue;
+      tv = ts[i] + u * (ts[i + 1] - ts[i]);
+      if ((st = probe_one(ev, ip, j, tv, &ev_))) return st;
+      if (on_firing_side(ev, j, ev_)) {
+        b->lo = u < 0 ? ts[i - 1] : ts[i];
+        b->elo = u < 0 ? e0 : e1;
+        b->hi = tv, b->ehi = ev_;
+        *found = 1;
+        return SALTA_OK;
+      }
+    }
+  }
+  return SALTA_OK;
+}
+
+/* Samples the step's guards at SAMPLES + 1 points (the first known when the
+** interpolant starts where the last step ended). */
+static int sample_step(salta__events *ev, const salta__interp *ip, double t_start, double t_from, double t_end,
+                       double *ts) {
+  int i, st;
+  for (i = 0; i <= SAMPLES; ++i) {
+    double *row = ev->samples + (size_t)i * ev->ne;
+    ts[i] = i == SAMPLES ? t_end : t_from + (t_end - t_from) * i / SAMPLES;
+    if (i == 0 && t_from == t_start) {
+      memcpy(row, ev->g_start, sizeof(double) * (size_t)ev->ne);
+      continue;
+    }
+    if ((st = probe_all(ev, ip, ts[i]))) return st;
+    memcpy(row, ev->g_probe, sizeof(double) * (size_t)ev->ne);
+  }
+  return SALTA_OK;
+}
+
+/* A guard on its firing side at t whose value is within what its rate
+** moves in the time tolerance crossed with the earliest one. */
+static int simultaneous(const salta__bracket *b, double e, double t) {
+  double slope = (b->ehi - b->elo) / (b->hi - b->lo);
+  return fabs(e) <= 4 * fabs(slope) * salta__time_tol(t);
+}
+
+int salta__events_locate(salta__events *ev, const salta__interp *ip, double t_start, double t_from,
+                         double t_end, double *tau) {
+  const int ne = ev->ne;
+  salta__bracket *br = ev->brackets;
+  double ts[SAMPLES + 1], best;
+  int nb = 0, j, k, st, changed, winner;
+  ev->nfire = 0;
+  if (ne == 0) return 0;
+  if (!(t_end > t_from)) {
+    memcpy(ev->g_probe, ev->g_start, sizeof(double) * (size_t)ne);
+    return 0;
+  }
+  ev->bad_guard = -1;
+  if ((st = sample_step(ev, ip, t_start, t_from, t_end, ts))) return st;
+  if (ev->bad_guard >= 0) return bad_guard_error(ev);
+  for (j = 0; j < ne; ++j) {
+    int found = 0;
+    ev->crossing[j] = 0;
+    if (ev->armed[j] && (st = first_bracket(ev, ip, j, ts, &br[nb], &found))) return st;
+    if (found) ev->crossing[j] = 1, ++nb;
+  }
+  if (ev->bad_guard >= 0) return bad_guard_error(ev);
+  if (nb == 0) {
+    memcpy(ev->g_probe, ev->samples + (size_t)SAMPLES * ne, sizeof(double) * (size_t)ne);
+    return 0;
+  }
+  for (k = 1; k < nb; ++k) {   /* the bracket closing first, first */
+    salta__bracket b = br[k];
+    int q = k;
+    while (q > 0 && br[q - 1].hi > b.hi) br[q] = br[q - 1], --q;
+    br[q] = b;
+  }
+  /* refine it; a later bracket reaching past the best time costs one shared
+  ** probe there, and is refined (up to the best time) only when its guard is
+  ** past zero there: a guard that dipped and returned before would have
+  ** closed its bracket first */
+  if ((st = refine(ev, ip, br[0], &best))) return st;
+  winner = br[0].guard;
+  br[0].refined = 1;
+  do {
+    changed = 0;
+    if ((st = probe_all(ev, ip, best))) return st;
+    if (ev->bad_guard >= 0) return bad_guard_error(ev);
+    for (k = 1; k < nb; ++k) {
+      double e = ev->g_probe[br[k].guard], t_k;
+      if (br[k].refined || !(br[k].lo < best)) continue;
+      if (br[k].hi > best) {
+        if (!on_firing_side(ev, br[k].guard, e) || simultaneous(&br[k], e, best)) continue;
+        br[k].hi = best, br[k].ehi = e;
+      }
+      if ((st = refine(ev, ip, br[k], &t_k))) return st;
+      if (ev->bad_guard >= 0) return bad_guard_error(ev);
+      br[k].refined = 1;
+      if (t_k < best) best = t_k, winner = br[k].guard, changed = 1;
+    }
+  } while (changed);
+  /* the group: every armed guard past zero at the instant; one leaving
+  ** zero only with a crossing of its own (it may read -1e-17 there) */
+  for (j = 0; j < ne; ++j)
+    if (ev->armed[j] && (on_firing_side(ev, j, ev->g_probe[j]) || j == winner) &&
+        (!ev->leaving[j] || ev->crossing[j]))
+      ev->fire[ev->nfire++] = j;
+  *tau = best;
+  return ev->nfire;
+}
+
+/* ---- firing ------------------------------------------------------------------------- */
+
+static int log_group(salta__events *ev, double tau, const double *wm, const double *wp) {
+  int k, n = ev->dae->n, first = ev->nlog;
+  for (k = 0; k < ev->nfire; ++k) {
+    salta__event_rec *r;
+    if (ev->nlog == ev->log_cap) {
+      int cap = ev->log_cap ? 2 * ev->log_cap : 64;
+      salta__event_rec *nl = realloc(ev->log, sizeof *nl * (size_t)cap);
+      if (!nl) return salta__fail(ev->dae->err, SALTA_EMEM, "out of memory");
+      ev->log = nl;
+      ev->log_cap = cap;
+    }
+    if (salta__dbuf_push(&ev->w_minus, wm, (size_t)n) || salta__dbuf_push(&ev->w_plus, wp, (size_t)n))
+      return salta__fail(ev->dae->err, SALTA_EMEM, "out of memory");
+    r = &ev->log[ev->nlog++];
+    r->t = tau, r->event = ev->fire[k], r->group = first, r->group_size = ev->nfire;
+  }
+  return SALTA_OK;
+}
+
+/* Too many events, or zeno_count of them within zeno_window. */
+static int check_counts(salta__events *ev, double tau) {
+  const salta_sim_options *o = ev->o;
+  const salta_model_def *d = ev->d;
+  const char *last = d->e_names[ev->fire[ev->nfire - 1]];
+  if (ev->nlog > o->max_events)
+    return salta__fail(ev->dae->err, SALTA_ESOLVER,
+                       "model '%s': more than max_events = %d events: event '%s' at t = %.17g was number %d",
+                       d->name, o->max_events, last, tau, ev->nlog);
+  if (o->zeno_count > 0 && ev->nlog >= o->zeno_count && tau - ev->log[ev->nlog - o->zeno_count].t <= o->zeno_window)
+    return salta__fail(ev->dae->err, SALTA_ESOLVER,
+                       "model '%s': Zeno cascade: %d events within %g s up to t = %.17g (last: event '%s', event count %d)",
+                       d->name, o->zeno_count, tau - ev->log[ev->nlog - o->zeno_count].t, tau, last, ev->nlog);
+  return SALTA_OK;
+}
+
+/* The guards' rates along the flow at (t, w), into ev->rate. */
+static int rates_at(salta__events *ev, double t, const double *w, const char *where) {
+  salta__dae *a = ev->dae;
+  if (salta__dae_flow(a, t, w, ev->flow, ev->flow + a->nx))
+    return salta__fail(a->err, SALTA_ESOLVER, "model '%s': g_z is singular %s at t = %.17g", ev->d->name, where, t);
+  salta__dae_guard_rates(a, t, w, ev->flow, ev->flow + a->nx, ev->rate, ev->rscale);
+  return SALTA_OK;
+}
+
+/* A guard found crossing against its direction (a ball "landing" while it
+** still rises) is the numerical trace of events accumulating at a Zeno
+** point or of a grazing contact: an error, not an event. The rates also
+** set each guard's "at zero" band: the location's time tolerance times
+** the rate, at least its value scale. */
+static int check_directions(salta__events *ev, double tau, const double *wm) {
+  const salta_model_def *d = ev->d;
+  int k, j, st;
+  if ((st = rates_at(ev, tau, wm, "at an event"))) return st;
+  for (k = 0; k < ev->nfire; ++k) {
+    int dir;
+    j = ev->fire[k];
+    dir = d->e_direction[j];
+    if (dir != SALTA_DIR_BOTH && ev->rate[j] * dir < 0)
+      return salta__fail(ev->dae->err, SALTA_ESOLVER,
+                         "model '%s': Zeno limit or grazing contact: event '%s' at t = %.17g has its guard "
+                         "crossing zero against its direction (rate %g); events accumulate there (event count %d)",
+                         d->name, d->e_names[j], tau, ev->rate[j], ev->nlog);
+  }
+  for (j = 0; j < ev->ne; ++j) ev->band[j] = fmax(ev->band0[j], 16 * fabs(ev->rate[j]) * salta__time_tol(tau));
+  return SALTA_OK;
+}
+
+/* After the resets: a guard left at zero is "stuck" until it leaves its
+** firing side; one whose reset turned it around, so that the flow carries it
+** off its firing side, is armed at once ("leaving"): its next crossing may
+** come within the next step (a ball's re-bounce). */
+static int rearm_after(salta__events *ev, double tau, const double *wp) {
+  const salta__dae *a = ev->dae;
+  const salta_model_def *d = ev->d;
+  int j, st, any = 0;
+  d->e.eval(tau, wp, wp + a->nx, a->p, ev->g_start);
+  ev->probes++;
+  for (j = 0; j < ev->ne; ++j) {
+    double e = ev->g_start[j];
+    if (!isfinite(e))
+      return salta__fail(a->err, SALTA_ESOLVER, "model '%s': the guard of event '%s' is %g at t = %.17g (after the resets)",
+                         d->name, d->e_names[j], e, tau);
+    ev->armed[j] = is_clear(ev, j, e);
+    ev->leaving[j] = 0;
+    ev->stuck[j] = !ev->armed[j] && fabs(e) <= ev->band[j];
+    if (ev->stuck[j]) ev->stuck_t[j] = tau;
+    any |= ev->stuck[j] && d->e_direction[j] != SALTA_DIR_BOTH;
+  }
+  if (!any) return SALTA_OK;
+  if ((st = rates_at(ev, tau, wp, "after an event"))) return st;
+  for (j = 0; j < ev->ne; ++j)
+    if (ev->stuck[j] && d->e_direction[j] != SALTA_DIR_BOTH && ev->rate[j] * d->e_direction[j] < 0) {
+      ev->armed[j] = 1;
+      ev->stuck[j] = 0;
+      ev->leaving[j] = 1;
+      ev->leave_t[j] = tau + 1e-12 * fmax(1.0, fabs(tau));
+    }
+  return SALTA_OK;
+}
+
+int salta__events_fire(salta__events *ev, double tau, const double *wm, double *wp) {
+  int st;
+  if ((st = check_directions(ev, tau, wm))) return st;
+  if ((st = salta__dae_reset(ev->dae, ev->fire, ev->nfire, tau, wm, wp))) return st;
+  if ((st = log_group(ev, tau, wm, wp))) return st;
+  if ((st = check_counts(ev, tau))) return st;
+  return rearm_after(ev, tau, wp);
+}
+
+/* A guard whose reset sent it off its firing side ("leaving") but which is
+** found deeper on that side without ever having been clear has been lost
+** to an accumulation of events (a ball at a Zeno limit falls through the
+** floor): an error. A guard the reset did not turn around (a one-shot
+** event) just stays disarmed until it is clear. */
+int salta__events_step_done(salta__events *ev, double t) {
+  const salta_model_def *d = ev->d;
+  int j;
+  for (j = 0; j < ev->ne; ++j) {
+    double e = ev->g_probe[j];
+    if (ev->leaving[j]) {
+      if (is_clear(ev, j, e))
+        ev->leaving[j] = 0;
+      else if (fabs(e) > ev->band[j] && t > ev->leave_t[j])
+        return salta__fail(ev->dae->err, SALTA_ESOLVER,
+                           "model '%s': Zeno limit: event '%s' fired at t = %.17g and its reset turned the "
+                           "guard around, but the guard never got clear and is %g at t = %.17g (event count %d): "
+                           "events accumulate there",
+                           d->name, d->e_names[j], ev->stuck_t[j], e, t, ev->nlog);
+    }
+    if (!ev->armed[j] && is_clear(ev, j, e)) ev->armed[j] = 1, ev->stuck[j] = 0;
+  }
+  memcpy(ev->g_start, ev->g_probe, sizeof(double) * (size_t)ev->ne);
+  return SALTA_OK;
+}
+
+int salta__events_start(salta__events *ev, const salta_sim_options *o, double t0, const double *w) {
+  const salta__dae *a = ev->dae;
+  const salta_model_def *d = ev->d;
+  int j;
+  ev->o = o;
+  ev->nlog = ev->nfire = 0;
+  ev->w_minus.n = ev->w_plus.n = 0;
+  ev->probes = 0;
+  ev->bad_guard = -1;
+  if (ev->ne == 0) return SALTA_OK;
+  d->e.eval(t0, w, w + a->nx, a->p, ev->g_start);
+  ev->probes++;
+  for (j = 0; j < ev->ne; ++j) {
+    double e = ev->g_start[j];
+    if (!isfinite(e))
+      return salta__fail(a->err, SALTA_ESOLVER, "model '%s': the guard of event '%s' is %g at t = %g", d->name,
+                         d->e_names[j], e, t0);
+    ev->band0[j] = ev->band[j] = 1e-9 * fmax(1.0, fabs(e));
+    ev->armed[j] = is_clear(ev, j, e);
+    ev->stuck[j] = ev->leaving[j] = 0;
+  }
+  return SALTA_OK;
+}

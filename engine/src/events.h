@@ -1,0 +1,97 @@
+/*
+** events.h -- the event logic every route shares (internal): arming of
+** guards, crossing location on an integrator's interpolant, the group of
+** events firing at one instant and its composite reset, the event log, and
+** the checks for Zeno behaviour and for too many events.
+**
+** Semantics: an armed guard fires where it reaches its firing side (down:
+** e <= 0, up: e >= 0, both: a sign change). Every guard on its firing side
+** at the located instant fires with the group; every reset of the group
+** reads the left limit (two resets of one state are an error). A guard a
+** reset leaves at zero is not armed until it has left its firing side,
+** unless the reset turned it around (a ball's bounce), in which case it may
+** fire again once it has been clear.
+*/
+#ifndef SALTA_EVENTS_H
+#define SALTA_EVENTS_H
+
+#include "dae.h"
+#include "dbuf.h"
+
+/* The integrator's interpolant over its last step: w = [x; z] at t. With
+** cols (nz = 0 models only), only the states cols[0..ncols) need be valid.
+** Returns 0 or a status (with the owner's message set). Unless exact_z,
+** its z only approximates g's solution (IDAS leaves algebraic components
+** out of its error test): guards that read z see it re-solved. */
+typedef struct salta__interp {
+  int (*at)(void *ctx, double t, double *w, const int *cols, int ncols);
+  void *ctx;
+  int exact_z;
+} salta__interp;
+
+typedef struct salta__event_rec { double t; int event, group, group_size; } salta__event_rec;
+
+/* A guard's bracket of its earliest crossing in a step. */
+typedef struct salta__bracket { double lo, hi, elo, ehi; int guard, refined; } salta__bracket;
+
+typedef struct salta__events {
+  salta__dae *dae;              /* borrowed */
+  const salta_model_def *d;
+  const salta_sim_options *o;   /* of the current run (borrowed) */
+  int ne;
+  /* arming, per guard */
+  int *armed;                   /* fires on reaching its firing side */
+  int *stuck;                   /* left at zero by a reset */
+  int *leaving;                 /* armed at once: a reset turned it around */
+  double *stuck_t, *leave_t;    /* when it was left at zero; from when it may fire */
+  double *band0, *band;         /* "at zero": its value scale; and widened by its rate */
+  double *g_start;              /* guard values where the current step starts */
+  double *g_probe;              /* guard values at the last full probe */
+  int *crossing;                /* whether it has a bracket in the current step */
+  /* location scratch */
+  double *samples;              /* sampled guard values of a step, a row per sample */
+  salta__bracket *brackets;
+  double *w_probe;              /* the interpolated state of a probe (n) */
+  int *col_ptr, *cols;          /* per guard: the states it reads (probes of one guard) */
+  double *z_polish;             /* Newton's iterate when a probe's z is re-solved (nz) */
+  double *rate, *rscale, *flow; /* guard rates and the flow [x'; z'] at an event */
+  int *fire, nfire;             /* the located group, in declaration order */
+  /* the log */
+  salta__event_rec *log;
+  int nlog, log_cap;
+  salta__dbuf w_minus, w_plus;  /* per event: [x-; z-] and [x+; z+] */
+  /* a guard found not finite */
+  int bad_guard;
+  double bad_t, bad_v;
+  long probes;                  /* guard evaluations */
+} salta__events;
+
+int salta__events_init(salta__events *ev, salta__dae *dae);
+void salta__events_free(salta__events *ev);
+
+/* A new run from the consistent state w at t0 under options o (borrowed for
+** the run): empties the log and arms the guards. */
+int salta__events_start(salta__events *ev, const salta_sim_options *o, double t0, const double *w);
+/* The earliest group of armed guards reaching their firing side in
+** (t_from, t_end] of the step that began at t_start: its size (ev->fire),
+** with *tau the instant (the side just past the crossing, to a few ulps);
+** 0 for none; or a negative status. */
+int salta__events_locate(salta__events *ev, const salta__interp *ip, double t_start, double t_from,
+                         double t_end, double *tau);
+/* Fires the located group at tau from the left limit wm (z consistent):
+** checks, composite reset into wp, the log, re-arming. */
+int salta__events_fire(salta__events *ev, double tau, const double *wm, double *wp);
+/* An accepted step that ended at t with no event: re-arms the guards that
+** left their firing side; the next step starts from their values at t. */
+int salta__events_step_done(salta__events *ev, double t);
+
+/* The log: event k's record and its states (borrowed, valid until the next
+** start). */
+static inline const double *salta__events_w_minus(const salta__events *ev, int k) {
+  return ev->w_minus.v + (size_t)k * ev->dae->n;
+}
+static inline const double *salta__events_w_plus(const salta__events *ev, int k) {
+  return ev->w_plus.v + (size_t)k * ev->dae->n;
+}
+
+#endif

@@ -1,0 +1,61 @@
+/*
+** sens.h -- forward sensitivity algebra (internal): S = d[x; z]/dp for ns
+** directions (n x ns, a column per direction), the sensitivity residual and
+** derivative, outputs, and the jump through an event group:
+**   tau_p  = -(e_x s_x + e_z s_z + e_p) / (e_t + e_x x'- + e_z z'-)   per member
+**   s_x+   = r_x s_x + r_z s_z + r_p + (r_t + r_x x'- + r_z z'- - x'+) tau_p
+**            on the rows a member resets (its own r and tau_p), and
+**   s_x+   = s_x + (x'- - x'+) tau_p(first member) on the others,
+**   s_z+   = -g_z^-1 (g_x s_x+ + g_p),
+** the composite reset's jump: every member reads the left limit.
+*/
+#ifndef SALTA_SENS_H
+#define SALTA_SENS_H
+
+#include "dae.h"
+
+typedef struct salta__sens {
+  salta__dae *dae;          /* borrowed */
+  int ns;
+  const int *dirs;          /* borrowed: >= 0 parameter, -(i + 1) initial state i */
+  double *jac[2][4];        /* the Jacobian blocks (x, z, p, t) of up to two functions */
+  double *zrhs;             /* nz x ns: the implicit function theorem's right-hand sides */
+  double *xdot_m, *zdot_m;  /* the flow at an event's left limit */
+  double *xdot_p, *zdot_p;  /* and at its right limit */
+  double *ew, *ep;          /* one guard's row */
+  double *rate, *rscale;    /* the guards' rates at the left limit, and their terms' size */
+  double *jump_v;           /* nx: r_t + r_x x'- + r_z z'- of a member's rows */
+  double *rp_col;           /* nx: a member's r_p column of one direction */
+  double *S_minus;          /* n x ns: S at the left limit, during a jump */
+  double *moved;            /* n: a column moved along the flow, for outputs at an event */
+} salta__sens;
+
+/* The boundary an event group leaves in the outputs: y and its derivative
+** along the moving event time (dy/dp + dy/dt tau_p of the first member) on
+** each side, and every member's tau_p (members x ns). */
+typedef struct salta__jump {
+  double *tau_p, *y_minus, *dy_minus, *y_plus, *dy_plus;
+} salta__jump;
+
+int salta__sens_init(salta__sens *sn, salta__dae *dae, const int *dirs, int ns);
+void salta__sens_free(salta__sens *sn);
+
+/* S at the start (t0, w): unit columns for initial-state directions, z rows
+** from the implicit function theorem. */
+int salta__sens_initial(salta__sens *sn, double t0, const double *w, double *S);
+/* S's z rows from its x rows at (t, w): 0, or -1 when g_z is singular. */
+int salta__sens_fill_z(salta__sens *sn, double t, const double *w, double *S);
+/* Sp's x rows = f_x s_x + f_z s_z + f_p; z rows 0. */
+void salta__sens_prime(salta__sens *sn, double t, const double *w, const double *S, double *Sp);
+/* The DAE's sensitivity residuals R[k] = [s_x' - (f_x s_x + f_z s_z + f_p);
+** g_x s_x + g_z s_z + g_p] for every direction k (n each). */
+void salta__sens_residual(salta__sens *sn, double t, const double *w, double *const *S,
+                          double *const *Sp, double *const *R);
+/* dy = h_x s_x + h_z s_z + h_p (ny x ns). */
+void salta__sens_output(salta__sens *sn, double t, const double *w, const double *S, double *dy);
+/* The jump of S (in: left limit at wm; out: right limit at wp) through the
+** group ev[0..nev) at tau; fills out. A grazing member is an error. */
+int salta__sens_jump(salta__sens *sn, double tau, const double *wm, const double *wp, const int *ev,
+                     int nev, double *S, salta__jump *out);
+
+#endif
