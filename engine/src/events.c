@@ -76,12 +76,23 @@ static int on_firing_side(const salta__events *ev, int j, double e) {
   }
 }
 
-/* Strictly on the side a guard fires from; two-sided guards clear of zero
-** by a tenth of their band. */
+/* Strictly off the side a guard fires from; two-sided guards clear of
+** zero by a tenth of their band. */
 static int is_clear(const salta__events *ev, int j, double e) {
   switch (ev->d->e_direction[j]) {
     case SALTA_DIR_DOWN: return e > 0;
     case SALTA_DIR_UP: return e < 0;
+    default: return fabs(e) > 0.1 * ev->band[j];
+  }
+}
+
+/* Off its firing side by more than its band: a guard a reset left at zero
+** has left it, and is not just the interpolant's noise around it (IDAS's
+** first steps after a restart at t = 1e5 are an ulp long). */
+static int is_clear_of_band(const salta__events *ev, int j, double e) {
+  switch (ev->d->e_direction[j]) {
+    case SALTA_DIR_DOWN: return e > ev->band[j];
+    case SALTA_DIR_UP: return e < -ev->band[j];
     default: return fabs(e) > 0.1 * ev->band[j];
   }
 }
@@ -420,7 +431,7 @@ static int rearm_after(salta__events *ev, double tau, const double *wp) {
     if (!isfinite(e))
       return salta__fail(a->err, SALTA_ESOLVER, "model '%s': the guard of event '%s' is %g at t = %.17g (after the resets)",
                          d->name, d->e_names[j], e, tau);
-    ev->armed[j] = is_clear(ev, j, e);
+    ev->armed[j] = is_clear_of_band(ev, j, e);
     ev->leaving[j] = 0;
     ev->stuck[j] = !ev->armed[j] && fabs(e) <= ev->band[j];
     if (ev->stuck[j]) ev->stuck_t[j] = tau;
@@ -458,7 +469,7 @@ int salta__events_step_done(salta__events *ev, double t) {
   for (j = 0; j < ev->ne; ++j) {
     double e = ev->g_probe[j];
     if (ev->leaving[j]) {
-      if (is_clear(ev, j, e))
+      if (is_clear_of_band(ev, j, e))
         ev->leaving[j] = 0;
       else if (fabs(e) > ev->band[j] && t > ev->leave_t[j])
         return salta__fail(ev->dae->err, SALTA_ESOLVER,
@@ -467,7 +478,8 @@ int salta__events_step_done(salta__events *ev, double t) {
                            "events accumulate there",
                            d->name, d->e_names[j], ev->stuck_t[j], e, t, ev->nlog);
     }
-    if (!ev->armed[j] && is_clear(ev, j, e)) ev->armed[j] = 1, ev->stuck[j] = 0;
+    if (!ev->armed[j] && (ev->stuck[j] ? is_clear_of_band(ev, j, e) : is_clear(ev, j, e)))
+      ev->armed[j] = 1, ev->stuck[j] = 0;
   }
   memcpy(ev->g_start, ev->g_probe, sizeof(double) * (size_t)ev->ne);
   return SALTA_OK;
