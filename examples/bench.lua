@@ -88,13 +88,16 @@ local function uniform(tf, n)
   for i = 0, n do t[i + 1] = tf * i / n end
   return t
 end
+local latch = dofile("models/spring_latch.lua")
 local sim_cases = {
   { "cauer", cauer{ backend = "cc" }, 20.0 },
+  { "spring latch", latch{ backend = "cc" }, 10.0 },
   { "balls N3", balls{ N = 3, backend = "cc" }, 1.9 },
   { "balls N7", balls{ N = 7, backend = "cc" }, 1.9 },
   { "balls N15", balls{ N = 15, backend = "cc" }, 1.9 },
 }
 local clock = require("salta.core").clock
+local guard_summary = {}
 for _, c in ipairs(sim_cases) do
   local name, m, tf = c[1], c[2], c[3]
   local times = uniform(tf, 500)
@@ -107,9 +110,10 @@ for _, c in ipairs(sim_cases) do
     end
     row(("%s (%s)"):format(name, table.concat(v, ", ")), xs, "ms", 1e3)
     local st = tr:stats()
-    print(("      %d events, %d steps, %d residual/RHS, %d Jacobian, %d guard evaluations, %d Newton iterations, %d convergence failures, %d error-test failures"):format(
-      st.events, st.steps, st.residual_evals, st.jacobian_evals, st.guard_evals, st.newton_iters, st.newton_conv_fails,
-      st.error_test_fails))
+    print(("      %d events, %d guard evaluations (%.1f per event), %d steps, %d residual/RHS, %d Jacobian, %d Newton iterations, %d convergence failures, %d error-test failures"):format(
+      st.events, st.guard_evals, st.guard_evals / math.max(1, st.events), st.steps, st.residual_evals, st.jacobian_evals,
+      st.newton_iters, st.newton_conv_fails, st.error_test_fails))
+    guard_summary[#guard_summary + 1] = { ("%s (%s)"):format(name, table.concat(v, ", ")), st.events, st.guard_evals }
   end
 end
 
@@ -205,6 +209,12 @@ do
       row(("%d free parameters, %s"):format(nfree, route[1]), xs, "ms", 1e3)
     end
   end
+end
+
+print("\n== event location: guard evaluations per event (plain simulation, rtol 1e-6) ==")
+print(("%-40s %8s %12s %10s"):format("model (integrator)", "events", "guard evals", "per event"))
+for _, r in ipairs(guard_summary) do
+  print(("%-40s %8d %12d %10.1f"):format(r[1], r[2], r[3], r[3] / math.max(1, r[2])))
 end
 
 print("\n== summary: ms per loss-and-gradient evaluation (25 runs, single thread) ==")

@@ -11,18 +11,6 @@
 
 #include "adjoint_impl.h"
 #include "linsol.h"
-#include "sim_impl.h"
-
-void salta__adj_step_matrix(salta__adj *a, double t1, const double *w1, double h, double *M) {
-  salta__dae_iter_dense(a->dae, t1, w1, 1.0, h / 2, M);
-}
-
-int salta__adj_solve_z(salta__adj *a, double t, double *w) {
-  salta__zfail why;
-  if (salta__dae_solve_z(a->dae, t, w, w + a->nx, &why) == 0) return SALTA_OK;
-  return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: Newton on g failed at t = %.17g: "
-                     "algebraic equation g[%d] keeps residual %g", a->d->name, t, why.eq + 1, why.residual);
-}
 
 /* ---- the consistent discrete forward ---------------------------------------- */
 
@@ -32,7 +20,7 @@ static int factor_march(salta__adj *a, double t1, const double *w1, double h) {
     salta__dae_iter_sparse(a->dae, &a->pat, t1, w1, 1.0, h / 2, a->Ax);
     a->af_valid = salta__sparselu_factor(a->lu_march, a->Ax) == 0;
   } else {
-    salta__adj_step_matrix(a, t1, w1, h, a->Af);
+    salta__dae_iter_dense(a->dae, t1, w1, 1.0, h / 2, a->Af);
     a->af_valid = salta__lu_factor(a->n, a->Af, a->piv_f) == 0;
   }
   a->hf = h;

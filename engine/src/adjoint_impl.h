@@ -66,13 +66,12 @@ static inline double salta__adj_time(const salta__adj *a, int s, int i) {
   return (1 - sg) * a->tau[s] + sg * a->tau[s + 1];
 }
 
-/* The dense step matrix dR/dw_next for step h ending at (t1, w1), into M. */
-void salta__adj_step_matrix(salta__adj *a, double t1, const double *w1, double h, double *M);
-/* Newton on g at (t, w) (w in/out), failing with the adjoint's message. */
+/* adjoint_sweep.c: Newton on g at (t, w) (w in/out), failing with the
+** adjoint's message; and the discrete loss (value) with its gradient by
+** parameters and initial states, by the backward sweep over the solved
+** discrete trajectory. A step's matrix dR/dw_next is the DAE's iteration
+** matrix with alpha = 1, beta = h/2. */
 int salta__adj_solve_z(salta__adj *a, double t, double *w);
-
-/* The discrete loss (value) and its gradient by parameters and initial
-** states, by the backward sweep over the solved discrete trajectory. */
 int salta__adj_sweep(salta__adj *a, double *value, double *grad_p, double *grad_x0);
 
 #endif

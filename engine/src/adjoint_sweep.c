@@ -14,6 +14,13 @@
 #include "blend.h"
 #include "linsol.h"
 
+int salta__adj_solve_z(salta__adj *a, double t, double *w) {
+  salta__zfail why;
+  if (salta__dae_solve_z(a->dae, t, w, w + a->nx, &why) == 0) return SALTA_OK;
+  return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: Newton on g failed at t = %.17g: "
+                     "algebraic equation g[%d] keeps residual %g", a->d->name, t, why.eq + 1, why.residual);
+}
+
 static double dot(const double *u, const double *v, int n) {
   double r = 0;
   int i;
@@ -65,7 +72,7 @@ static int solve_AT(salta__adj *a, int s, int i, double *rhs, double *rhs2) {
     salta__dae_iter_sparse(a->dae, &a->pat, tj, wj, 1.0, h / 2, a->Ax);
     bad = salta__sparselu_factor(a->lu_sweep, a->Ax) != 0;
   } else {
-    salta__adj_step_matrix(a, tj, wj, h, a->A);
+    salta__dae_iter_dense(a->dae, tj, wj, 1.0, h / 2, a->A);
     bad = salta__lu_factor(a->n, a->A, a->piv) != 0;
   }
   if (bad)

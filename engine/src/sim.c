@@ -10,6 +10,7 @@
 #include "errors.h"
 #include "integrator.h"
 #include "sim_impl.h"
+#include "sparselu.h"
 #include "tol.h"
 
 /* ---- results --------------------------------------------------------------- */
@@ -325,10 +326,6 @@ void salta_sim_options_init(salta_sim_options *o, double t0, double tf) {
   o->zeno_window = 1e-9 * (tf - t0);
   o->max_steps = 1000000;
   o->linear_solver = SALTA_LS_AUTO;
-}
-
-int salta__use_klu(const salta_sim_options *o, int n) {
-  return o->linear_solver == SALTA_LS_KLU || (o->linear_solver == SALTA_LS_AUTO && n >= SALTA_KLU_MIN_N);
 }
 
 int salta_sim_create(salta_sim **out, salta_model *model) {

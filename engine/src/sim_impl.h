@@ -49,7 +49,4 @@ struct salta_sim {
   char err[SALTA_ERRMSG_SIZE];
 };
 
-/* Whether options o ask for KLU on a system of n unknowns (AUTO resolved). */
-int salta__use_klu(const salta_sim_options *o, int n);
-
 #endif

@@ -14,6 +14,10 @@ struct salta__sparselu {
   double rcond0;     /* the condition estimate of the last pivoted factorisation */
 };
 
+int salta__use_klu(const salta_sim_options *o, int n) {
+  return o->linear_solver == SALTA_LS_KLU || (o->linear_solver == SALTA_LS_AUTO && n >= SALTA_KLU_MIN_N);
+}
+
 salta__sparselu *salta__sparselu_new(const salta__pattern *p) {
   salta__sparselu *s = calloc(1, sizeof *s);
   if (!s) return NULL;

@@ -7,8 +7,12 @@
 #define SALTA_SPARSELU_H
 
 #include "pattern.h"
+#include "salta.h"
 
 typedef struct salta__sparselu salta__sparselu;
+
+/* Whether options o ask for KLU on a system of n unknowns (AUTO resolved). */
+int salta__use_klu(const salta_sim_options *o, int n);
 
 /* Analyses the pattern (borrowed: it must outlive the object); NULL when
 ** out of memory or KLU refuses the pattern. */
