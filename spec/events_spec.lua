@@ -32,11 +32,7 @@ local function mirror(extra)
   return salta.dae(spec)
 end
 
-local function uniform(tf, n)
-  local t = {}
-  for i = 1, n do t[i] = tf * i / n end
-  return t
-end
+local uniform = H.uniform
 
 -- A loss on the mirror's four states, data from the nominal parameters.
 local function mirror_loss(m, tf, free, opts)

@@ -9,11 +9,7 @@ local salta = require("salta")
 local SENS = { rtol = 1e-12, atol = 1e-14 }
 local FD = { rtol = 1e-12, atol = 1e-14 }
 
-local function uniform(tf, n)
-  local t = {}
-  for i = 1, n do t[i] = tf * i / n end
-  return t
-end
+local uniform = H.uniform
 
 -- Data from the model at its nominal parameters.
 local function truth(m, tf, outputs, n)

@@ -37,6 +37,13 @@ function H.spec_model(file)
   return cache[key]
 end
 
+-- n target times tf/n, 2 tf/n, ..., tf.
+function H.uniform(tf, n)
+  local t = {}
+  for i = 1, n do t[i] = tf * i / n end
+  return t
+end
+
 -- A deterministic pseudo-random generator (tests must be repeatable).
 function H.rng(seed)
   local s = seed or 12345

@@ -159,17 +159,42 @@ enum { SALTA_METHOD_BDF = 0, SALTA_METHOD_ERK = 1 };
 void salta_sim_options_init(salta_sim_options *o, double t0, double tf);
 
 typedef struct salta_sim_stats {
-  long steps, res_evals, jac_evals, guard_evals;
+  long steps, res_evals, jac_evals;
+  long guard_evals;      /* guard evaluations: of every guard (samples of a step) or of one (a crossing's refinement) */
   long newton_iters, newton_conv_fails, err_test_fails;
   long alg_newton_iters; /* salta's own Newton on g (initial, after resets) */
   long events;
   int linear_solver;     /* the one the run used: SALTA_LS_DENSE, SALTA_LS_KLU, or SALTA_LS_NONE (ERK) */
 } salta_sim_stats;
 
-/* One event firing. The states are borrowed from the simulation and valid
-** until its next run or free. Events of one instant form a group, applied
-** in declaration order: group is the record index of the group's first
-** event and group_size how many fired together. */
+/* Event semantics, the same for every route (simulation, sensitivities,
+** adjoint, blending):
+**  - An armed guard fires where it reaches its firing side (SALTA_DIR_DOWN:
+**    e <= 0, SALTA_DIR_UP: e >= 0, SALTA_DIR_BOTH: a change of sign), located
+**    on the integrator's interpolant to a few ulps of t.
+**  - Every armed guard on its firing side at that instant fires with it,
+**    as a group, recorded in declaration order. Every reset of a group reads
+**    the left limits (x-, z-); states no member resets keep their value;
+**    then z+ solves g = 0 by Newton from z-. Two members resetting the same
+**    state is an error (SALTA_EINPUT) naming both events.
+**  - A guard a reset leaves at zero (within a band of its rate times the
+**    time tolerance) is not armed until it has left its firing side by that
+**    band; if the reset turned it around, it is armed at once and fires at
+**    its own next crossing.
+**  - An output time equal to an event time sees the post-event state.
+**  - Errors (SALTA_ESOLVER) name the event, the time and the value: a
+**    guard that is not finite, a guard crossing against its direction or a
+**    turned-around guard that never gets clear (a Zeno point), zeno_count
+**    events within zeno_window, more than max_events, a non-finite reset,
+**    Newton failing after a reset.
+**  - The sensitivity jump and the adjoint's event block are the group's
+**    composite reset's, each member with its own event time; a crossing
+**    whose guard rate is below 1e-6 of its terms (grazing) has no gradient:
+**    an error by every route.
+**
+** One event firing. The states are borrowed from the simulation and valid
+** until its next run or free. group is the record index of the group's
+** first event and group_size how many fired together. */
 typedef struct salta_event_record {
   double t;
   int event;
@@ -242,7 +267,11 @@ const char *salta_loss_errmsg(const salta_loss *loss);
 
 /* Simulation options (copied; [t0, tf] must contain the target times). */
 int salta_loss_set_options(salta_loss *loss, const salta_sim_options *o);
-/* Sigmoid blending across event boundaries with sharpness beta (0: off). */
+/* Sigmoid blending across event boundaries with sharpness beta (0: off):
+** the prediction at T is the normalised sum over the segments [a, b]
+** between boundaries (t0, the event groups, tf) of their values clipped
+** into them, weighted s(beta (T - a)) - s(beta (T - b)); a segment of zero
+** length weighs nothing, so a group that splits changes it continuously. */
 int salta_loss_set_blend(salta_loss *loss, double beta);
 /* The free directions of the gradient (see salta_sim_set_sens). */
 int salta_loss_set_free(salta_loss *loss, const int *dirs, int ns);
@@ -265,7 +294,8 @@ int salta_loss_grad_fd(salta_loss *loss, const double *p, const double *x0, doub
 ** one backward sweep whatever the number of parameters. consistent = 0
 ** takes the integrator's values at the nodes as they are (the seed paper's
 ** approach; the gradient is then only approximate). Blending is
-** supported; simultaneous events are not (an error says so). With
+** supported; an event group's discrete time is its first member's guard
+** root (exact for groups whose members stay simultaneous). With
 ** mesh_k <= 0 the forward run uses BDF orders up to 2, so that the
 ** trapezoid on its steps is as accurate as the tolerance asks. Its step
 ** solves follow the options' linear_solver (AUTO resolved on nx + nz). */

@@ -231,7 +231,7 @@ static int ida_nodes(salta__adj *a, salta_sim *sim, const salta_sim_options *o) 
 static int alloc_adj(salta__adj *a, const salta_sim_options *o) {
   size_t n = (size_t)a->n, nz = (size_t)a->nz, ne = (size_t)a->d->ne + 1, np = (size_t)a->np + 1;
   double *p;
-  p = a->A = malloc(sizeof(double) * (2 * n * n + 8 * n + 3 * ne + np + nz + 8));
+  p = a->A = malloc(sizeof(double) * (2 * n * n + 8 * n + 3 * ne + np + 2 * nz + 8));
   a->piv = malloc(sizeof(int) * (2 * n + 2));
   if (!p || !a->piv) return -1;
   p += n * n;
@@ -247,7 +247,8 @@ static int alloc_adj(salta__adj *a, const salta_sim_options *o) {
   a->rate = p, p += ne;
   a->rscale = p, p += ne;
   a->ep = p, p += np;
-  a->gt = p;
+  a->gt = p, p += nz;
+  a->dLdz = p;
   a->piv_f = a->piv + n + 1;
   if (salta__use_klu(o, a->n)) {
     a->sparse = 1;

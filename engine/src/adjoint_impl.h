@@ -53,6 +53,7 @@ typedef struct salta__adj {
   double *dR;                   /* n: a step residual's derivative by a segment end */
   double *tterm;                /* n: time-derivative terms at a point */
   double *gt;                   /* nz: g_t at a point */
+  double *dLdz;                 /* nz: g_z^-T dL/dz at a target */
   /* the discrete loss */
   double *gy;                   /* ny: dL/dyhat at a target */
   double *wts, *ys, wsum;       /* blended: segment weights, values (ny + 1 each), their sum */

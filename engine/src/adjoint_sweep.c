@@ -158,11 +158,11 @@ static int source(salta__adj *a, int s, double T, double wfac, double *c, double
     double dLdT = 0;
     add_output_terms(a, SALTA_WRT_T, ip.Tc, wh, wfac, &dLdT);
     if (nz) {   /* z(T, x): its t-derivative through g_t */
-      memcpy(a->tterm, rhs + nx, sizeof(double) * (size_t)nz);
-      if ((st = gz_tsolve(a, ip.Tc, wh, a->tterm))) return st;
+      memcpy(a->dLdz, rhs + nx, sizeof(double) * (size_t)nz);
+      if ((st = gz_tsolve(a, ip.Tc, wh, a->dLdz))) return st;
       memset(a->gt, 0, sizeof(double) * (size_t)nz);
       salta__dae_add_dense(a->dae, &d->g.d[SALTA_WRT_T], ip.Tc, wh, 1, a->gt, nz, 0, 0);
-      for (q = 0; q < nz; ++q) dLdT -= a->tterm[q] * a->gt[q];
+      for (q = 0; q < nz; ++q) dLdT -= a->dLdz[q] * a->gt[q];
     }
     dLdtau[ip.clip < 0 ? s : s + 1] += dLdT;
   }

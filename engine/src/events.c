@@ -21,46 +21,45 @@ int salta__events_init(salta__events *ev, salta__dae *dae) {
   const salta_model_def *d = dae->d;
   const salta_sparse_def *ex = &d->e.d[SALTA_WRT_X];
   size_t m = (size_t)d->ne + 1, n = (size_t)dae->n + 1;
-  int q;
+  double *p;
+  int *q, k;
   memset(ev, 0, sizeof *ev);
   ev->dae = dae;
   ev->d = d;
   ev->ne = d->ne;
-  ev->armed = calloc(m, sizeof(int));
-  ev->stuck = calloc(m, sizeof(int));
-  ev->leaving = calloc(m, sizeof(int));
-  ev->crossing = calloc(m, sizeof(int));
-  ev->fire = calloc(m, sizeof(int));
-  ev->stuck_t = calloc(m, sizeof(double));
-  ev->leave_t = calloc(m, sizeof(double));
-  ev->band0 = calloc(m, sizeof(double));
-  ev->band = calloc(m, sizeof(double));
-  ev->g_start = calloc(m, sizeof(double));
-  ev->g_probe = calloc(m, sizeof(double));
-  ev->rate = calloc(m, sizeof(double));
-  ev->rscale = calloc(m, sizeof(double));
-  ev->samples = calloc(m * (SAMPLES + 1), sizeof(double));
+  /* one block of per-guard flags, one of values */
+  q = ev->armed = calloc(5 * m, sizeof(int));
+  p = ev->stuck_t = calloc((8 + SAMPLES + 1) * m + 3 * n, sizeof(double));
   ev->brackets = calloc(m, sizeof(salta__bracket));
-  ev->w_probe = calloc(n, sizeof(double));
-  ev->flow = calloc(n, sizeof(double));
-  ev->z_polish = calloc(n, sizeof(double));
-  ev->col_ptr = dae->guard_row_ptr[SALTA_WRT_X];
   ev->cols = malloc(sizeof(int) * ((size_t)ex->nnz + 1));
-  if (!ev->armed || !ev->stuck || !ev->leaving || !ev->crossing || !ev->fire || !ev->stuck_t ||
-      !ev->leave_t || !ev->band0 || !ev->band || !ev->g_start || !ev->g_probe || !ev->rate ||
-      !ev->rscale || !ev->samples || !ev->brackets || !ev->w_probe || !ev->flow || !ev->z_polish || !ev->cols) {
+  if (!q || !p || !ev->brackets || !ev->cols) {
     salta__events_free(ev);
     return salta__fail(dae->err, SALTA_EMEM, "out of memory");
   }
-  for (q = 0; q < ex->nnz; ++q) ev->cols[q] = ex->col[dae->guard_row_ent[SALTA_WRT_X][q]];
+  ev->stuck = q + m, ev->leaving = q + 2 * m, ev->crossing = q + 3 * m, ev->fire = q + 4 * m;
+  p += m;
+  ev->leave_t = p, p += m;
+  ev->band0 = p, p += m;
+  ev->band = p, p += m;
+  ev->g_start = p, p += m;
+  ev->g_probe = p, p += m;
+  ev->rate = p, p += m;
+  ev->rscale = p, p += m;
+  ev->samples = p, p += (SAMPLES + 1) * m;
+  ev->w_probe = p, p += n;
+  ev->flow = p, p += n;
+  ev->z_polish = p;
+  ev->col_ptr = dae->guard_row_ptr[SALTA_WRT_X];
+  for (k = 0; k < ex->nnz; ++k) ev->cols[k] = ex->col[dae->guard_row_ent[SALTA_WRT_X][k]];
   return SALTA_OK;
 }
 
 void salta__events_free(salta__events *ev) {
-  free(ev->armed); free(ev->stuck); free(ev->leaving); free(ev->crossing); free(ev->fire);
-  free(ev->stuck_t); free(ev->leave_t); free(ev->band0); free(ev->band); free(ev->g_start);
-  free(ev->g_probe); free(ev->rate); free(ev->rscale); free(ev->samples); free(ev->brackets);
-  free(ev->w_probe); free(ev->flow); free(ev->z_polish); free(ev->cols); free(ev->log);
+  free(ev->armed);
+  free(ev->stuck_t);
+  free(ev->brackets);
+  free(ev->cols);
+  free(ev->log);
   salta__dbuf_free(&ev->w_minus);
   salta__dbuf_free(&ev->w_plus);
   memset(ev, 0, sizeof *ev);
