@@ -19,8 +19,12 @@ typedef struct salta_model_ud {
 ** `what` names the argument in the error. */
 void salta_l_checkvec(lua_State *L, int idx, double *out, int n, const char *what);
 
-/* The number field k of the table at idx, or def when absent. */
-double salta_l_optnumber(lua_State *L, int idx, const char *k, double def);
+/* The number field k of the table at idx, or def when absent; anything
+** else is an error naming `what` (the caller), the option and the value. */
+double salta_l_optnumber(lua_State *L, int idx, const char *k, double def, const char *what);
+/* The same for an integer option in [lo, hi], checked before any cast. */
+long long salta_l_optint(lua_State *L, int idx, const char *k, long long def, long long lo, long long hi,
+                         const char *what);
 
 /* Pushes out[0..n-1] as a new array. */
 void salta_l_pushvec(lua_State *L, const double *v, int n);
@@ -40,8 +44,8 @@ void salta_l_open_loss(lua_State *L);
 void salta_l_open_optim(lua_State *L);
 
 /* model:simulate_raw(opts, p, x0, times) and the options table it shares
-** with loss:configure (lsim.c) */
-void salta_l_sim_options(lua_State *L, int idx, salta_sim_options *o);
+** with loss:configure (lsim.c); what names the caller in errors. */
+void salta_l_sim_options(lua_State *L, int idx, salta_sim_options *o, const char *what);
 int salta_l_model_simulate(lua_State *L);
 
 /* Registers metatable mt for a userdata class: methods as __index, close

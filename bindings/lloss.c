@@ -13,9 +13,17 @@
 
 typedef struct loss_ud { salta_loss *loss; int np, nx, ns, nres; } loss_ud;
 
+/* The loss borrows its model (its user value): a closed model closes it. */
 static loss_ud *check_loss(lua_State *L, int idx) {
   loss_ud *u = luaL_checkudata(L, idx, SALTA_LOSS_MT);
   if (!u->loss) luaL_error(L, "salta: the loss is closed");
+  lua_getiuservalue(L, idx, 1);
+  if (!luaL_testudata(L, -1, SALTA_MODEL_MT) || !((salta_model_ud *)lua_touserdata(L, -1))->model) {
+    salta_loss_free(&u->loss);
+    luaL_error(L, "salta: the loss's model is closed");
+  }
+  salta_l_checkmodel(L, lua_gettop(L));
+  lua_pop(L, 1);
   return u;
 }
 
@@ -80,8 +88,8 @@ int salta_l_loss_new(lua_State *L) {
 static int loss_configure(lua_State *L) {
   loss_ud *u = check_loss(L, 1);
   salta_sim_options o;
-  salta_l_sim_options(L, 2, &o);   /* a scalar atol: the loss keeps no borrowed arrays */
-  if (salta_loss_set_options(u->loss, &o) || salta_loss_set_blend(u->loss, salta_l_optnumber(L, 2, "blend", 0)))
+  salta_l_sim_options(L, 2, &o, "salta.lsq");   /* a scalar atol: the loss keeps no borrowed arrays */
+  if (salta_loss_set_options(u->loss, &o) || salta_loss_set_blend(u->loss, salta_l_optnumber(L, 2, "blend", 0, "salta.lsq")))
     return luaL_error(L, "%s", salta_loss_errmsg(u->loss));
   lua_getfield(L, 2, "free");
   if (!lua_isnil(L, -1)) {
@@ -136,7 +144,12 @@ static int loss_eval(lua_State *L) {
 /* loss:eval_adjoint(p, x0|nil, mesh_k, want_grad, ida) -> value [, grad] | nil, msg */
 static int loss_eval_adjoint(lua_State *L) {
   loss_ud *u = check_loss(L, 1);
-  int mesh_k = (int)luaL_optinteger(L, 4, 0), want_g = lua_toboolean(L, 5);
+  lua_Integer mesh = luaL_optinteger(L, 4, 0);
+  int mesh_k, want_g = lua_toboolean(L, 5);
+  if (mesh < 0 || mesh > SALTA_MESH_MAX)
+    return luaL_error(L, "salta.lsq: the adjoint's mesh must be 0 (its steps) or 1 to %d nodes per segment, got %I",
+                      SALTA_MESH_MAX, mesh);
+  mesh_k = (int)mesh;
   double *p = salta_l_scratch(L, u->np), *x0 = NULL, value = 0;
   double *g = want_g ? salta_l_scratch(L, u->ns) : NULL;
   salta_l_checkvec(L, 2, p, u->np, "params");

@@ -7,13 +7,24 @@
 #include <time.h>
 
 #include "lcore.h"
+#include "ljit.h"
 
 static const char *const fn_opts[] = {"f", "g", "h", "e", "r", NULL};
 static const char *const wrt_opts[] = {"x", "z", "p", "t", NULL};
 
+/* A model whose compiled code (its user value) was closed is closed too:
+** its kernels are gone. */
 salta_model_ud *salta_l_checkmodel(lua_State *L, int idx) {
   salta_model_ud *m = luaL_checkudata(L, idx, SALTA_MODEL_MT);
+  const salta_jit_ud *j;
   if (!m->model) luaL_error(L, "salta: the model is closed");
+  lua_getiuservalue(L, idx, 1);
+  j = luaL_testudata(L, -1, SALTA_JIT_MT);
+  if (j && !j->def) {
+    salta_model_free(&m->model);
+    luaL_error(L, "salta: the model's compiled code is closed");
+  }
+  lua_pop(L, 1);
   return m;
 }
 

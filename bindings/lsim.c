@@ -4,6 +4,8 @@
 */
 #include <lua.h>
 #include <lauxlib.h>
+#include <limits.h>
+#include <string.h>
 
 #include "lcore.h"
 
@@ -132,25 +134,43 @@ static int sim_gc(lua_State *L) {
 
 /* Reads the simulation options shared by model:simulate_raw and
 ** loss:configure from the table at idx into o. */
-void salta_l_sim_options(lua_State *L, int idx, salta_sim_options *o) {
+/* A string option among names (index into them), def when absent. */
+static int optchoice(lua_State *L, int idx, const char *k, int def, const char *const *names, const char *what) {
+  int i = def;
+  lua_getfield(L, idx, k);
+  if (!lua_isnil(L, -1)) {
+    const char *v = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    for (i = 0; names[i] && !(v && strcmp(v, names[i]) == 0); ++i) {}
+    if (!names[i]) {
+      int j;
+      const char *given = luaL_tolstring(L, -1, NULL);
+      lua_pushfstring(L, "%s: option '%s' must be one of ", what, k);
+      for (j = 0; names[j]; ++j) lua_pushfstring(L, "%s\"%s\"", j ? ", " : "", names[j]);
+      lua_pushfstring(L, ", got %s", given);
+      lua_concat(L, j + 2);
+      lua_error(L);
+    }
+  }
+  lua_pop(L, 1);
+  return i;
+}
+
+void salta_l_sim_options(lua_State *L, int idx, salta_sim_options *o, const char *what) {
   static const char *const methods[] = {"bdf", "erk", NULL};
   static const char *const solvers[] = {"dense", "klu", "auto", NULL};
   luaL_checktype(L, idx, LUA_TTABLE);
-  salta_sim_options_init(o, salta_l_optnumber(L, idx, "t0", 0), salta_l_optnumber(L, idx, "tf", 1));
-  o->rtol = salta_l_optnumber(L, idx, "rtol", o->rtol);
-  o->atol = salta_l_optnumber(L, idx, "atol", o->atol);
-  o->max_step = salta_l_optnumber(L, idx, "max_step", 0);
-  o->init_step = salta_l_optnumber(L, idx, "init_step", 0);
-  o->max_order = (int)salta_l_optnumber(L, idx, "max_order", 0);
-  o->max_events = (int)salta_l_optnumber(L, idx, "max_events", o->max_events);
-  o->zeno_count = (int)salta_l_optnumber(L, idx, "zeno_count", o->zeno_count);
-  o->zeno_window = salta_l_optnumber(L, idx, "zeno_window", o->zeno_window);
-  o->max_steps = (long)salta_l_optnumber(L, idx, "max_steps", (double)o->max_steps);
-  lua_getfield(L, idx, "method");
-  o->method = luaL_checkoption(L, -1, "bdf", methods);
-  lua_getfield(L, idx, "linear_solver");
-  o->linear_solver = luaL_checkoption(L, -1, "auto", solvers);
-  lua_pop(L, 2);
+  salta_sim_options_init(o, salta_l_optnumber(L, idx, "t0", 0, what), salta_l_optnumber(L, idx, "tf", 1, what));
+  o->rtol = salta_l_optnumber(L, idx, "rtol", o->rtol, what);
+  o->atol = salta_l_optnumber(L, idx, "atol", o->atol, what);
+  o->max_step = salta_l_optnumber(L, idx, "max_step", 0, what);
+  o->init_step = salta_l_optnumber(L, idx, "init_step", 0, what);
+  o->max_order = (int)salta_l_optint(L, idx, "max_order", 0, 1, 5, what);
+  o->max_events = (int)salta_l_optint(L, idx, "max_events", o->max_events, 0, INT_MAX, what);
+  o->zeno_count = (int)salta_l_optint(L, idx, "zeno_count", o->zeno_count, 0, INT_MAX, what);
+  o->zeno_window = salta_l_optnumber(L, idx, "zeno_window", o->zeno_window, what);
+  o->max_steps = (long)salta_l_optint(L, idx, "max_steps", o->max_steps, 1, LONG_MAX, what);
+  o->method = optchoice(L, idx, "method", SALTA_METHOD_BDF, methods, what);
+  o->linear_solver = optchoice(L, idx, "linear_solver", SALTA_LS_AUTO, solvers, what);
 }
 
 /* simulate_raw(opts, p, x0|nil, times) -> result | nil, message, partial */
@@ -162,7 +182,8 @@ int salta_l_model_simulate(lua_State *L) {
   double *p, *x0 = NULL, *times, *atol = NULL;
   int nt, st, *sens_dirs = NULL, sens_n = 0;
   luaL_checktype(L, 2, LUA_TTABLE);
-  salta_l_sim_options(L, 2, &o);
+  lua_pushfstring(L, "model '%s': simulate", d->name);
+  salta_l_sim_options(L, 2, &o, lua_tostring(L, -1));
   lua_getfield(L, 2, "record_steps");
   o.record_steps = lua_toboolean(L, -1);
   lua_pop(L, 1);

@@ -288,17 +288,19 @@ int salta_loss_eval(salta_loss *loss, const double *p, const double *x0, double 
 int salta_loss_grad_fd(salta_loss *loss, const double *p, const double *x0, double h, double *grad);
 
 /* The event-split discrete adjoint: the loss of the discrete trajectory
-** (trapezoidal steps on a mesh of mesh_k uniform nodes per segment, or the
-** integrator's own steps when mesh_k <= 0, re-solved to Newton tolerance
+** (trapezoidal steps on a mesh of mesh_k uniform nodes per segment, 1 to
+** SALTA_MESH_MAX, or the integrator's own steps when mesh_k = 0, at most
+** 10 SALTA_MESH_MAX nodes in all; re-solved to Newton tolerance
 ** with the forward run's event sequence) and its exact gradient (ns), by
 ** one backward sweep whatever the number of parameters. consistent = 0
 ** takes the integrator's values at the nodes as they are (the seed paper's
 ** approach; the gradient is then only approximate). Blending is
 ** supported; an event group's discrete time is its first member's guard
 ** root (exact for groups whose members stay simultaneous). With
-** mesh_k <= 0 the forward run uses BDF orders up to 2, so that the
+** mesh_k = 0 the forward run uses BDF orders up to 2, so that the
 ** trapezoid on its steps is as accurate as the tolerance asks. Its step
 ** solves follow the options' linear_solver (AUTO resolved on nx + nz). */
+#define SALTA_MESH_MAX 1000000
 int salta_loss_eval_adjoint(salta_loss *loss, const double *p, const double *x0, int mesh_k,
                             int consistent, double *value, double *grad);
 

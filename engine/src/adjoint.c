@@ -148,9 +148,10 @@ static int steps_inside(const salta__adj *a, salta_sim *sim, int s, double *sigm
 }
 
 /* A segment per event group of the forward run, and the mesh: mesh_k
-** uniform steps per segment, or the integrator's steps (mesh_k <= 0). */
+** uniform steps per segment, or the integrator's steps (mesh_k = 0). */
 static int build(salta__adj *a, salta_sim *sim, int mesh_k, const salta_sim_options *o) {
-  int nev = salta_sim_nevents(sim), s = 0, k, i, total = 0;
+  int nev = salta_sim_nevents(sim), s = 0, k, i;
+  size_t total = 0;
   a->segs = calloc((size_t)nev + 1, sizeof(salta__adj_seg));
   a->tau = malloc(sizeof(double) * ((size_t)nev + 2));
   a->events = malloc(sizeof(int) * ((size_t)nev + 1));
@@ -169,11 +170,14 @@ static int build(salta__adj *a, salta_sim *sim, int mesh_k, const salta_sim_opti
   a->tau[a->nseg] = o->tf;
   for (s = 0; s < a->nseg; ++s) {
     int m = mesh_k > 0 ? mesh_k : steps_inside(a, sim, s, NULL) + 1;
-    a->segs[s].node0 = total;
+    a->segs[s].node0 = (int)total;
     a->segs[s].m = m;
-    total += m + 1;
+    total += (size_t)m + 1;
+    if (total > (size_t)SALTA_MESH_MAX * 10)
+      return salta__fail(a->err, SALTA_EINPUT, "model '%s': adjoint: a mesh of %d nodes per segment over %d segments "
+                         "is more than %d nodes", a->d->name, mesh_k, a->nseg, SALTA_MESH_MAX * 10);
   }
-  a->nnodes = total;
+  a->nnodes = (int)total;
   a->sigma = malloc(sizeof(double) * (size_t)total);
   a->w = malloc(sizeof(double) * (size_t)total * a->n);
   if (!a->sigma || !a->w) return salta__fail(a->err, SALTA_EMEM, "out of memory");
@@ -274,7 +278,11 @@ int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, in
   salta_sim_options o;
   double *gp = NULL, v = 0;
   int st, s, k;
-  if (!l || !p) return SALTA_EINPUT;
+  if (!l) return SALTA_EINPUT;
+  if (!p) return salta__fail(l->err, SALTA_EINPUT, "model '%s': salta_loss_eval_adjoint needs parameters", l->d->name);
+  if (mesh_k < 0 || mesh_k > SALTA_MESH_MAX)
+    return salta__fail(l->err, SALTA_EINPUT, "model '%s': adjoint: mesh_k must be 0 (the integrator's steps) or 1 to %d "
+                       "nodes per segment, got %d", l->d->name, SALTA_MESH_MAX, mesh_k);
   memset(&a, 0, sizeof a);
   a.l = l;
   a.dae = &l->dae;
@@ -287,8 +295,8 @@ int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, in
   ** steps: of a second-order method, so that the trapezoid on them is as
   ** accurate as the tolerance asks) */
   o = l->opts;
-  o.record_steps = mesh_k <= 0;
-  if (mesh_k <= 0 && o.method == SALTA_METHOD_BDF) o.max_order = 2;
+  o.record_steps = mesh_k == 0;
+  if (mesh_k == 0 && o.method == SALTA_METHOD_BDF) o.max_order = 2;
   l->last = l->vsim;
   if ((st = salta_sim_run(l->vsim, &o, p, x0, l->times, l->nt)))
     return salta__fail(l->err, st, "%s", salta_sim_errmsg(l->vsim));

@@ -187,7 +187,8 @@ int salta_jit_compile_cc(salta_jit *jit, const char *src, const char *symbol,
   const char *name = model_name ? model_name : "?";
   struct stat st;
   int rc;
-  if (!jit || !src || !symbol) return SALTA_EINPUT;
+  if (!jit) return SALTA_EINPUT;
+  if (!src || !symbol) return salta__fail(jit->err, SALTA_EINPUT, "jit: salta_jit_compile_cc needs the source and the symbol");
   if (jit->dl) return salta__fail(jit->err, SALTA_EINPUT, "jit: handle already holds a model");
   if (cache_dir) snprintf(dir, sizeof dir, "%s", cache_dir);
   else if (default_cache_dir(dir, sizeof dir))

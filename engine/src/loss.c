@@ -11,6 +11,7 @@
 #include "errors.h"
 #include "loss_impl.h"
 #include "salta.h"
+#include "sim_impl.h"
 
 
 int salta_loss_create(salta_loss **out, salta_model *model, const double *times, int nt,
@@ -77,7 +78,12 @@ int salta_loss_nresid(const salta_loss *l) { return l ? l->nres : 0; }
 salta_sim *salta_loss_sim(salta_loss *l) { return l ? l->last : NULL; }
 
 int salta_loss_set_options(salta_loss *l, const salta_sim_options *o) {
-  if (!l || !o) return SALTA_EINPUT;
+  int st;
+  if (!l) return SALTA_EINPUT;
+  if (!o) return salta__fail(l->err, SALTA_EINPUT, "loss: salta_loss_set_options needs options");
+  if ((st = salta__sim_check_options(o, l->d, l->err))) return st;
+  if (o->atol_vec)
+    return salta__fail(l->err, SALTA_EINPUT, "model '%s': a loss takes a scalar atol (atol_vec is borrowed)", l->d->name);
   if (o->t0 > l->times[0] || o->tf < l->times[l->nt - 1])
     return salta__fail(l->err, SALTA_EINPUT, "model '%s': target times [%g, %g] lie outside [t0, tf] = [%g, %g]",
                        l->d->name, l->times[0], l->times[l->nt - 1], o->t0, o->tf);
@@ -86,7 +92,10 @@ int salta_loss_set_options(salta_loss *l, const salta_sim_options *o) {
 }
 
 int salta_loss_set_blend(salta_loss *l, double beta) {
-  if (!l || !(beta >= 0) || !isfinite(beta)) return SALTA_EINPUT;
+  if (!l) return SALTA_EINPUT;
+  if (!(beta >= 0) || !isfinite(beta))
+    return salta__fail(l->err, SALTA_EINPUT, "model '%s': blend (the sigmoid sharpness) must be a finite number >= 0, got %g",
+                       l->d->name, beta);
   l->beta = beta;
   return SALTA_OK;
 }
@@ -191,7 +200,8 @@ int salta_loss_eval(salta_loss *l, const double *p, const double *x0, double *va
   int need_sens = (grad || jac), k, j, i, m = 0, st, nb = 0, ns;
   double scale, *dyh = NULL, *tmp, *b = NULL, L = 0;
   int *rec = NULL;
-  if (!l || !p) return SALTA_EINPUT;
+  if (!l) return SALTA_EINPUT;
+  if (!p) return salta__fail(l->err, SALTA_EINPUT, "model '%s': salta_loss_eval needs parameters", l->d->name);
   ns = l->ns;
   if (need_sens && ns == 0)
     return salta__fail(l->err, SALTA_EINPUT, "model '%s': no free parameters for a gradient", l->d->name);
@@ -259,8 +269,11 @@ int salta_loss_grad_fd(salta_loss *l, const double *p, const double *x0, double 
   double *pp, *xx, v[4];
   int k, st = SALTA_OK;
   static const double steps[4] = {1, -1, 2, -2};
-  if (!l || !p || !grad || !(h > 0)) return SALTA_EINPUT;
+  if (!l) return SALTA_EINPUT;
   d = l->d;
+  if (!p || !grad) return salta__fail(l->err, SALTA_EINPUT, "model '%s': salta_loss_grad_fd needs parameters and room for the gradient", d->name);
+  if (!(h > 0) || !isfinite(h))
+    return salta__fail(l->err, SALTA_EINPUT, "model '%s': the difference step h must be a finite number > 0, got %g", d->name, h);
   if (l->ns == 0)
     return salta__fail(l->err, SALTA_EINPUT, "model '%s': no free parameters for a gradient", d->name);
   pp = malloc(sizeof(double) * (size_t)(d->np + d->nx + 1));

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "errors.h"
+#include "matching.h"
 #include "salta.h"
 
 struct salta_model {
@@ -85,6 +86,45 @@ static int check_names(salta_model *m, const char *const *names, int n,
   return SALTA_OK;
 }
 
+/* Appends item to the list in buf, separated by commas, up to a few. */
+static void list_item(char *buf, size_t cap, int *count, const char *item) {
+  size_t len = strlen(buf);
+  if (*count < 4) snprintf(buf + len, cap - len, "%s%s", *count > 0 ? ", " : "", item);
+  else if (*count == 4) snprintf(buf + len, cap - len, ", ...");
+  ++*count;
+}
+
+/* An index-1 DAE needs dg/dz nonsingular, so at least structurally: every
+** algebraic equation matched to an algebraic variable it involves. */
+static int check_index1(salta_model *m) {
+  const salta_model_def *d = m->def;
+  const salta_sparse_def *gz = &d->g.d[SALTA_WRT_Z];
+  int nz = d->nz, *col_of_row, *row_of_col, size, i, neq = 0, nvar = 0;
+  char eqs[256] = "", vars[256] = "";
+  if (nz == 0) return SALTA_OK;
+  col_of_row = malloc(sizeof(int) * 2 * (size_t)nz);
+  if (!col_of_row) return salta__fail(m->err, SALTA_EMEM, "out of memory");
+  row_of_col = col_of_row + nz;
+  size = salta__max_matching(nz, nz, gz->nnz, gz->row, gz->col, col_of_row, row_of_col);
+  if (size == nz || size < 0) {
+    free(col_of_row);
+    return size < 0 ? salta__fail(m->err, SALTA_EMEM, "out of memory") : SALTA_OK;
+  }
+  for (i = 0; i < nz; ++i) {
+    char item[80];
+    if (col_of_row[i] < 0) snprintf(item, sizeof item, "g[%d]", i + 1), list_item(eqs, sizeof eqs, &neq, item);
+    if (row_of_col[i] < 0) snprintf(item, sizeof item, "'%.60s'", d->z_names[i]), list_item(vars, sizeof vars, &nvar, item);
+  }
+  free(col_of_row);
+  return salta__fail(m->err, SALTA_EINPUT,
+                     "model '%s': not an index-1 DAE: dg/dz is structurally singular (rank %d of %d): no algebraic "
+                     "variable is left for equation%s %s, and variable%s %s appear%s in no equation left to "
+                     "determine %s (an equation without an algebraic variable it can be solved for is a "
+                     "constraint on the states: reduce the index)",
+                     d->name, size, nz, neq > 1 ? "s" : "", eqs, nvar > 1 ? "s" : "", vars, nvar > 1 ? "" : "s",
+                     nvar > 1 ? "them" : "it");
+}
+
 static int check_def(salta_model *m) {
   const salta_model_def *d = m->def;
   char what[64];
@@ -120,7 +160,7 @@ static int check_def(salta_model *m) {
     snprintf(what, sizeof what, "reset of event %d", j);
     if ((st = check_function(m, &d->r[j], d->nx, what))) return st;
   }
-  return SALTA_OK;
+  return check_index1(m);
 }
 
 int salta_model_create(salta_model **out, const salta_model_def *def) {

@@ -171,28 +171,46 @@ static int segment_loop(salta_sim *s, const salta__integrator *it, const double 
 
 /* ---- the run ------------------------------------------------------------------------ */
 
+int salta__sim_check_options(const salta_sim_options *o, const salta_model_def *d, char *err) {
+  if (!(o->t0 < o->tf) || !isfinite(o->t0) || !isfinite(o->tf))
+    return salta__fail(err, SALTA_EINPUT, "model '%s': need finite t0 < tf, got [%g, %g]", d->name, o->t0, o->tf);
+  if (!(o->rtol > 0) || !(o->atol > 0) || !isfinite(o->rtol) || !isfinite(o->atol))
+    return salta__fail(err, SALTA_EINPUT, "model '%s': tolerances must be positive and finite (rtol %g, atol %g)",
+                       d->name, o->rtol, o->atol);
+  if (!(o->max_step >= 0) || !(o->init_step >= 0) || !isfinite(o->max_step) || !isfinite(o->init_step))
+    return salta__fail(err, SALTA_EINPUT, "model '%s': max_step (%g) and init_step (%g) must be finite and >= 0",
+                       d->name, o->max_step, o->init_step);
+  if (o->max_order < 0 || o->max_order > 5)
+    return salta__fail(err, SALTA_EINPUT, "model '%s': max_order must be 1 to 5 (0: 5), got %d", d->name, o->max_order);
+  if (o->max_events < 0 || o->zeno_count < 0 || o->max_steps < 1)
+    return salta__fail(err, SALTA_EINPUT, "model '%s': max_events (%d) and zeno_count (%d) must be >= 0, max_steps (%ld) >= 1",
+                       d->name, o->max_events, o->zeno_count, o->max_steps);
+  if (!(o->zeno_window >= 0) || !isfinite(o->zeno_window))
+    return salta__fail(err, SALTA_EINPUT, "model '%s': zeno_window must be finite and >= 0, got %g", d->name, o->zeno_window);
+  if (o->method != SALTA_METHOD_BDF && o->method != SALTA_METHOD_ERK)
+    return salta__fail(err, SALTA_EINPUT, "model '%s': unknown method %d", d->name, o->method);
+  if (o->linear_solver != SALTA_LS_DENSE && o->linear_solver != SALTA_LS_KLU && o->linear_solver != SALTA_LS_AUTO)
+    return salta__fail(err, SALTA_EINPUT, "model '%s': unknown linear solver %d", d->name, o->linear_solver);
+  return SALTA_OK;
+}
+
 static int check_inputs(salta_sim *s, const salta_sim_options *o, const double *p, const double *x0,
                         const double *times, int nt) {
   const salta_model_def *d = s->d;
   double slack;
-  int j;
-  if (!(o->t0 < o->tf) || !isfinite(o->t0) || !isfinite(o->tf))
-    return salta__fail(s->err, SALTA_EINPUT, "model '%s': need t0 < tf, got [%g, %g]", d->name, o->t0, o->tf);
-  if (o->max_events < 0 || o->max_steps < 1 || !(o->zeno_window >= 0) ||
-      (o->method != SALTA_METHOD_BDF && o->method != SALTA_METHOD_ERK) ||
-      (o->linear_solver != SALTA_LS_DENSE && o->linear_solver != SALTA_LS_KLU && o->linear_solver != SALTA_LS_AUTO))
-    return salta__fail(s->err, SALTA_EINPUT,
-                       "model '%s': bad options: max_events %d, max_steps %ld, zeno_window %g, method %d, linear solver %d",
-                       d->name, o->max_events, o->max_steps, o->zeno_window, o->method, o->linear_solver);
-  if (!(o->rtol > 0) || !(o->atol > 0))
-    return salta__fail(s->err, SALTA_EINPUT, "model '%s': tolerances must be positive (rtol %g, atol %g)",
-                       d->name, o->rtol, o->atol);
+  int j, st;
+  if ((st = salta__sim_check_options(o, d, s->err))) return st;
   for (j = 0; j < d->np; ++j)
     if (!isfinite(p[j]))
       return salta__fail(s->err, SALTA_EINPUT, "model '%s': parameter '%s' is %g", d->name, d->p_names[j], p[j]);
   for (j = 0; j < s->nx; ++j)
     if (!isfinite(x0[j]))
       return salta__fail(s->err, SALTA_EINPUT, "model '%s': initial state '%s' is %g", d->name, d->x_names[j], x0[j]);
+  if (o->atol_vec)
+    for (j = 0; j < s->n; ++j)
+      if (!(o->atol_vec[j] > 0) || !isfinite(o->atol_vec[j]))
+        return salta__fail(s->err, SALTA_EINPUT, "model '%s': atol for '%s' must be positive and finite, got %g",
+                           d->name, j < s->nx ? d->x_names[j] : d->z_names[j - s->nx], o->atol_vec[j]);
   /* a grid computed as tf * i / n may overshoot tf by an ulp: allow it */
   slack = 1e-12 * fmax(1.0, fmax(fabs(o->t0), fabs(o->tf)));
   for (j = 0; j < nt; ++j)
@@ -284,7 +302,7 @@ int salta_sim_run(salta_sim *s, const salta_sim_options *o, const double *p, con
   if (!s) return SALTA_EINPUT;
   d = s->d;
   if (!o || !p || (nt > 0 && !times) || nt < 0)
-    return salta__fail(s->err, SALTA_EINPUT, "model '%s': simulate needs options, parameters and %s",
+    return salta__fail(s->err, SALTA_EINPUT, "model '%s': salta_sim_run needs options, parameters and %s",
                        d->name, nt < 0 ? "a non-negative number of output times" : "the output times");
   clear_results(s);
   memset(&s->stats, 0, sizeof s->stats);
@@ -406,7 +424,10 @@ int salta_sim_step(const salta_sim *s, int k, double *t, const double **x, const
 
 int salta_sim_set_sens(salta_sim *s, const int *dirs, int ns) {
   int k, *copy = NULL;
-  if (!s || ns < 0 || (ns > 0 && !dirs)) return SALTA_EINPUT;
+  if (!s) return SALTA_EINPUT;
+  if (ns < 0 || (ns > 0 && !dirs))
+    return salta__fail(s->err, SALTA_EINPUT, "model '%s': salta_sim_set_sens needs ns >= 0 directions, got %d%s",
+                       s->d->name, ns, ns > 0 ? " and no array" : "");
   for (k = 0; k < ns; ++k)
     if (dirs[k] >= s->d->np || dirs[k] < -s->nx)
       return salta__fail(s->err, SALTA_EINPUT, "model '%s': sensitivity direction %d is neither a parameter nor a state",

@@ -49,4 +49,8 @@ struct salta_sim {
   char err[SALTA_ERRMSG_SIZE];
 };
 
+/* Options that make no sense for model d: SALTA_EINPUT with a message in
+** err (SALTA_ERRMSG_SIZE bytes) naming the option and the value. */
+int salta__sim_check_options(const salta_sim_options *o, const salta_model_def *d, char *err);
+
 #endif

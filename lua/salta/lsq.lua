@@ -170,11 +170,14 @@ end
 -- integrator's steps), forward = "consistent" (the discrete trajectory
 -- re-solved: the exact gradient of the discrete loss) or "ida" (the
 -- integrator's values as they are, the seed paper's approach)
+local MESH_MAX = 1000000   -- SALTA_MESH_MAX
+
 local function mesh_arg(opts)
   local mesh = opts.mesh or 50
   if mesh == "steps" then return 0 end
-  if math.type(mesh) ~= "integer" or mesh < 1 then
-    error(("salta.lsq: mesh must be a positive integer or \"steps\", got %s"):format(tostring(mesh)), 4)
+  if math.type(mesh) ~= "integer" or mesh < 1 or mesh > MESH_MAX then
+    error(("salta.lsq: adjoint option 'mesh' must be \"steps\" or an integer from 1 to %d, got %s"):format(
+      MESH_MAX, tostring(mesh)), 4)
   end
   if opts.forward and opts.forward ~= "consistent" and opts.forward ~= "ida" then
     error(("salta.lsq: forward must be \"consistent\" or \"ida\", got %q"):format(tostring(opts.forward)), 4)

@@ -1,0 +1,90 @@
+/*
+** test_api.c -- every failing call of the public API says why: a message
+** of its own (never empty, never the previous call's) naming the argument
+** and the value.
+*/
+#include <math.h>
+#include <string.h>
+
+#include "check.h"
+#include "salta.h"
+
+/* x' = -k x, y = x */
+static int f_eval(double t, const double *x, const double *z, const double *p, double *o) {
+  (void)t; (void)z; o[0] = -p[0] * x[0]; return 0;
+}
+static int h_eval(double t, const double *x, const double *z, const double *p, double *o) {
+  (void)t; (void)z; (void)p; o[0] = x[0]; return 0;
+}
+static const int r0[] = {0}, c0[] = {0};
+static int fx_eval(double t, const double *x, const double *z, const double *p, double *o) {
+  (void)t; (void)x; (void)z; o[0] = -p[0]; return 0;
+}
+static int fp_eval(double t, const double *x, const double *z, const double *p, double *o) {
+  (void)t; (void)z; (void)p; o[0] = -x[0]; return 0;
+}
+static int hx_eval(double t, const double *x, const double *z, const double *p, double *o) {
+  (void)t; (void)x; (void)z; (void)p; o[0] = 1; return 0;
+}
+static int none(double t, const double *x, const double *z, const double *p, double *o) {
+  (void)t; (void)x; (void)z; (void)p; (void)o; return 0;
+}
+#define NO_JAC {0, 0, 0, 0}
+static const char *const xn[] = {"x"}, *const pn[] = {"k"};
+static const double xs[] = {1}, pnom[] = {0.5};
+static const salta_model_def def = {
+  SALTA_ABI_VERSION, "decay", "0", 1, 0, 1, 1, 0, xn, NULL, pn, xn, NULL, xs, NULL, pnom, NULL,
+  {1, f_eval, {{1, r0, c0, fx_eval}, NO_JAC, {1, r0, c0, fp_eval}, NO_JAC}},
+  {0, none, {NO_JAC, NO_JAC, NO_JAC, NO_JAC}},
+  {1, h_eval, {{1, r0, c0, hx_eval}, NO_JAC, NO_JAC, NO_JAC}},
+  {0, none, {NO_JAC, NO_JAC, NO_JAC, NO_JAC}},
+  NULL, NULL, NULL
+};
+
+/* The call failed with SALTA_EINPUT and a message of its own. */
+#define CHECK_FAILS(call, errmsg, text)  \
+  do {                                   \
+    CHECK((call) == SALTA_EINPUT);       \
+    CHECK_CONTAINS(errmsg, text);        \
+  } while (0)
+
+int main(void) {
+  salta_model *m = NULL;
+  salta_sim *sim = NULL;
+  salta_loss *loss = NULL;
+  salta_sim_options o;
+  double times[] = {0.5, 1.0}, data[] = {0.7, 0.6}, p[] = {0.5}, g[1], v;
+  int out = 0, dir = 0, neg = -2;
+  CHECK(salta_model_create(&m, &def) == SALTA_OK);
+  CHECK(salta_sim_create(&sim, m) == SALTA_OK);
+  salta_sim_options_init(&o, NAN, 1.0);
+  CHECK_FAILS(salta_sim_run(sim, &o, p, NULL, times, 2), salta_sim_errmsg(sim), "need finite t0 < tf, got [nan, 1]");
+  salta_sim_options_init(&o, 0, 1.0);
+  o.max_events = -5;
+  CHECK_FAILS(salta_sim_run(sim, &o, p, NULL, times, 2), salta_sim_errmsg(sim), "max_events (-5)");
+  salta_sim_options_init(&o, 0, 1.0);
+  o.max_order = 9;
+  CHECK_FAILS(salta_sim_run(sim, &o, p, NULL, times, 2), salta_sim_errmsg(sim), "max_order must be 1 to 5 (0: 5), got 9");
+  CHECK_FAILS(salta_sim_set_sens(sim, &dir, -1), salta_sim_errmsg(sim), "got -1");
+  CHECK_FAILS(salta_sim_set_sens(sim, &neg, 1), salta_sim_errmsg(sim), "direction -2");
+  salta_sim_options_init(&o, 0, 1.0);
+  CHECK(salta_sim_run(sim, &o, p, NULL, times, 2) == SALTA_OK);
+
+  CHECK(salta_loss_create(&loss, m, times, 2, &out, 1, data, NULL) == SALTA_OK);
+  CHECK_FAILS(salta_loss_set_blend(loss, NAN), salta_loss_errmsg(loss), "blend");
+  CHECK_FAILS(salta_loss_set_blend(loss, -1), salta_loss_errmsg(loss), "got -1");
+  salta_sim_options_init(&o, NAN, 1.0);
+  CHECK_FAILS(salta_loss_set_options(loss, &o), salta_loss_errmsg(loss), "t0 < tf");
+  CHECK(salta_loss_set_free(loss, &dir, 1) == SALTA_OK);
+  CHECK_FAILS(salta_loss_eval_adjoint(loss, p, NULL, -3, 1, &v, g), salta_loss_errmsg(loss), "mesh_k must be 0");
+  CHECK_FAILS(salta_loss_eval_adjoint(loss, p, NULL, SALTA_MESH_MAX + 1, 1, &v, g), salta_loss_errmsg(loss), "got 1000001");
+  CHECK_FAILS(salta_loss_eval(loss, NULL, NULL, &v, g, NULL, NULL), salta_loss_errmsg(loss), "needs parameters");
+  CHECK_FAILS(salta_loss_grad_fd(loss, p, NULL, 0.0, g), salta_loss_errmsg(loss), "step h must be a finite number > 0, got 0");
+  CHECK(salta_loss_eval_adjoint(loss, p, NULL, 10, 1, &v, g) == SALTA_OK);
+  CHECK(isfinite(v) && isfinite(g[0]));
+
+  salta_loss_free(&loss);
+  salta_sim_free(&sim);
+  salta_model_free(&m);
+  return check_summary("api");
+}
