@@ -136,16 +136,18 @@ function Emitter:emit_implicit(n)
   local g = self:emit(guess)
   local name = self:temp()
   local ind = outer.indent
-  local out = outer.lines
-  out[#out + 1] = ind .. "double " .. name .. " = " .. g .. ";"
-  out[#out + 1] = ind .. "{ /* Newton on " .. tostring(res):sub(1, 60):gsub("%*/", "* /") .. " = 0 */"
-  out[#out + 1] = ind .. "  int ok = 0;"
-  out[#out + 1] = ind .. "  for (int it = 0; it < 50 && !ok; ++it) {"
   local inner = { lines = {}, names = { [u] = name }, unknown = u, indent = ind .. "    " }
   self.scopes[#self.scopes + 1] = inner
   local r = self:emit(res)
   local dr = self:emit(expr.diff(res, u))
   self.scopes[#self.scopes] = nil
+  -- the loop's text goes after the outer lines emitted meanwhile: the
+  -- subexpressions independent of u, hoisted out of the loop, come first
+  local out = outer.lines
+  out[#out + 1] = ind .. "double " .. name .. " = " .. g .. ";"
+  out[#out + 1] = ind .. "{ /* Newton on " .. tostring(res):sub(1, 60):gsub("%*/", "* /") .. " = 0 */"
+  out[#out + 1] = ind .. "  int ok = 0;"
+  out[#out + 1] = ind .. "  for (int it = 0; it < 50 && !ok; ++it) {"
   for _, l in ipairs(inner.lines) do out[#out + 1] = l end
   out[#out + 1] = ind .. "    const double du = " .. r .. " / " .. dr .. ";"
   out[#out + 1] = ind .. "    " .. name .. " -= du;"
