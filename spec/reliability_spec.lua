@@ -92,3 +92,22 @@ describe("code generation", function()
     assert.is_near(2 ^ (1 / 3), ev[1].x_plus.y, 1e-12)
   end)
 end)
+
+describe("a gradient that is not finite", function()
+  -- sqrt(k x) at x = 0: the loss is finite, d/dk and d/dx of f are not
+  local m = salta.dae{ name = "root", states = { { "x", 0 } }, params = { { "k", 2 } },
+    f = function(t, x, z, p) return { salta.sqrt(p.k * x.x) + 1 } end }
+  for _, method in ipairs({ "bdf", "erk" }) do
+    it(("is an error naming the parameter, the time and the kernel, never a silent NaN (%s)"):format(method), function()
+      local L = salta.lsq{ model = m, times = { 0.5, 1 }, data = { x = { 1, 2 } }, free = { "k" }, method = method }
+      assert.is_true(L:value({ 2 }) > 0)   -- the loss itself is fine
+      for _, call in ipairs({ L.grad, L.jacobian }) do
+        has(err_of(call, L, { 2 }), "model 'root'", "by parameter 'k'", "at t = 0", "the kernel df/dx", "= inf")
+      end
+    end)
+  end
+  it("stops the adjoint's discrete trajectory with the kernel, instead of a zero Newton step", function()
+    local L = salta.lsq{ model = m, times = { 0.5, 1 }, data = { x = { 1, 2 } }, free = { "k" } }
+    has(err_of(L.grad, L, { 2 }, { method = "adjoint", mesh = 10 }), "model 'root': adjoint", "the kernel df/dx")
+  end)
+end)

@@ -16,13 +16,12 @@
 
 /* Factors the step matrix for step h ending at (t1, w1) for the march. */
 static int factor_march(salta__adj *a, double t1, const double *w1, double h) {
-  if (a->sparse) {
-    salta__dae_iter_sparse(a->dae, &a->pat, t1, w1, 1.0, h / 2, a->Ax);
-    a->af_valid = salta__sparselu_factor(a->lu_march, a->Ax) == 0;
-  } else {
-    salta__dae_iter_dense(a->dae, t1, w1, 1.0, h / 2, a->Af);
-    a->af_valid = salta__lu_factor(a->n, a->Af, a->piv_f) == 0;
-  }
+  if (a->sparse)
+    a->af_valid = salta__dae_iter_sparse(a->dae, &a->pat, t1, w1, 1.0, h / 2, a->Ax) == 0 &&
+                  salta__sparselu_factor(a->lu_march, a->Ax) == 0;
+  else
+    a->af_valid = salta__dae_iter_dense(a->dae, t1, w1, 1.0, h / 2, a->Af) == 0 &&
+                  salta__lu_factor(a->n, a->Af, a->piv_f) == 0;
   a->hf = h;
   return a->af_valid ? 0 : -1;
 }
@@ -36,6 +35,7 @@ static int trapezoid(salta__adj *a, double t0, const double *w0, double t1, doub
   const salta_model_def *d = a->d;
   double *r = a->step_res, h = t1 - t0, dprev = HUGE_VAL;
   int n = a->n, nx = a->nx, it, i, fresh = 0;
+  a->dae->bad.sp = NULL;
   d->f.eval(t0, w0, w0 + nx, a->p, a->fa);
   if (a->af_valid && !(fabs(h - a->hf) <= 0.1 * fabs(h))) a->af_valid = 0;
   for (it = 0; it < 30; ++it) {
@@ -65,8 +65,12 @@ static int trapezoid(salta__adj *a, double t0, const double *w0, double t1, doub
     fresh = 0;
   }
   a->af_valid = 0;
-  return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: the trapezoidal step from t = %.17g to %.17g "
-                     "did not converge", d->name, t0, t1);
+  {
+    char cause[512];
+    salta__dae_bad_text(a->dae, cause, sizeof cause);
+    return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: the trapezoidal step from t = %.17g to %.17g "
+                       "did not converge%s%s", d->name, t0, t1, cause[0] ? ": " : "", cause);
+  }
 }
 
 /* Marches segment s from its first node with its current end time. */
@@ -317,10 +321,21 @@ int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, in
   } else if ((st = ida_nodes(&a, l->vsim, &o))) {
     goto done;
   }
+  l->dae.bad.sp = NULL;   /* the forward Newton's trial matrices are not the gradient's */
   if ((st = salta__adj_sweep(&a, &v, gp, gp + a.np))) goto done;
   if (value) *value = v;
-  if (grad)
-    for (k = 0; k < l->ns; ++k) grad[k] = l->dirs[k] >= 0 ? gp[l->dirs[k]] : gp[a.np - l->dirs[k] - 1];
+  for (k = 0; k < l->ns && grad; ++k) {
+    grad[k] = l->dirs[k] >= 0 ? gp[l->dirs[k]] : gp[a.np - l->dirs[k] - 1];
+    if (!isfinite(grad[k])) {
+      char cause[512];
+      salta__dae_bad_text(&l->dae, cause, sizeof cause);
+      st = salta__fail(l->err, SALTA_ESOLVER, "model '%s': adjoint: the gradient by %s '%s' is %g%s%s", a.d->name,
+                       l->dirs[k] >= 0 ? "parameter" : "the initial value of",
+                       l->dirs[k] >= 0 ? a.d->p_names[l->dirs[k]] : a.d->x_names[-l->dirs[k] - 1], grad[k],
+                       cause[0] ? ": " : "", cause);
+      goto done;
+    }
+  }
 done:
   free(gp);
   free_adj(&a);

@@ -68,15 +68,16 @@ static int solve_AT(salta__adj *a, int s, int i, double *rhs, double *rhs2) {
   const double *wj = salta__adj_node(a, g->node0 + i + 1);
   int nb = rhs2 ? 2 : 1, q, k, bad;
   b[0] = rhs, b[1] = rhs2;
-  if (a->sparse) {
-    salta__dae_iter_sparse(a->dae, &a->pat, tj, wj, 1.0, h / 2, a->Ax);
-    bad = salta__sparselu_factor(a->lu_sweep, a->Ax) != 0;
-  } else {
-    salta__dae_iter_dense(a->dae, tj, wj, 1.0, h / 2, a->A);
-    bad = salta__lu_factor(a->n, a->A, a->piv) != 0;
+  if (a->sparse)
+    bad = salta__dae_iter_sparse(a->dae, &a->pat, tj, wj, 1.0, h / 2, a->Ax) || salta__sparselu_factor(a->lu_sweep, a->Ax);
+  else
+    bad = salta__dae_iter_dense(a->dae, tj, wj, 1.0, h / 2, a->A) || salta__lu_factor(a->n, a->A, a->piv);
+  if (bad) {
+    char cause[512];
+    salta__dae_bad_text(a->dae, cause, sizeof cause);
+    return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: singular or non-finite step matrix at t = %.17g%s%s",
+                       a->d->name, tj, a->dae->saw_bad ? ": " : "", a->dae->saw_bad ? cause : "");
   }
-  if (bad)
-    return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: singular step matrix at t = %.17g", a->d->name, tj);
   for (q = 0; q < nb; ++q) {
     if (a->sparse) salta__sparselu_solve(a->lu_sweep, b[q], 1);
     else salta__lu_solve(a->n, a->A, a->piv, b[q], 1, 1);

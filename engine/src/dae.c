@@ -3,6 +3,7 @@
 ** guard rate and grazing rule, one composite reset (see dae.h).
 */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,10 +66,77 @@ void salta__dae_free(salta__dae *a) {
 
 /* ---- kernels ------------------------------------------------------------- */
 
+static void note_bad(salta__dae *a, const salta_sparse_def *sp, double t, const double *vals) {
+  int k;
+  for (k = 0; k < sp->nnz; ++k)
+    if (!isfinite(vals[k])) {
+      a->saw_bad = 1;
+      if (!a->bad.sp) a->bad.sp = sp, a->bad.entry = k, a->bad.t = t, a->bad.v = vals[k];
+      return;
+    }
+}
+
 static const double *eval_kernel(salta__dae *a, const salta_sparse_def *sp, double t, const double *x,
                                  const double *z) {
   sp->eval(t, x, z, a->p, a->jv);
+  note_bad(a, sp, t, a->jv);
   return a->jv;
+}
+
+void salta__dae_eval_jac(salta__dae *a, const salta_sparse_def *sp, double t, const double *w, double *vals) {
+  if (sp->nnz == 0) return;
+  sp->eval(t, w, w + a->nx, a->p, vals);
+  note_bad(a, sp, t, vals);
+}
+
+/* The function and argument a Jacobian kernel belongs to, with the names
+** of its rows and columns. */
+static const char *describe_jac(const salta__dae *a, const salta_sparse_def *sp, int *wrt, int *event) {
+  const salta_model_def *d = a->d;
+  const salta_function_def *fns[4] = {&d->f, &d->g, &d->h, &d->e};
+  static const char *const names[4] = {"f", "g", "h", "guard"};
+  int f, w, j;
+  *event = -1;
+  for (w = 0; w < 4; ++w) {
+    for (f = 0; f < 4; ++f)
+      if (sp == &fns[f]->d[w]) return *wrt = w, names[f];
+    for (j = 0; j < d->ne; ++j)
+      if (sp == &d->r[j].d[w]) return *wrt = w, *event = j, "reset";
+  }
+  return *wrt = 0, "?";
+}
+
+static const char *row_name(const salta_model_def *d, const char *fn, int event, int row, char *buf, size_t cap) {
+  if (!strcmp(fn, "f") || !strcmp(fn, "reset")) return d->x_names[row];
+  if (!strcmp(fn, "h")) return d->y_names[row];
+  if (!strcmp(fn, "guard")) return d->e_names[row];
+  (void)event;
+  snprintf(buf, cap, "g[%d]", row + 1);
+  return buf;
+}
+
+static const char *col_name(const salta_model_def *d, int wrt, int col) {
+  switch (wrt) {
+    case SALTA_WRT_X: return d->x_names[col];
+    case SALTA_WRT_Z: return d->z_names[col];
+    case SALTA_WRT_P: return d->p_names[col];
+    default: return "t";
+  }
+}
+
+const char *salta__dae_bad_text(const salta__dae *a, char *buf, size_t cap) {
+  static const char *const wrt_names[4] = {"x", "z", "p", "t"};
+  const salta_sparse_def *sp = a->bad.sp;
+  char rb[32];
+  int wrt, event;
+  const char *fn;
+  if (!sp) return buf[0] = '\0', buf;
+  fn = describe_jac(a, sp, &wrt, &event);
+  snprintf(buf, cap, "the kernel d%s%s%s%s/d%s has entry ('%s', '%s') = %g at t = %.17g", fn,
+           event >= 0 ? " of event '" : "", event >= 0 ? a->d->e_names[event] : "", event >= 0 ? "'" : "",
+           wrt_names[wrt], row_name(a->d, fn, event, sp->row[a->bad.entry], rb, sizeof rb),
+           col_name(a->d, wrt, sp->col[a->bad.entry]), a->bad.v, a->bad.t);
+  return buf;
 }
 
 void salta__dae_add_dense(salta__dae *a, const salta_sparse_def *sp, double t, const double *w,
@@ -89,24 +157,27 @@ void salta__dae_add_transpose(salta__dae *a, const salta_sparse_def *sp, double 
   for (k = 0; k < sp->nnz; ++k) y[sp->col[k]] += scale * kv[k] * v[row0 + sp->row[k]];
 }
 
-void salta__dae_iter_dense(salta__dae *a, double t, const double *w, double alpha, double beta, double *J) {
+int salta__dae_iter_dense(salta__dae *a, double t, const double *w, double alpha, double beta, double *J) {
   const salta_model_def *d = a->d;
   int n = a->n, nx = a->nx, i;
+  a->saw_bad = 0;
   memset(J, 0, sizeof(double) * (size_t)n * n);
   for (i = 0; i < nx; ++i) J[(size_t)i * n + i] = alpha;
   salta__dae_add_dense(a, &d->f.d[SALTA_WRT_X], t, w, -beta, J, n, 0, 0);
   salta__dae_add_dense(a, &d->f.d[SALTA_WRT_Z], t, w, -beta, J, n, 0, nx);
   salta__dae_add_dense(a, &d->g.d[SALTA_WRT_X], t, w, 1.0, J, n, nx, 0);
   salta__dae_add_dense(a, &d->g.d[SALTA_WRT_Z], t, w, 1.0, J, n, nx, nx);
+  return a->saw_bad ? -1 : 0;
 }
 
-void salta__dae_iter_sparse(salta__dae *a, const salta__pattern *pat, double t, const double *w,
-                            double alpha, double beta, double *vals) {
+int salta__dae_iter_sparse(salta__dae *a, const salta__pattern *pat, double t, const double *w,
+                           double alpha, double beta, double *vals) {
   const salta_model_def *d = a->d;
   const salta_sparse_def *blk[SALTA_NBLK] = {&d->f.d[SALTA_WRT_X], &d->f.d[SALTA_WRT_Z],
                                              &d->g.d[SALTA_WRT_X], &d->g.d[SALTA_WRT_Z]};
   const double scale[SALTA_NBLK] = {-beta, -beta, 1.0, 1.0};
   int b, k;
+  a->saw_bad = 0;
   memset(vals, 0, sizeof(double) * (size_t)pat->nnz);
   for (k = 0; k < a->nx; ++k) vals[pat->diag[k]] = alpha;
   for (b = 0; b < SALTA_NBLK; ++b) {
@@ -115,6 +186,7 @@ void salta__dae_iter_sparse(salta__dae *a, const salta__pattern *pat, double t, 
     v = eval_kernel(a, blk[b], t, w, w + a->nx);
     for (k = 0; k < blk[b]->nnz; ++k) vals[pat->map[b][k]] += scale[b] * v[k];
   }
+  return a->saw_bad ? -1 : 0;
 }
 
 /* ---- Newton on g and implicit derivatives --------------------------------------- */
@@ -124,11 +196,12 @@ static int factor_gz_xz(salta__dae *a, double t, const double *x, const double *
   const double *v;
   int nz = a->nz, k;
   memset(a->gz, 0, sizeof(double) * (size_t)nz * nz);
+  a->saw_bad = 0;
   if (sp->nnz) {
     v = eval_kernel(a, sp, t, x, z);
     for (k = 0; k < sp->nnz; ++k) a->gz[(size_t)sp->col[k] * nz + sp->row[k]] = v[k];
   }
-  return salta__lu_factor(nz, a->gz, a->gz_piv) == 0 ? 0 : -1;
+  return !a->saw_bad && salta__lu_factor(nz, a->gz, a->gz_piv) == 0 ? 0 : -1;
 }
 
 int salta__dae_factor_gz(salta__dae *a, double t, const double *w) {

@@ -11,6 +11,13 @@
 #include "pattern.h"
 #include "salta.h"
 
+/* The first non-finite value a Jacobian kernel returned (for messages). */
+typedef struct salta__dae_bad {
+  const salta_sparse_def *sp;   /* NULL: none since the last clear */
+  int entry;
+  double t, v;
+} salta__dae_bad;
+
 typedef struct salta__dae {
   const salta_model_def *d;
   const double *p;          /* the parameters of the current run (borrowed) */
@@ -25,6 +32,8 @@ typedef struct salta__dae {
   int *guard_row_ptr[4];    /* guard rows of e_x, e_z, e_p, e_t: entries of row j */
   int *guard_row_ent[4];    /* are guard_row_ent[w][guard_row_ptr[w][j] ..] */
   long newton_iters;        /* Newton iterations on g since the last reset of the count */
+  salta__dae_bad bad;       /* the first non-finite Jacobian value since the last clear */
+  int saw_bad;              /* a kernel returned a non-finite value since the matrix began */
   char *err;                /* the owner's message buffer (borrowed) */
 } salta__dae;
 
@@ -43,6 +52,12 @@ int salta__dae_solve_z(salta__dae *a, double t, const double *x, double *z, salt
 
 /* ---- kernels --------------------------------------------------------------- */
 
+/* Evaluates the Jacobian kernel sp at (t, w) into vals (sp->nnz), noting
+** the first non-finite value in a->bad. */
+void salta__dae_eval_jac(salta__dae *a, const salta_sparse_def *sp, double t, const double *w, double *vals);
+/* a->bad as text, e.g. "d f/d p entry ('x', 'k') is nan at t = 0", or "". */
+const char *salta__dae_bad_text(const salta__dae *a, char *buf, size_t cap);
+
 /* M (column-major, leading dimension ld) += scale K at (row0, col0), K the
 ** sparse kernel sp evaluated at (t, w = [x; z]). */
 void salta__dae_add_dense(salta__dae *a, const salta_sparse_def *sp, double t, const double *w,
@@ -52,14 +67,17 @@ void salta__dae_add_transpose(salta__dae *a, const salta_sparse_def *sp, double 
                               double scale, const double *v, int row0, double *y);
 /* The iteration matrix [alpha I - beta f_x, -beta f_z; g_x, g_z] at (t, w):
 ** IDAS's (alpha = c_j, beta = 1) and the trapezoid's (alpha = 1, beta = h/2),
-** dense (n x n) or as values on the pattern pat. */
-void salta__dae_iter_dense(salta__dae *a, double t, const double *w, double alpha, double beta, double *J);
-void salta__dae_iter_sparse(salta__dae *a, const salta__pattern *pat, double t, const double *w,
-                            double alpha, double beta, double *vals);
+** dense (n x n) or as values on the pattern pat. 0, or -1 when a kernel
+** returned a non-finite value (noted in a->bad): Newton with such a matrix
+** could take a zero step for convergence. */
+int salta__dae_iter_dense(salta__dae *a, double t, const double *w, double alpha, double beta, double *J);
+int salta__dae_iter_sparse(salta__dae *a, const salta__pattern *pat, double t, const double *w,
+                           double alpha, double beta, double *vals);
 
 /* ---- implicit derivatives through g ------------------------------------------ */
 
-/* Factors g_z at (t, w) for the solves below: 0, or -1 when it is singular. */
+/* Factors g_z at (t, w) for the solves below: 0, or -1 when it is singular
+** or not finite. */
 int salta__dae_factor_gz(salta__dae *a, double t, const double *w);
 /* b := g_z^-1 b (trans: g_z^-T b), nrhs columns of nz. */
 void salta__dae_gz_solve(const salta__dae *a, double *b, int nrhs, int trans);

@@ -92,6 +92,7 @@ static int rhs(erk *r, double t, const double *Y, double *z, double *Yp) {
   if (salta__sens_fill_z(r->env.sens, t, r->w, r->S))
     return salta__fail(err_of(r), SALTA_ESOLVER, "model '%s': g_z is singular at t = %.17g", a->d->name, t);
   salta__sens_prime(r->env.sens, t, r->w, r->S, r->Sp);
+  if (salta__sens_check(r->env.sens, r->Sp, r->nx, r->n, t)) return SALTA_ESOLVER;
   for (k = 0; k < r->ns; ++k)
     memcpy(Yp + (size_t)(k + 1) * nx, r->Sp + (size_t)k * r->n, sizeof(double) * (size_t)nx);
   return SALTA_OK;

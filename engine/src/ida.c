@@ -33,6 +33,7 @@ typedef struct ida {
   salta__pattern pat;           /* the iteration matrix's pattern (KLU) */
   double *S, *Sp;               /* n x ns: sensitivities and their derivatives */
   double **cols_S, **cols_Sp, **cols_R;   /* the sensitivity residual's columns */
+  int ready;                    /* IDAInit and its solvers are set up */
   int bad_row;                  /* a residual row found not finite during a step, or -1 */
   double bad_t, bad_v;
   char msg[512];                /* IDAS's last error message */
@@ -63,8 +64,8 @@ static int jacobian(sunrealtype t, sunrealtype cj, N_Vector yy, N_Vector yp, N_V
                     void *ud, N_Vector t1, N_Vector t2, N_Vector t3) {
   ida *c = ud;
   (void)yp; (void)rr; (void)t1; (void)t2; (void)t3;
-  salta__dae_iter_dense(c->env.dae, t, N_VGetArrayPointer(yy), cj, 1.0, SM_DATA_D(J));
-  return 0;
+  /* not finite: recoverable, IDAS tries a smaller step */
+  return salta__dae_iter_dense(c->env.dae, t, N_VGetArrayPointer(yy), cj, 1.0, SM_DATA_D(J)) ? 1 : 0;
 }
 
 static int jacobian_sparse(sunrealtype t, sunrealtype cj, N_Vector yy, N_Vector yp, N_Vector rr, SUNMatrix J,
@@ -75,8 +76,7 @@ static int jacobian_sparse(sunrealtype t, sunrealtype cj, N_Vector yy, N_Vector 
   (void)yp; (void)rr; (void)t1; (void)t2; (void)t3;
   for (k = 0; k <= c->pat.n; ++k) colptr[k] = c->pat.colptr[k];
   for (k = 0; k < c->pat.nnz; ++k) rowind[k] = c->pat.rowind[k];
-  salta__dae_iter_sparse(c->env.dae, &c->pat, t, N_VGetArrayPointer(yy), cj, 1.0, SM_DATA_S(J));
-  return 0;
+  return salta__dae_iter_sparse(c->env.dae, &c->pat, t, N_VGetArrayPointer(yy), cj, 1.0, SM_DATA_S(J)) ? 1 : 0;
 }
 
 static int sens_residual(int ns, double t, N_Vector yy, N_Vector yp, N_Vector rr, N_Vector *yS, N_Vector *ypS,
@@ -114,7 +114,7 @@ static void from_vectors(const ida *c, N_Vector *V, double *S) {
 static void accumulate_stats(ida *c) {
   salta_sim_stats *s = c->env.stats;
   long v;
-  if (!c->mem) return;
+  if (!c->ready) return;
   if (IDAGetNumSteps(c->mem, &v) == IDA_SUCCESS) s->steps += v;
   if (IDAGetNumResEvals(c->mem, &v) == IDA_SUCCESS) s->res_evals += v;
   if (IDAGetNumJacEvals(c->mem, &v) == IDA_SUCCESS) s->jac_evals += v;
@@ -140,16 +140,18 @@ static int fail_idas(ida *c, int flag, double t) {
 }
 
 /* y' at a consistent point: x' = f, z' = 0 (IDAS leaves z' out); and S'. */
-static void set_derivatives(ida *c, double t) {
+static int set_derivatives(ida *c, double t) {
   const salta__dae *a = c->env.dae;
   double *w = N_VGetArrayPointer(c->y), *wp = N_VGetArrayPointer(c->yp);
   a->d->f.eval(t, w, w + c->nx, a->p, wp);
   memset(wp + c->nx, 0, sizeof(double) * (size_t)(c->n - c->nx));
   if (c->ns > 0) {
     salta__sens_prime(c->env.sens, t, w, c->S, c->Sp);
+    if (salta__sens_check(c->env.sens, c->Sp, c->nx, c->n, t)) return SALTA_ESOLVER;
     to_vectors(c, c->S, c->yS);
     to_vectors(c, c->Sp, c->ypS);
   }
+  return SALTA_OK;
 }
 
 /* Forward sensitivities in the error test, with absolute tolerances
@@ -176,9 +178,7 @@ static int setup(ida *c, double t0) {
   const salta_sim_options *o = c->env.o;
   double *idv;
   int i, n = c->n;
-  if (IDASetErrHandlerFn(c->mem, error_handler, c) || IDAInit(c->mem, residual, t0, c->y, c->yp) ||
-      IDASetUserData(c->mem, c))
-    return -1;
+  if (IDAInit(c->mem, residual, t0, c->y, c->yp) || IDASetUserData(c->mem, c)) return -1;
   if (o->atol_vec) {
     c->atol = N_VNew_Serial(n, c->ctx);
     if (!c->atol) return -1;
@@ -197,7 +197,9 @@ static int setup(ida *c, double t0) {
   if (o->max_step > 0 && IDASetMaxStep(c->mem, o->max_step)) return -1;
   if (o->init_step > 0 && IDASetInitStep(c->mem, o->init_step)) return -1;
   if (o->max_order > 0 && IDASetMaxOrd(c->mem, o->max_order)) return -1;
-  return c->ns > 0 ? sens_setup(c) : 0;
+  if (c->ns > 0 && sens_setup(c)) return -1;
+  c->ready = 1;
+  return 0;
 }
 
 /* ---- the interface ------------------------------------------------------------------ */
@@ -206,7 +208,7 @@ static int ida_start(void *self, double t0, const double *w, const double *S) {
   ida *c = self;
   memcpy(N_VGetArrayPointer(c->y), w, sizeof(double) * (size_t)c->n);
   if (c->ns > 0) memcpy(c->S, S, sizeof(double) * (size_t)c->n * c->ns);
-  set_derivatives(c, t0);
+  if (set_derivatives(c, t0)) return SALTA_ESOLVER;
   if (setup(c, t0))
     return salta__fail(err_of(c), SALTA_ESOLVER, "model '%s': IDAS setup failed: %s", c->env.dae->d->name,
                        c->msg[0] ? c->msg : "out of memory or bad option");
@@ -263,7 +265,7 @@ static int ida_restart(void *self, double t, const double *w, const double *S) {
   accumulate_stats(c);   /* IDAReInit zeroes the counters */
   memcpy(N_VGetArrayPointer(c->y), w, sizeof(double) * (size_t)c->n);
   if (c->ns > 0) memcpy(c->S, S, sizeof(double) * (size_t)c->n * c->ns);
-  set_derivatives(c, t);
+  if (set_derivatives(c, t)) return SALTA_ESOLVER;
   if (IDAReInit(c->mem, t, c->y, c->yp) || IDASetStopTime(c->mem, c->env.o->tf) ||
       (c->ns > 0 && IDASensReInit(c->mem, IDA_STAGGERED, c->yS, c->ypS)))
     return fail_idas(c, IDA_ILL_INPUT, t);
@@ -315,6 +317,7 @@ static int alloc_ida(ida *c) {
   }
   c->mem = IDACreate(c->ctx);
   if (!c->y || !c->yp || !c->id || !c->dky || !c->A || !c->LS || !c->mem) return -1;
+  if (IDASetErrHandlerFn(c->mem, error_handler, c)) return -1;   /* IDAS's own handler prints */
   if (ns > 0) {
     c->yS = N_VCloneVectorArray(ns, c->y);
     c->ypS = N_VCloneVectorArray(ns, c->y);

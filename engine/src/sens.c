@@ -3,6 +3,7 @@
 ** sens.h).
 */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,8 +53,7 @@ static int pcol(const salta__sens *sn, int k) { return sn->dirs[k] >= 0 ? sn->di
 static void eval_blocks(salta__sens *sn, const salta_function_def *fn, int nb, double t, const double *w,
                         double *const *vals) {
   int b;
-  for (b = 0; b < nb; ++b)
-    if (fn->d[b].nnz) fn->d[b].eval(t, w, w + sn->dae->nx, sn->dae->p, vals[b]);
+  for (b = 0; b < nb; ++b) salta__dae_eval_jac(sn->dae, &fn->d[b], t, w, vals[b]);
 }
 
 /* r[row0 ..] += scale K s[col0 ..] for a sparse kernel K with values v. */
@@ -78,6 +78,25 @@ static void add_directional(const salta__sens *sn, const salta_function_def *fn,
   spmv(&fn->d[SALTA_WRT_X], vals[SALTA_WRT_X], scale, col, 0, r, row0);
   spmv(&fn->d[SALTA_WRT_Z], vals[SALTA_WRT_Z], scale, col, sn->dae->nx, r, row0);
   if (j >= 0) add_column(&fn->d[SALTA_WRT_P], vals[SALTA_WRT_P], j, scale, r, row0);
+}
+
+int salta__sens_check(salta__sens *sn, const double *S, int rows, int ld, double t) {
+  const salta__dae *a = sn->dae;
+  const salta_model_def *d = a->d;
+  char cause[512], dir[160];
+  int k, i;
+  for (k = 0; k < sn->ns; ++k)
+    for (i = 0; i < rows; ++i) {
+      double v = S[(size_t)k * ld + i];
+      if (isfinite(v)) continue;
+      if (sn->dirs[k] >= 0) snprintf(dir, sizeof dir, "parameter '%s'", d->p_names[sn->dirs[k]]);
+      else snprintf(dir, sizeof dir, "the initial value of '%s'", d->x_names[-sn->dirs[k] - 1]);
+      salta__dae_bad_text(a, cause, sizeof cause);
+      return salta__fail(a->err, SALTA_ESOLVER, "model '%s': the derivative of '%s' by %s is %g at t = %.17g%s%s",
+                         d->name, i < a->nx ? d->x_names[i] : d->z_names[i - a->nx], dir, v, t,
+                         cause[0] ? ": " : "", cause);
+    }
+  return SALTA_OK;
 }
 
 int salta__sens_fill_z(salta__sens *sn, double t, const double *w, double *S) {

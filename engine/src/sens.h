@@ -53,6 +53,10 @@ void salta__sens_residual(salta__sens *sn, double t, const double *w, double *co
                           double *const *Sp, double *const *R);
 /* dy = h_x s_x + h_z s_z + h_p (ny x ns). */
 void salta__sens_output(salta__sens *sn, double t, const double *w, const double *S, double *dy);
+/* S's first `rows` rows of every column (ld apart) finite at t, or an
+** error naming the direction, the variable, the time and the first
+** non-finite Jacobian kernel value seen (the likely cause). */
+int salta__sens_check(salta__sens *sn, const double *S, int rows, int ld, double t);
 /* The jump of S (in: left limit at wm; out: right limit at wp) through the
 ** group ev[0..nev) at tau; fills out. A grazing member is an error. */
 int salta__sens_jump(salta__sens *sn, double tau, const double *wm, const double *wp, const int *ev,

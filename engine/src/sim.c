@@ -81,7 +81,8 @@ static int state_in_step(salta_sim *s, const salta__integrator *it, double t, do
   int st;
   if ((st = it->ops->at(it->self, t, w, NULL, 0))) return st;
   if (s->ns > 0 && (st = it->ops->sens_at(it->self, t, S))) return st;
-  return consistent(s, it, t, w, S);
+  if ((st = consistent(s, it, t, w, S))) return st;
+  return s->ns > 0 ? salta__sens_check(&s->sens, S, s->n, s->n, t) : SALTA_OK;
 }
 
 /* Outputs at the target times before t_to (up to it when inclusive). */
@@ -116,7 +117,7 @@ static int fire_group(salta_sim *s, const salta__integrator *it, double tau, con
   if (s->ns > 0) {
     memcpy(run->S, run->S_step, sizeof(double) * nS);
     if ((st = salta__sens_jump(&s->sens, tau, run->w_minus, run->w_plus, s->events.fire, nfire, run->S, &run->jump)) ||
-        (st = store_jump(s, nfire)))
+        (st = salta__sens_check(&s->sens, run->S, s->n, s->n, tau)) || (st = store_jump(s, nfire)))
       return st;
   }
   if ((st = store_step(s, tau, run->w_plus))) return st;
@@ -282,7 +283,8 @@ static int run_with(salta_sim *s, const salta_sim_options *o, const double *x0, 
   int st;
   if ((st = consistent_start(s, o, x0)) || (st = store_step(s, o->t0, s->run.w))) return st;
   if (s->ns > 0 && ((st = salta__sens_init(&s->sens, &s->dae, s->dirs, s->ns)) ||
-                    (st = salta__sens_initial(&s->sens, o->t0, s->run.w, s->run.S))))
+                    (st = salta__sens_initial(&s->sens, o->t0, s->run.w, s->run.S)) ||
+                    (st = salta__sens_check(&s->sens, s->run.S, s->n, s->n, o->t0))))
     return st;
   env.dae = &s->dae;
   env.sens = s->ns > 0 ? &s->sens : NULL;
@@ -320,6 +322,7 @@ int salta_sim_run(salta_sim *s, const salta_sim_options *o, const double *p, con
   s->run.o = o;
   s->dae.p = p;
   s->dae.newton_iters = 0;
+  s->dae.bad.sp = NULL;
   st = run_with(s, o, x0, times, nt);
   s->stats.guard_evals = s->events.probes;
   s->stats.alg_newton_iters = s->dae.newton_iters;
