@@ -68,6 +68,7 @@ void salta__dae_free(salta__dae *a) {
 
 static void note_bad(salta__dae *a, const salta_sparse_def *sp, double t, const double *vals) {
   int k;
+  if (salta__all_finite(vals, (size_t)sp->nnz)) return;
   for (k = 0; k < sp->nnz; ++k)
     if (!isfinite(vals[k])) {
       a->saw_bad = 1;
@@ -309,13 +310,17 @@ void salta__dae_guard_rates(salta__dae *a, double t, const double *w, const doub
     const salta_sparse_def *sp = &e->d[b];
     const double *v;
     if (b == SALTA_WRT_P || sp->nnz == 0) continue;
-    v = eval_kernel(a, sp, t, w, w + a->nx);
+    sp->eval(t, w, w + a->nx, a->p, a->jv);   /* checked through the rates below */
+    v = a->jv;
     for (k = 0; k < sp->nnz; ++k) {
       double term = b == SALTA_WRT_T ? v[k] : v[k] * along[b][sp->col[k]];
       rate[sp->row[k]] += term;
       scale[sp->row[k]] += fabs(term);
     }
   }
+  if (!salta__all_finite(rate, (size_t)a->ne))   /* name the kernel */
+    for (b = 0; b < 4; ++b)
+      if (b != SALTA_WRT_P && e->d[b].nnz) eval_kernel(a, &e->d[b], t, w, w + a->nx);
 }
 
 int salta__dae_grazing(double rate, double scale) {

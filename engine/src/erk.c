@@ -15,6 +15,7 @@
 
 #include "errors.h"
 #include "integrator.h"
+#include "tol.h"
 
 /* The Dormand-Prince 5(4) tableau (Hairer, Norsett, Wanner: DOPRI5): nodes,
 ** stages, error weights and dense-output weights. */
@@ -92,7 +93,6 @@ static int rhs(erk *r, double t, const double *Y, double *z, double *Yp) {
   if (salta__sens_fill_z(r->env.sens, t, r->w, r->S))
     return salta__fail(err_of(r), SALTA_ESOLVER, "model '%s': g_z is singular at t = %.17g", a->d->name, t);
   salta__sens_prime(r->env.sens, t, r->w, r->S, r->Sp);
-  if (salta__sens_check(r->env.sens, r->Sp, r->nx, r->n, t)) return SALTA_ESOLVER;
   for (k = 0; k < r->ns; ++k)
     memcpy(Yp + (size_t)(k + 1) * nx, r->Sp + (size_t)k * r->n, sizeof(double) * (size_t)nx);
   return SALTA_OK;
@@ -168,6 +168,19 @@ static void make_dense(erk *r, double t, double h) {
   r->h_old = h;
 }
 
+/* A step whose error norm is NaN: non-finite sensitivities (a Jacobian
+** kernel's NaN or inf) are an error naming where, not a step to shrink. */
+static int nonfinite_sensitivities(erk *r) {
+  int k, st;
+  for (k = 0; k < 7; ++k) {
+    const double *Kx = r->K[k] + r->nx;
+    if (salta__all_finite(Kx, (size_t)(r->m - r->nx))) continue;
+    unpack_S(r, r->K[k], r->S);
+    if ((st = salta__sens_check(r->env.sens, r->S, r->nx, r->n, r->t + DP_C[k] * r->h))) return st;
+  }
+  return SALTA_OK;
+}
+
 /* ---- the interface ------------------------------------------------------------------ */
 
 static int erk_start(void *self, double t0, const double *w, const double *S) {
@@ -205,6 +218,7 @@ static int erk_step(void *self, double tf, double *t_old, double *t_new) {
     h = r->h;
     errn = attempt(r, r->t, h, o->rtol, &st);
     if (st) return st;
+    if (isnan(errn) && r->ns > 0 && (st = nonfinite_sensitivities(r))) return st;
     if (!(errn <= 1.0)) {
       r->env.stats->err_test_fails++;
       r->h *= isfinite(errn) ? fmax(0.2, 0.9 * pow(errn, -0.2)) : 0.2;

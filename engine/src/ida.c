@@ -132,9 +132,12 @@ static int fail_idas(ida *c, int flag, double t) {
   else if (c->bad_row >= 0)
     salta__fail(err_of(c), SALTA_ESOLVER, "model '%s': algebraic equation g[%d] is %g at t = %.17g (%s)", d->name,
                 c->bad_row - c->nx + 1, c->bad_v, c->bad_t, name ? name : "?");
-  else
-    salta__fail(err_of(c), SALTA_ESOLVER, "model '%s': IDAS failed at t = %.17g: %s (%s)", d->name, t,
-                name ? name : "?", c->msg);
+  else {
+    char cause[512];
+    salta__dae_bad_text(c->env.dae, cause, sizeof cause);
+    salta__fail(err_of(c), SALTA_ESOLVER, "model '%s': IDAS failed at t = %.17g: %s (%s)%s%s", d->name, t,
+                name ? name : "?", c->msg, cause[0] ? "; first non-finite Jacobian value: " : "", cause);
+  }
   free(name);
   return SALTA_ESOLVER;
 }

@@ -247,9 +247,12 @@ int salta_loss_eval(salta_loss *l, const double *p, const double *x0, double *va
       for (i = 0; i < ns && need_sens; ++i) {
         double dr = l->weights[j] * scale * dyh[i];
         if (!isfinite(dr)) {
-          st = salta__fail(l->err, SALTA_ESOLVER, "model '%s': the derivative of output '%s' at t = %g by %s '%s' is %g",
+          char cause[512];
+          salta__dae_bad_text(&l->sim->dae, cause, sizeof cause);
+          st = salta__fail(l->err, SALTA_ESOLVER, "model '%s': the derivative of output '%s' at t = %g by %s '%s' is %g%s%s",
                            l->d->name, l->d->y_names[yi], l->times[k], l->dirs[i] >= 0 ? "parameter" : "the initial value of",
-                           l->dirs[i] >= 0 ? l->d->p_names[l->dirs[i]] : l->d->x_names[-l->dirs[i] - 1], dr);
+                           l->dirs[i] >= 0 ? l->d->p_names[l->dirs[i]] : l->d->x_names[-l->dirs[i] - 1], dr,
+                           cause[0] ? ": " : "", cause);
           goto done;
         }
         if (jac) jac[(size_t)m * ns + i] = dr;

@@ -9,6 +9,7 @@
 
 #include "errors.h"
 #include "sens.h"
+#include "tol.h"
 
 int salta__sens_init(salta__sens *sn, salta__dae *dae, const int *dirs, int ns) {
   const salta__dae *a = dae;
@@ -84,7 +85,9 @@ int salta__sens_check(salta__sens *sn, const double *S, int rows, int ld, double
   const salta__dae *a = sn->dae;
   const salta_model_def *d = a->d;
   char cause[512], dir[160];
-  int k, i;
+  int k, i, ok = 1;
+  for (k = 0; k < sn->ns && ok; ++k) ok = salta__all_finite(S + (size_t)k * ld, (size_t)rows);
+  if (ok) return SALTA_OK;
   for (k = 0; k < sn->ns; ++k)
     for (i = 0; i < rows; ++i) {
       double v = S[(size_t)k * ld + i];

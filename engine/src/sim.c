@@ -81,8 +81,7 @@ static int state_in_step(salta_sim *s, const salta__integrator *it, double t, do
   int st;
   if ((st = it->ops->at(it->self, t, w, NULL, 0))) return st;
   if (s->ns > 0 && (st = it->ops->sens_at(it->self, t, S))) return st;
-  if ((st = consistent(s, it, t, w, S))) return st;
-  return s->ns > 0 ? salta__sens_check(&s->sens, S, s->n, s->n, t) : SALTA_OK;
+  return consistent(s, it, t, w, S);
 }
 
 /* Outputs at the target times before t_to (up to it when inclusive). */

@@ -6,6 +6,8 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 /* Event times are located to this width, a few ulps of t (absolute below
 ** |t| = 1): what the interpolant can resolve. */
@@ -24,5 +26,20 @@ static inline int salta__at_end(double t, double tf) { return tf - t <= 25 * sal
 #define SALTA_NEWTON_STEP_TOL 1e-13
 #define SALTA_NEWTON_STALL_TOL 1e-10
 #define SALTA_NEWTON_MAX_ITERS 50
+
+/* Whether v[0..n) are all finite: the exponent bits of none all set (integer
+** operations, so that the loop vectorises; a kernel's values pass here). */
+static inline int salta__all_finite(const double *v, size_t n) {
+  const uint64_t exp_bits = 0x7ff0000000000000u;
+  uint64_t least = exp_bits;
+  size_t k;
+  for (k = 0; k < n; ++k) {
+    uint64_t b, clear;
+    memcpy(&b, v + k, sizeof b);
+    clear = ~b & exp_bits;   /* 0 exactly when the exponent is all ones */
+    least = clear < least ? clear : least;
+  }
+  return least != 0;
+}
 
 #endif
