@@ -81,7 +81,7 @@ static int l_lbfgsb(lua_State *L) {
   for (i = 0; i < n; ++i) {
     int has_lo = isfinite(lo[i]), has_hi = isfinite(hi[i]);
     if (has_lo && has_hi && lo[i] > hi[i])
-      return luaL_error(L, "lbfgsb: bound %d: lower %g > upper %g", i + 1, lo[i], hi[i]);
+      return luaL_error(L, "lbfgsb: bound %d: lower %f > upper %f", i + 1, lo[i], hi[i]);
     o->l[i] = has_lo ? lo[i] : 0;
     o->u[i] = has_hi ? hi[i] : 0;
     o->nbd[i] = has_lo ? (has_hi ? 2 : 1) : (has_hi ? 3 : 0);

@@ -69,11 +69,12 @@ describe("integer and choice options", function()
     has(err_of(m.simulate, m, { tf = 1, max_events = -2147483648 }), "model 'drop': simulate: option 'max_events'",
       "from 0 to", "got -2147483648")
     has(err_of(m.simulate, m, { tf = 1, max_events = 1 << 40 }), "option 'max_events'", "got 1099511627776")
-    has(err_of(m.simulate, m, { tf = 1, max_order = 2.5 }), "option 'max_order'", "from 1 to 5", "got 2.5")
+    has(err_of(m.simulate, m, { tf = 1, max_order = 2.5 }), "option 'max_order' must be an integer, got 2.5")
+    has(err_of(m.simulate, m, { tf = 1, max_order = 7 }), "option 'max_order'", "from 1 to 5", "got 7")
     has(err_of(m.simulate, m, { tf = 1, max_steps = 0 }), "option 'max_steps'", "got 0")
   end)
   it("name the option and what was given instead of 'bad argument #-2'", function()
-    has(err_of(m.simulate, m, { tf = 1, rtol = "1e-6" }), "model 'drop': simulate: option 'rtol' must be a number, got string")
+    has(err_of(m.simulate, m, { tf = 1, rtol = "1e-6" }), "model 'drop': simulate: option 'rtol' must be a number, got the string '1e-6'")
     has(err_of(m.simulate, m, { tf = 1, method = "rk4" }), "option 'method' must be one of \"bdf\", \"erk\"", "got rk4")
     has(err_of(m.simulate, m, { tf = 1, linear_solver = 3 }), "option 'linear_solver'", "got 3")
     has(err_of(m.simulate, m, { tf = 1, atol = { 1e-8, -1 } }), "atol for 'v' must be positive", "got -1")
@@ -109,5 +110,70 @@ describe("a gradient that is not finite", function()
   it("stops the adjoint's discrete trajectory with the kernel, instead of a zero Newton step", function()
     local L = salta.lsq{ model = m, times = { 0.5, 1 }, data = { x = { 1, 2 } }, free = { "k" } }
     has(err_of(L.grad, L, { 2 }, { method = "adjoint", mesh = 10 }), "model 'root': adjoint", "the kernel df/dx")
+  end)
+end)
+
+describe("a typo in an option table", function()
+  local function drop(extra, ev_extra)
+    local spec = { name = "drop", states = { { "h", 1 }, { "v", 0 } }, params = { { "g", 9.81 } },
+      f = function(t, x, z, p) return { x.v, -p.g } end,
+      events = { { name = "floor", direction = "down", guard = function(t, x) return x.h end,
+        reset = function(t, x) return { v = -0.5 * x.v } end } } }
+    for k, v in pairs(extra or {}) do spec[k] = v end
+    for k, v in pairs(ev_extra or {}) do spec.events[1][k] = v end
+    return spec
+  end
+  it("is an error that suggests the nearest valid key: salta.dae and its events", function()
+    has(err_of(salta.dae, drop({ paramaters = { { "e", 1 } } })), "salta.dae 'drop': unknown option 'paramaters'",
+      "did you mean 'parameters'?")
+    has(err_of(salta.dae, drop(nil, { directon = "up" })), "model 'drop': event 1: unknown option 'directon'",
+      "did you mean 'direction'?")
+    has(err_of(salta.dae, drop(nil, { rest = function() end })), "unknown option 'rest'", "did you mean 'reset'?")
+  end)
+  it("is an error in loss:grad options, fit options and load_spec options", function()
+    local m = salta.dae(drop())
+    local L = salta.lsq{ model = m, times = { 0.1, 0.2 }, data = { h = { 1, 1 } }, free = { "g" } }
+    has(err_of(L.grad, L, { 9.81 }, { metod = "fd" }), "salta.lsq: grad: unknown option 'metod'", "did you mean 'method'?")
+    has(err_of(L.grad, L, { 9.81 }, { method = "adjoint", mesh = 10, forwrd = "ida" }), "did you mean 'forward'?")
+    has(err_of(salta.fit, { loss = L, method = "adam", max_iters = 3 }), "salta.fit: unknown option 'max_iters'",
+      "did you mean 'max_iter'?")
+    has(err_of(salta.fit, { loss = L, method = "adam", gradient = { method = "adjoint", mseh = 5 } }),
+      "option 'gradient': unknown option 'mseh'", "did you mean 'mesh'?")
+    local path = H.temp_file('{"states": [{"name": "x", "start": 1}], "f": ["der(x) = -x"]}', ".json")
+    has(err_of(salta.load_spec, path, { nmae = "q" }), "salta.load_spec: unknown option 'nmae'", "did you mean 'name'?")
+    os.remove(path)
+  end)
+  it("of type is an error naming the option and the value", function()
+    has(err_of(salta.dae, drop({ name = 5 })), "salta.dae: option 'name' must be a string, got 5")
+    local m = salta.dae(drop())
+    has(err_of(salta.lsq, { model = m, times = { 0.1 }, data = { h = { 1 } }, free = "g" }),
+      "option 'free' must be a list of names, got the string 'g'", "free = { \"g\" }")
+    has(err_of(salta.lsq, { model = m, times = { 0.1 }, data = { h = { 1 } }, blend = "yes" }),
+      "salta.lsq: option 'blend' must be a number, got the string 'yes'")
+  end)
+end)
+
+describe("values that were silently accepted", function()
+  local m = salta.dae{ name = "drop", states = { { "h", 1 }, { "v", 0 } }, params = { { "g", 9.81 } },
+    f = function(t, x, z, p) return { x.v, -p.g } end }
+  local L = salta.lsq{ model = m, times = { 0.1, 0.2 }, data = { h = { 1, 1 } }, free = { "g" } }
+  it("bounds: inverted or NaN, for every method", function()
+    for _, method in ipairs({ "adam", "lbfgsb" }) do
+      has(err_of(salta.fit, { loss = L, method = method, lower = { 10 }, upper = { 9 }, print_every = 0 }),
+        "salta.fit: the bounds of 'g' are inverted: lower 10 > upper 9")
+      has(err_of(salta.fit, { loss = L, method = method, lower = { 0 / 0 }, print_every = 0 }),
+        "salta.fit: the bounds of 'g' must be numbers")
+    end
+  end)
+  it("a difference step h = 0", function()
+    has(err_of(L.grad, L, { 9.81 }, { method = "fd", h = 0 }), "option 'h'", "finite number > 0, got 0")
+  end)
+  it("a spec's 0/0, folded to 1 before", function()
+    local spec = require("salta.spec")
+    has(err_of(spec.describe_spec, { states = { { name = "x", start = 1 } }, f = { "der(x) = 0/0 * x" } }, "nan"),
+      "model 'nan': f[1]: the constant expression is NaN", "column 11")
+    local expr = require("salta.expr")
+    local v = expr.div(expr.ZERO, expr.ZERO).value
+    assert.is_true(v ~= v, "0/0 folds to NaN")
   end)
 end)

@@ -115,7 +115,8 @@ mul = function(a, b)
 end
 
 div = function(a, b)
-  if a.op == "const" and b.op == "const" and b.value ~= 0 then return const(a.value / b.value) end
+  -- constants fold with IEEE semantics: 0/0 is NaN, not the 1 of x/x
+  if a.op == "const" and b.op == "const" then return const(a.value / b.value) end
   if is_const(a, 0) and not is_const(b, 0) then return ZERO end
   if is_const(b, 1) then return a end
   if is_const(b, -1) then return neg(a) end

@@ -31,6 +31,7 @@
 local optim = require("salta.optim")
 local covariance = require("salta.covariance")
 local index_of = require("salta.names").index_of
+local options = require("salta.options")
 local json = require("salta.json")
 local clock = require("salta.core").clock
 
@@ -39,13 +40,6 @@ local M = {}
 local Fit = {}
 Fit.__index = Fit
 Fit.__name = "salta.Fit"
-
-local OPTIONS = {
-  loss = true, start = true, method = true, lower = true, upper = true, max_iter = true, tol = true,
-  rel_tol = true, lr = true, beta1 = true, beta2 = true, eps = true, best = true, m = true, factr = true,
-  pgtol = true, ftol = true, xtol = true, gtol = true, max_eval = true, print_every = true, log = true,
-  callback = true, truth = true, factor = true, horizon = true, gradient = true,
-}
 
 local function by_name(loss, v, what, default)
   local out = {}
@@ -101,6 +95,7 @@ local function prepare(spec)
   local gradient = spec.gradient or "sens"
   if type(gradient) == "string" then gradient = { method = gradient } end
   if type(gradient) ~= "table" then error("salta.fit: gradient must be a route name or a table", 3) end
+  options.check("grad", gradient, "salta.fit: option 'gradient'")
   gradient.method = gradient.method or "sens"
   if not GRADIENTS[gradient.method] then
     error(("salta.fit: unknown gradient method '%s' (\"sens\", \"adjoint\" or \"fd\")"):format(
@@ -115,6 +110,17 @@ local function prepare(spec)
   plan.lower = by_name(loss, spec.lower, "lower", function() return -math.huge end)
   plan.upper = by_name(loss, spec.upper, "upper", function() return math.huge end)
   for k, n in ipairs(loss.free) do
+    local lo, hi = plan.lower[k], plan.upper[k]
+    if type(lo) ~= "number" or type(hi) ~= "number" or lo ~= lo or hi ~= hi then
+      error(("salta.fit: the bounds of '%s' must be numbers, got lower %s, upper %s"):format(n, tostring(lo),
+        tostring(hi)), 3)
+    end
+    if lo > hi then
+      error(("salta.fit: the bounds of '%s' are inverted: lower %g > upper %g"):format(n, lo, hi), 3)
+    end
+    if type(plan.start[k]) ~= "number" or plan.start[k] ~= plan.start[k] then
+      error(("salta.fit: the start of '%s' must be a number, got %s"):format(n, tostring(plan.start[k])), 3)
+    end
     if loss.log[k] and not (plan.start[k] > 0) then
       error(("salta.fit: '%s' is log-transformed but starts at %g"):format(n, plan.start[k]), 3)
     end
@@ -280,9 +286,7 @@ end
 
 function M.fit(spec)
   if type(spec) ~= "table" then error("salta.fit: expected a table", 2) end
-  for k in pairs(spec) do
-    if not OPTIONS[k] then error(("salta.fit: unknown option '%s'"):format(tostring(k)), 2) end
-  end
+  options.check("fit", spec, "salta.fit")
   local loss = spec.loss
   if type(loss) ~= "table" or not loss.value_and_grad then error("salta.fit: loss must be a salta.lsq loss", 2) end
   if #loss.free == 0 then error("salta.fit: the loss has no free parameters", 2) end

@@ -16,19 +16,13 @@
 local core = require("salta.core")
 local data_io = require("salta.data")
 local index_of = require("salta.names").index_of
+local options = require("salta.options")
 
 local M = {}
 
 local Loss = {}
 Loss.__index = Loss
 Loss.__name = "salta.Loss"
-
-local OPTIONS = {
-  model = true, times = true, data = true, outputs = true, weights = true, free = true,
-  transform = true, blend = true, rtol = true, atol = true, max_events = true, t0 = true,
-  tf = true, x0 = true, params = true, max_step = true, linear_solver = true, max_steps = true,
-  zeno_count = true, zeno_window = true, method = true,
-}
 
 local function fail(fmt, ...) error(("salta.lsq: " .. fmt):format(...), 3) end
 
@@ -57,7 +51,10 @@ end
 
 function M.new(spec)
   if type(spec) ~= "table" then fail("expected a table") end
-  for k in pairs(spec) do if not OPTIONS[k] then fail("unknown option '%s'", tostring(k)) end end
+  if type(spec.free) == "string" then
+    fail("option 'free' must be a list of names, got the string '%s' (write free = { \"%s\" })", spec.free, spec.free)
+  end
+  options.check("lsq", spec, "salta.lsq")
   local model = spec.model
   if type(model) ~= "table" or not model.core then fail("model must be a salta model") end
   local times, columns = load_data(spec, model)
@@ -185,6 +182,14 @@ local function mesh_arg(opts)
   return mesh
 end
 
+-- The options of value, grad and value_and_grad, checked once.
+local function grad_opts(opts, what)
+  if opts == nil then return nil end
+  options.check("grad", opts, "salta.lsq: " .. what)
+  if opts.of then options.check("grad", opts.of, "salta.lsq: " .. what .. " option 'of'") end
+  return opts
+end
+
 local function call_adjoint(self, p, opts, want_grad)
   local P, X = self:full(p)
   local v, g = self.core:eval_adjoint(P, X, mesh_arg(opts), want_grad, opts.forward == "ida")
@@ -195,6 +200,7 @@ end
 -- value(p [, {method = "adjoint", mesh = ...}]): the loss, or the loss of
 -- the discrete trajectory the adjoint route differentiates.
 function Loss:value(p, opts)
+  opts = grad_opts(opts, "value")
   if opts and opts.method == "adjoint" then return (call_adjoint(self, p, opts, false)) end
   return (call(self, p, ""))
 end
@@ -203,6 +209,7 @@ end
 -- With method = "adjoint" the value is that of the discrete loss the
 -- adjoint differentiates, so the two agree.
 function Loss:value_and_grad(p, opts)
+  opts = grad_opts(opts, "value_and_grad")
   local method = opts and opts.method or "sens"
   if method == "adjoint" then
     local v, g = call_adjoint(self, p, opts, true)
@@ -217,6 +224,7 @@ function Loss:value_and_grad(p, opts)
 end
 
 function Loss:grad(p, opts)
+  opts = grad_opts(opts, "grad")
   if opts and opts.method == "fd" then return self:fd_grad(p, opts) end
   local _, g = self:value_and_grad(p, opts)
   return g
@@ -228,6 +236,10 @@ end
 -- opts: h (relative step, default 2e-5), richardson (default true).
 function Loss:fd_grad(p, opts)
   opts = opts or {}
+  if opts.h ~= nil and not (type(opts.h) == "number" and opts.h > 0 and opts.h < math.huge) then
+    error(("salta.lsq: option 'h' (the relative difference step) must be a finite number > 0, got %s"):format(
+      tostring(opts.h)), 0)
+  end
   local g, vals = {}, {}
   for k, n in ipairs(self.free) do vals[k] = p[k] or p[n] end
   for k = 1, #self.free do

@@ -7,6 +7,7 @@
 local expr = require("salta.expr")
 local jit = require("salta.jit")
 local index_of = require("salta.names").index_of
+local options = require("salta.options")
 
 local M = {}
 
@@ -196,6 +197,7 @@ local function describe(spec)
   d.e_names, d.e_dir, d.e, d.r = {}, {}, {}, {}
   local seen = {}
   for j, ev in ipairs(spec.events or {}) do
+    options.check("event", ev, ("model '%s': event %d"):format(name, j))
     local en = ev.name or ("event" .. j)
     if seen[en] then error(("model '%s': event '%s' is declared twice"):format(name, en), 0) end
     seen[en] = true
@@ -250,6 +252,7 @@ end
 
 function M.dae(spec)
   if type(spec) ~= "table" then error("salta.dae: expected a table describing the model", 2) end
+  options.check("dae", spec, ("salta.dae%s"):format(type(spec.name) == "string" and " '" .. spec.name .. "'" or ""))
   return M.build(describe(spec), { backend = spec.backend, cache_dir = spec.cache_dir })
 end
 
@@ -319,12 +322,6 @@ function Model:jacobian(fn, wrt, t, x, z, p, event)
   return J, rows, cols
 end
 
-local SIM_OPTIONS = {
-  t0 = true, tf = true, times = true, params = true, x0 = true, rtol = true, atol = true,
-  max_events = true, record_steps = true, max_step = true, init_step = true, max_order = true,
-  zeno_count = true, zeno_window = true, max_steps = true, linear_solver = true, method = true,
-}
-
 -- m:simulate{ t0=, tf=, times=, params=, x0=, rtol=, atol=, max_events=,
 -- record_steps=, max_step=, init_step=, max_order=, zeno_count=,
 -- zeno_window=, max_steps=, linear_solver= "auto"|"dense"|"klu", method = "bdf"|"erk" }
@@ -332,11 +329,7 @@ local SIM_OPTIONS = {
 -- points; atol may be a number or one value per state and algebraic.
 function Model:simulate(opts)
   opts = opts or {}
-  for k in pairs(opts) do
-    if not SIM_OPTIONS[k] then
-      error(("model '%s': simulate: unknown option '%s'"):format(self.name, tostring(k)), 2)
-    end
-  end
+  options.check("simulate", opts, ("model '%s': simulate"):format(self.name))
   local t0 = opts.t0 or 0.0
   local times = opts.times
   local tf = opts.tf or (times and times[#times])

@@ -140,6 +140,16 @@ local BINARY = {
   ["^"] = { bp = 40, fn = expr.pow, right = true }, ["**"] = { bp = 40, fn = expr.pow, right = true },
 }
 
+-- A constant that folded to NaN or an infinity (0/0, log(0)) is an error
+-- where it was written, never a value the model silently carries.
+function Parser:finite(n, tok)
+  if n.op == "const" and (n.value ~= n.value or n.value == math.huge or n.value == -math.huge) then
+    self:fail(("the constant expression is %s (a division by zero, or a function outside its domain)"):format(
+      n.value ~= n.value and "NaN" or tostring(n.value)), tok)
+  end
+  return n
+end
+
 function Parser:expression(rbp)
   local left = self:prefix()
   while true do
@@ -147,7 +157,7 @@ function Parser:expression(rbp)
     local op = t.k == "op" and BINARY[t.v]
     if not op or op.bp <= rbp then return left end
     self:next()
-    left = op.fn(left, self:expression(op.right and op.bp - 1 or op.bp))
+    left = self:finite(op.fn(left, self:expression(op.right and op.bp - 1 or op.bp)), t)
   end
 end
 
@@ -204,10 +214,10 @@ function Parser:call(t)
   local args = self:arguments()
   if unary then
     arity_check(self, t, args, 1)
-    return expr.unary(name, args[1])
+    return self:finite(expr.unary(name, args[1]), t)
   end
   arity_check(self, t, args, 2)
-  return binary(args[1], args[2])
+  return self:finite(binary(args[1], args[2]), t)
 end
 
 -- prev(e): e with every name meaning its pre-event value.
@@ -531,6 +541,7 @@ end
 -- the rest goes to salta.model.build (backend, cache_dir).
 function M.load(path, opts)
   opts = opts or {}
+  require("salta.options").check("load_spec", opts, "salta.load_spec")
   local desc = M.describe_spec(read_spec(path), opts.name or default_name(path))
   return require("salta.model").build(desc, opts)
 end
