@@ -4,6 +4,7 @@
 #include <lua.h>
 #include <lauxlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "kernel_abi.h"
@@ -186,6 +187,15 @@ static int l_clock(lua_State *L) {
   return 1;
 }
 
+/* same_file(a, b) -> whether the paths name one existing file (device and
+** inode), however they are spelled */
+static int l_same_file(lua_State *L) {
+  struct stat sa, sb;
+  const char *a = luaL_checkstring(L, 1), *b = luaL_checkstring(L, 2);
+  lua_pushboolean(L, stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino);
+  return 1;
+}
+
 /* version() -> the engine library's version string */
 static int l_version(lua_State *L) {
   lua_pushstring(L, salta_version());
@@ -199,6 +209,7 @@ int luaopen_salta_core(lua_State *L) {
     {"kernel_abi", l_kernel_abi},
     {"loss", salta_l_loss_new},
     {"model", l_model},
+    {"same_file", l_same_file},
     {"version", l_version},
     {NULL, NULL}
   };

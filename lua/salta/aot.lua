@@ -61,12 +61,12 @@ end
 
 function M.main(args)
   local o = parse(args)
+  if core.same_file(o.input, o.out) then
+    error(("salta compile: the output %s is the input file: refusing to replace the model with C"):format(o.out), 0)
+  end
   local m = M.load(o.input, o.params)
   local src, symbol = M.source(m, o.symbol)
-  local f, err = io.open(o.out, "w")
-  if not f then error("salta compile: " .. err, 0) end
-  f:write(src)
-  f:close()
+  require("salta.files").write(o.out, src, "salta compile")
   io.stderr:write(("salta compile: model '%s' (%d states, %d algebraics, %d parameters, %d events) -> %s, symbol %s\n"):format(
     m.name, #m.states, #m.algebraics, #m.params, #m.events, o.out, symbol))
   return true

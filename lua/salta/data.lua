@@ -55,23 +55,34 @@ function M.read_csv(path)
   return { names = names, columns = columns, n = rows }
 end
 
--- write_csv(path, names, columns): columns[name] arrays of equal length.
+-- write_csv(path, names, columns): columns[name] arrays of equal length;
+-- the whole file or nothing (salta.files).
 function M.write_csv(path, names, columns)
-  local f, err = io.open(path, "w")
-  if not f then error(("salta.write_csv: %s"):format(err), 2) end
-  f:write(table.concat(names, ","), "\n")
+  if type(names) ~= "table" or #names == 0 or type(columns) ~= "table" then
+    error("salta.write_csv: needs a path, a list of column names and a table of columns", 0)
+  end
+  for _, name in ipairs(names) do
+    if type(columns[name]) ~= "table" then error(("salta.write_csv: no column '%s'"):format(tostring(name)), 0) end
+  end
   local n = #columns[names[1]]
+  local lines = { table.concat(names, ",") }
+  for _, name in ipairs(names) do
+    if #columns[name] ~= n then
+      error(("salta.write_csv: column '%s' has %d rows, expected %d"):format(name, #columns[name], n), 0)
+    end
+  end
   for k = 1, n do
     local row = {}
     for i, name in ipairs(names) do
-      local col = columns[name]
-      if #col ~= n then f:close(); error(("salta.write_csv: column '%s' has %d rows, expected %d"):format(name, #col, n), 2) end
-      row[i] = string.format("%.17g", col[k])
+      local v = columns[name][k]
+      if type(v) ~= "number" then
+        error(("salta.write_csv: column '%s' row %d holds %s, not a number"):format(name, k, tostring(v)), 0)
+      end
+      row[i] = string.format("%.17g", v)
     end
-    f:write(table.concat(row, ","), "\n")
+    lines[#lines + 1] = table.concat(row, ",")
   end
-  f:close()
-  return path
+  return require("salta.files").write(path, table.concat(lines, "\n") .. "\n", "salta.write_csv")
 end
 
 return M

@@ -19,7 +19,7 @@ local function is_array(t)
   return count == n
 end
 
-local function encode(v, indent, depth)
+local function encode(v, indent, depth, path)
   local tv = type(v)
   if tv == "nil" then return "null" end
   if tv == "boolean" then return tostring(v) end
@@ -30,13 +30,16 @@ local function encode(v, indent, depth)
   end
   if tv == "string" then return encode_string(v) end
   if tv ~= "table" then error("salta.json: cannot encode a " .. tv, 0) end
+  if path[v] then error("salta.json: cannot encode a table that contains itself", 0) end
+  path[v] = true
   local pad = indent and ("\n" .. string.rep(indent, depth + 1)) or ""
   local close = indent and ("\n" .. string.rep(indent, depth)) or ""
   local parts = {}
   if is_array(v) then
     local flat = true
     for _, x in ipairs(v) do if type(x) == "table" then flat = false break end end
-    for i, x in ipairs(v) do parts[i] = encode(x, indent, depth + 1) end
+    for i, x in ipairs(v) do parts[i] = encode(x, indent, depth + 1, path) end
+    path[v] = nil
     if #parts == 0 then return "[]" end
     if flat then return "[" .. table.concat(parts, ", ") .. "]" end
     return "[" .. pad .. table.concat(parts, "," .. pad) .. close .. "]"
@@ -47,21 +50,19 @@ local function encode(v, indent, depth)
   for i, k in ipairs(keys) do
     local val = v[k]
     if val == nil then val = v[tonumber(k)] end
-    parts[i] = encode_string(k) .. ": " .. encode(val, indent, depth + 1)
+ parts[i] = encode_string(k) .. ": " .. encode(val, indent, depth + 1, path)
   end
+  path[v] = nil
   return "{" .. pad .. table.concat(parts, "," .. pad) .. close .. "}"
 end
 
 function M.encode(v, opts)
-  return encode(v, (opts and opts.indent) or "  ", 0)
+  return encode(v, (opts and opts.indent) or "  ", 0, {})
 end
 
+-- write(path, v): the whole document or nothing (salta.files).
 function M.write(path, v)
-  local f, err = io.open(path, "w")
-  if not f then error("salta.json: " .. err, 2) end
-  f:write(M.encode(v), "\n")
-  f:close()
-  return path
+  return require("salta.files").write(path, M.encode(v) .. "\n", "salta.json.write")
 end
 
 return M

@@ -25,8 +25,10 @@ end
 
 local function quote(s) return '"' .. tostring(s):gsub('"', "'") .. '"' end
 
--- Runs a gnuplot script; errors carry gnuplot's message.
-local function run(script)
+-- Runs a gnuplot script that writes `tmp`, then renames it over path:
+-- a failed plot leaves an existing file as it was. Errors carry gnuplot's
+-- message.
+local function run(script, tmp, path)
   local log = os.tmpname()
   local gp = io.popen("gnuplot 2> " .. log, "w")
   if not gp then error("salta.plot: cannot start gnuplot (install gnuplot-nox)", 3) end
@@ -36,14 +38,23 @@ local function run(script)
   local msg = f and f:read("a") or ""
   if f then f:close() end
   os.remove(log)
-  if not ok then error("salta.plot: gnuplot failed: " .. msg, 3) end
+  if not ok then
+    os.remove(tmp)
+    error("salta.plot: gnuplot failed: " .. msg, 3)
+  end
+  local renamed, err = os.rename(tmp, path)
+  if not renamed then
+    os.remove(tmp)
+    error(("salta.plot: %s: cannot replace it: %s"):format(path, tostring(err)), 3)
+  end
 end
 
 -- series(path, list, opts): lines y(x); opts: title, xlabel, ylabel, logy,
 -- size {w, h}, vlines = {x...} (dashed markers, e.g. event times).
 function M.series(path, list, opts)
   opts = opts or {}
-  local s = { terminal(path, opts.size), "set output " .. quote(path) .. "\n",
+  local tmp = ("%s.tmp-%d"):format(path, math.random(1, 1 << 30))
+  local s = { terminal(path, opts.size), "set output " .. quote(tmp) .. "\n",
     "set grid\nset key outside right\n" }
   if opts.title then s[#s + 1] = "set title " .. quote(opts.title) .. "\n" end
   if opts.xlabel then s[#s + 1] = "set xlabel " .. quote(opts.xlabel) .. "\n" end
@@ -58,8 +69,8 @@ function M.series(path, list, opts)
     local style = ser.points and "points pt 7 ps 0.4" or "lines lw 2"
     plots[#plots + 1] = ("$D%d using 1:2 with %s title %s"):format(i, style, quote(ser.name or ("series " .. i)))
   end
-  s[#s + 1] = "plot " .. table.concat(plots, ", ") .. "\n"
-  run(table.concat(s))
+  s[#s + 1] = "plot " .. table.concat(plots, ", ") .. "\nset output\n"
+  run(table.concat(s), tmp, path)
   return path
 end
 

@@ -88,20 +88,16 @@ end
 
 local function fmt(v) return string.format("%.17g", v) end
 
--- to_csv(path): header "t,<outputs>", numbers with 17 significant digits.
+-- to_csv(path): header "t,<outputs>", numbers with 17 significant digits;
+-- the whole file or nothing (salta.files).
 function Trajectory:to_csv(path)
-  local f, err = io.open(path, "w")
-  if not f then error(("trajectory:to_csv: %s"):format(err), 2) end
-  f:write("t")
-  for _, n in ipairs(self.outputs) do f:write(",", n) end
-  f:write("\n")
+  local lines = { "t," .. table.concat(self.outputs, ",") }
   for k, t in ipairs(self.t) do
-    f:write(fmt(t))
-    for _, n in ipairs(self.outputs) do f:write(",", fmt(self.y[n][k])) end
-    f:write("\n")
+    local row = { fmt(t) }
+    for _, n in ipairs(self.outputs) do row[#row + 1] = fmt(self.y[n][k]) end
+    lines[#lines + 1] = table.concat(row, ",")
   end
-  f:close()
-  return path
+  return require("salta.files").write(path, table.concat(lines, "\n") .. "\n", "trajectory:to_csv")
 end
 
 function Trajectory:__tostring()
