@@ -15,6 +15,10 @@ typedef struct salta_model_ud {
   salta_model *model;
 } salta_model_ud;
 
+/* Raises the formatted message as it is: no position prefix, since a
+** binding's caller is salta's own Lua code, not the user's. */
+int salta_l_error(lua_State *L, const char *fmt, ...);
+
 /* Reads the array at index idx into out[0..n-1] (exactly n numbers);
 ** `what` names the argument in the error. */
 void salta_l_checkvec(lua_State *L, int idx, double *out, int n, const char *what);

@@ -16,11 +16,11 @@ typedef struct loss_ud { salta_loss *loss; int np, nx, ns, nres; } loss_ud;
 /* The loss borrows its model (its user value): a closed model closes it. */
 static loss_ud *check_loss(lua_State *L, int idx) {
   loss_ud *u = luaL_checkudata(L, idx, SALTA_LOSS_MT);
-  if (!u->loss) luaL_error(L, "salta: the loss is closed");
+  if (!u->loss) salta_l_error(L, "salta: the loss is closed");
   lua_getiuservalue(L, idx, 1);
   if (!luaL_testudata(L, -1, SALTA_MODEL_MT) || !((salta_model_ud *)lua_touserdata(L, -1))->model) {
     salta_loss_free(&u->loss);
-    luaL_error(L, "salta: the loss's model is closed");
+    salta_l_error(L, "salta: the loss's model is closed");
   }
   salta_l_checkmodel(L, lua_gettop(L));
   lua_pop(L, 1);
@@ -90,12 +90,12 @@ static int loss_configure(lua_State *L) {
   salta_sim_options o;
   salta_l_sim_options(L, 2, &o, "salta.lsq");   /* a scalar atol: the loss keeps no borrowed arrays */
   if (salta_loss_set_options(u->loss, &o) || salta_loss_set_blend(u->loss, salta_l_optnumber(L, 2, "blend", 0, "salta.lsq")))
-    return luaL_error(L, "%s", salta_loss_errmsg(u->loss));
+    return salta_l_error(L, "%s", salta_loss_errmsg(u->loss));
   lua_getfield(L, 2, "free");
   if (!lua_isnil(L, -1)) {
     int ns, *dirs = check_ints(L, lua_absindex(L, -1), &ns), k;
     for (k = 0; k < ns; ++k) dirs[k] = dirs[k] > 0 ? dirs[k] - 1 : dirs[k];
-    if (salta_loss_set_free(u->loss, dirs, ns)) return luaL_error(L, "%s", salta_loss_errmsg(u->loss));
+    if (salta_loss_set_free(u->loss, dirs, ns)) return salta_l_error(L, "%s", salta_loss_errmsg(u->loss));
     u->ns = ns;
   }
   return 0;
@@ -147,7 +147,7 @@ static int loss_eval_adjoint(lua_State *L) {
   lua_Integer mesh = luaL_optinteger(L, 4, 0);
   int mesh_k, want_g = lua_toboolean(L, 5);
   if (mesh < 0 || mesh > SALTA_MESH_MAX)
-    return luaL_error(L, "salta.lsq: the adjoint's mesh must be 0 (its steps) or 1 to %d nodes per segment, got %I",
+    return salta_l_error(L, "salta.lsq: the adjoint's mesh must be 0 (its steps) or 1 to %d nodes per segment, got %I",
                       SALTA_MESH_MAX, mesh);
   mesh_k = (int)mesh;
   double *p = salta_l_scratch(L, u->np), *x0 = NULL, value = 0;
@@ -157,7 +157,7 @@ static int loss_eval_adjoint(lua_State *L) {
     x0 = salta_l_scratch(L, u->nx);
     salta_l_checkvec(L, 3, x0, u->nx, "x0");
   }
-  if (want_g && u->ns == 0) return luaL_error(L, "no free parameters for a gradient");
+  if (want_g && u->ns == 0) return salta_l_error(L, "no free parameters for a gradient");
   if (salta_loss_eval_adjoint(u->loss, p, x0, mesh_k, !lua_toboolean(L, 6), &value, g)) {
     luaL_pushfail(L);
     lua_pushstring(L, salta_loss_errmsg(u->loss));

@@ -17,12 +17,12 @@ static const char *const wrt_opts[] = {"x", "z", "p", "t", NULL};
 salta_model_ud *salta_l_checkmodel(lua_State *L, int idx) {
   salta_model_ud *m = luaL_checkudata(L, idx, SALTA_MODEL_MT);
   const salta_jit_ud *j;
-  if (!m->model) luaL_error(L, "salta: the model is closed");
+  if (!m->model) salta_l_error(L, "salta: the model is closed");
   lua_getiuservalue(L, idx, 1);
   j = luaL_testudata(L, -1, SALTA_JIT_MT);
   if (j && !j->def) {
     salta_model_free(&m->model);
-    luaL_error(L, "salta: the model's compiled code is closed");
+    salta_l_error(L, "salta: the model's compiled code is closed");
   }
   lua_pop(L, 1);
   return m;
@@ -93,7 +93,7 @@ static point check_point(lua_State *L, int idx, const salta_model_def *d) {
 static int check_event(lua_State *L, int idx, int fn, const salta_model_def *d) {
   lua_Integer ev = luaL_optinteger(L, idx, 1);
   if (fn == SALTA_FN_R && (ev < 1 || ev > d->ne))
-    luaL_error(L, "model '%s': no event %d (model has %d)", d->name, (int)ev, d->ne);
+    salta_l_error(L, "model '%s': no event %d (model has %d)", d->name, (int)ev, d->ne);
   return (int)ev - 1;
 }
 
@@ -107,7 +107,7 @@ static int model_eval(lua_State *L) {
   int n = salta_model_rows(m, fn);
   double *out = salta_l_scratch(L, n);
   if (salta_model_eval(m, fn, ev, pt.t, pt.x, pt.z, pt.p, out))
-    return luaL_error(L, "%s", salta_model_errmsg(m));
+    return salta_l_error(L, "%s", salta_model_errmsg(m));
   salta_l_pushvec(L, out, n);
   return 1;
 }
@@ -146,7 +146,7 @@ static int model_jac(lua_State *L) {
   salta_model_pattern(m, fn, ev, wrt, &nnz, NULL, NULL);
   vals = salta_l_scratch(L, nnz);
   if (salta_model_jac(m, fn, ev, wrt, pt.t, pt.x, pt.z, pt.p, vals))
-    return luaL_error(L, "%s", salta_model_errmsg(m));
+    return salta_l_error(L, "%s", salta_model_errmsg(m));
   salta_l_pushvec(L, vals, nnz);
   return 1;
 }

@@ -53,7 +53,7 @@ static int l_lbfgsb(lua_State *L) {
   size_t nwa;
   lbfgsb *o;
   double *lo, *hi;
-  if (n < 1) return luaL_error(L, "lbfgsb: no parameters");
+  if (n < 1) return salta_l_error(L, "lbfgsb: no parameters");
   lo = salta_l_scratch(L, n);
   hi = salta_l_scratch(L, n);
   salta_l_checkvec(L, 2, lo, n, "lower");
@@ -68,7 +68,7 @@ static int l_lbfgsb(lua_State *L) {
   o->pgtol = luaL_optnumber(L, 6, 1e-8);
   nwa = 2 * (size_t)m * n + 5 * (size_t)n + 11 * (size_t)m * m + 8 * (size_t)m;
   o->x = malloc(sizeof(double) * (4 * (size_t)n + nwa + 29) + sizeof(int) * (5 * (size_t)n + 44));
-  if (!o->x) return luaL_error(L, "out of memory");
+  if (!o->x) return salta_l_error(L, "out of memory");
   o->l = o->x + n;
   o->u = o->l + n;
   o->g = o->u + n;
@@ -81,7 +81,7 @@ static int l_lbfgsb(lua_State *L) {
   for (i = 0; i < n; ++i) {
     int has_lo = isfinite(lo[i]), has_hi = isfinite(hi[i]);
     if (has_lo && has_hi && lo[i] > hi[i])
-      return luaL_error(L, "lbfgsb: bound %d: lower %f > upper %f", i + 1, lo[i], hi[i]);
+      return salta_l_error(L, "lbfgsb: bound %d: lower %f > upper %f", i + 1, lo[i], hi[i]);
     o->l[i] = has_lo ? lo[i] : 0;
     o->u[i] = has_hi ? hi[i] : 0;
     o->nbd[i] = has_lo ? (has_hi ? 2 : 1) : (has_hi ? 3 : 0);
@@ -98,7 +98,7 @@ static int lbfgsb_iterate(lua_State *L) {
   lbfgsb *o = luaL_checkudata(L, 1, LBFGSB_MT);
   const char *kind;
   int end;
-  if (!o->x) return luaL_error(L, "lbfgsb: closed");
+  if (!o->x) return salta_l_error(L, "lbfgsb: closed");
   if (!lua_isnoneornil(L, 2)) {
     o->f = luaL_checknumber(L, 2);
     salta_l_checkvec(L, 3, o->g, o->n, "gradient");
@@ -234,7 +234,7 @@ static int l_lm(lua_State *L) {
   lm_ctx c;
   luaL_checktype(L, 1, LUA_TFUNCTION);
   luaL_checktype(L, 4, LUA_TTABLE);
-  if (n < 1 || m < n) return luaL_error(L, "lm: needs at least as many residuals (%d) as parameters (%d)", m, n);
+  if (n < 1 || m < n) return salta_l_error(L, "lm: needs at least as many residuals (%d) as parameters (%d)", m, n);
   ftol = (lua_getfield(L, 4, "ftol"), luaL_optnumber(L, -1, 1e-12));
   xtol = (lua_getfield(L, 4, "xtol"), luaL_optnumber(L, -1, 1e-12));
   gtol = (lua_getfield(L, 4, "gtol"), luaL_optnumber(L, -1, 0));

@@ -2,6 +2,7 @@
 ** lsalta.c -- the salta.core Lua module: entry point and the cc JIT backend.
 */
 #include <lua.h>
+#include <stdarg.h>
 #include <lauxlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,17 +14,25 @@
 
 /* ---- shared helpers --------------------------------------------------- */
 
+int salta_l_error(lua_State *L, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  lua_pushvfstring(L, fmt, ap);
+  va_end(ap);
+  return lua_error(L);
+}
+
 void salta_l_checkvec(lua_State *L, int idx, double *out, int n, const char *what) {
   int i;
   lua_Integer len;
   luaL_checktype(L, idx, LUA_TTABLE);
   len = luaL_len(L, idx);
-  if (len != n) luaL_error(L, "%s: expected %d numbers, got %d", what, n, (int)len);
+  if (len != n) salta_l_error(L, "%s: expected %d numbers, got %d", what, n, (int)len);
   for (i = 0; i < n; ++i) {
     int isnum;
     lua_geti(L, idx, i + 1);
     out[i] = lua_tonumberx(L, -1, &isnum);
-    if (!isnum) luaL_error(L, "%s[%d]: number expected, got %s", what, i + 1, luaL_typename(L, -1));
+    if (!isnum) salta_l_error(L, "%s[%d]: number expected, got %s", what, i + 1, luaL_typename(L, -1));
     lua_pop(L, 1);
   }
 }
@@ -53,7 +62,7 @@ double salta_l_optnumber(lua_State *L, int idx, const char *k, double def, const
     int isnum;
     v = lua_tonumberx(L, -1, &isnum);
     if (!isnum || lua_type(L, -1) != LUA_TNUMBER)
-      luaL_error(L, "%s: option '%s' must be a number, got %s", what, k, luaL_typename(L, -1));
+      salta_l_error(L, "%s: option '%s' must be a number, got %s", what, k, luaL_typename(L, -1));
   }
   lua_pop(L, 1);
   return v;
@@ -140,7 +149,7 @@ static int l_compile_cc(lua_State *L) {
   const char *dir = luaL_optstring(L, 4, NULL);
   salta_jit_ud *ud = salta_jit_push(L);
   salta_jit *jit;
-  if (salta_jit_create(&jit)) return luaL_error(L, "out of memory");
+  if (salta_jit_create(&jit)) return salta_l_error(L, "out of memory");
   ud->owner = jit;
   ud->release = release_cc;
   ud->backend = "cc";
@@ -164,7 +173,7 @@ static int l_model(lua_State *L) {
   salta_jit_ud *j = luaL_checkudata(L, 1, SALTA_JIT_MT);
   salta_model_ud *m;
   int st;
-  if (!j->def) return luaL_error(L, "salta.core.model: the compiled code is closed");
+  if (!j->def) return salta_l_error(L, "salta.core.model: the compiled code is closed");
   m = lua_newuserdatauv(L, sizeof *m, 1);
   m->model = NULL;
   luaL_setmetatable(L, SALTA_MODEL_MT);

@@ -221,9 +221,9 @@ int salta_l_model_simulate(lua_State *L) {
   lua_pushcfunction(L, sim_gc);
   lua_setfield(L, -2, "__gc");
   lua_setmetatable(L, -2);
-  if (salta_sim_create(sim, m)) return luaL_error(L, "out of memory");
+  if (salta_sim_create(sim, m)) return salta_l_error(L, "out of memory");
   if (sens_n > 0 && salta_sim_set_sens(*sim, sens_dirs, sens_n))
-    return luaL_error(L, "%s", salta_sim_errmsg(*sim));
+    return salta_l_error(L, "%s", salta_sim_errmsg(*sim));
   st = salta_sim_run(*sim, &o, p, x0, times, nt);
   if (st) {
     luaL_pushfail(L);

@@ -166,7 +166,7 @@ describe("values that were silently accepted", function()
     end
   end)
   it("a difference step h = 0", function()
-    has(err_of(L.grad, L, { 9.81 }, { method = "fd", h = 0 }), "option 'h'", "finite number > 0, got 0")
+    has(err_of(L.grad, L, { 9.81 }, { method = "fd", h = 0 }), "option 'h' must be > 0", "got 0")
   end)
   it("a spec's 0/0, folded to 1 before", function()
     local spec = require("salta.spec")
@@ -212,5 +212,49 @@ describe("files", function()
     has(err_of(require("salta.aot").main, { src, "-o", alias }), "is the input file")
     assert.are.equal(before, read(src))
     os.remove(src)
+  end)
+end)
+
+describe("messages that help", function()
+  local m = salta.dae{ name = "drop", states = { { "h", 1 }, { "v", 0 } }, params = { { "g", 9.81 } },
+    f = function(t, x, z, p) return { x.v, -p.g } end }
+  local L = salta.lsq{ model = m, times = { 0.1, 0.2 }, data = { h = { 1, 1 } }, free = { "g" } }
+  local function clean(msg)   -- no internal file positions
+    assert(not msg:find("lua/salta/", 1, true) and not msg:find("bad argument", 1, true), msg)
+    return msg
+  end
+  it("for optimiser options and bounds", function()
+    has(clean(err_of(salta.fit, { loss = L, method = "lbfgsb", m = 0, print_every = 0 })),
+      "salta.fit: option 'm' must be >= 1, got 0")
+    has(clean(err_of(salta.optim.lbfgsb, function(x) return x[1] ^ 2, { 2 * x[1] } end, { 1 },
+      { lower = { 2 }, upper = { 1 } })), "lbfgsb: bound 1: lower 2.0", "> upper 1.0")
+    has(clean(err_of(salta.lsq, { model = m, times = { 0.1 }, data = { h = { 1 } }, blend = -1 })),
+      "salta.lsq: option 'blend' must be >= 0, got -1")
+  end)
+  it("for an algebraic loop, instead of an IDAS corrector failure", function()
+    local loop = salta.dae{ name = "loop", states = { { "x", 1 } }, algebraics = { { "a", 0 }, { "b", 0 } },
+      f = function(t, x, z) return { -x.x + z.a } end, g = function(t, x, z) return { z.a - z.b, z.b - z.a } end }
+    has(clean(err_of(loop.simulate, loop, { tf = 1 })), "model 'loop': dg/dz is singular at the initial state",
+      "algebraic loop")
+  end)
+  it("for a tolerance below round-off and for a blow-up, instead of IDAS's 'tstop is behind t'", function()
+    has(clean(err_of(m.simulate, m, { tf = 1, rtol = 1e-300 })), "option 'rtol' must be >= 1e-14", "got 1e-300")
+    local blow = salta.dae{ name = "blow", states = { { "x", 1 } }, f = function(t, x) return { x.x * x.x } end }
+    has(clean(err_of(blow.simulate, blow, { tf = 2 })), "model 'blow': state 'x' reached", "blows up")
+    has(clean(err_of(blow.simulate, blow, { tf = 2, method = "erk" })), "model 'blow'", "with state 'x' at",
+      "blow up")
+  end)
+  it("for a bad datum: the column, the row and the time", function()
+    has(clean(err_of(salta.lsq, { model = m, times = { 0.1, 0.2 }, data = { h = { 1, "x" } } })),
+      "salta.lsq: data for 'h' at row 2 (t = 0.2) is the string 'x', not a number")
+  end)
+  it("for a fit with max_iter = 0, which prints its start", function()
+    for _, method in ipairs({ "adam", "lbfgsb", "lm" }) do
+      local fit = salta.fit{ loss = L, method = method, max_iter = 0, print_every = 0 }
+      local text = tostring(fit)
+      assert(text:find(method .. ": maximum iterations", 1, true), text)
+      assert(not text:find("nan", 1, true), text)
+      assert.are.equal(L:value({ 9.81 }), fit.loss)
+    end
   end)
 end)

@@ -211,9 +211,12 @@ static int erk_step(void *self, double tf, double *t_old, double *t_new) {
       r->h = tf - r->t;
       to_tf = 1;
     } else if (r->h < 1e-13 * fmax(1.0, fabs(r->t))) {
+      int i, at = 0;
+      for (i = 1; i < r->nx; ++i) if (fabs(r->Y[i]) > fabs(r->Y[at])) at = i;
       return salta__fail(err_of(r), SALTA_ESOLVER,
-                         "model '%s': explicit Runge-Kutta step size fell to %g at t = %.17g; the model may be "
-                         "stiff: use method = \"bdf\"", r->env.dae->d->name, r->h, r->t);
+                         "model '%s': explicit Runge-Kutta step size fell to %g at t = %.17g, with state '%s' at %g: "
+                         "the solution may blow up there (a finite escape time), or the model is stiff: use "
+                         "method = \"bdf\"", r->env.dae->d->name, r->h, r->t, r->env.dae->d->x_names[at], r->Y[at]);
     }
     h = r->h;
     errn = attempt(r, r->t, h, o->rtol, &st);

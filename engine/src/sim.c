@@ -126,6 +126,41 @@ static int fire_group(salta_sim *s, const salta__integrator *it, double tau, con
   return SALTA_OK;
 }
 
+/* A state beyond this after a step is a blow-up, not a value to go on with. */
+#define BLOWUP 1e100
+
+static int largest_state(const salta_sim *s, const double *w) {
+  int i, at = 0;
+  for (i = 0; i < s->nx; ++i)
+    if (!(fabs(w[i]) <= fabs(w[at]))) at = i;
+  return at;
+}
+
+/* The state where a step ended, unless it blew up. */
+static int check_blowup(salta_sim *s, const salta__integrator *it, double t) {
+  double *w = s->run.w_step;
+  int at;
+  it->ops->end_state(it->self, w, NULL);
+  at = largest_state(s, w);
+  if (fabs(w[at]) <= BLOWUP) return SALTA_OK;
+  return salta__fail(s->err, SALTA_ESOLVER, "model '%s': state '%s' reached %g at t = %.17g: the solution blows up "
+                     "(a finite escape time)", s->d->name, s->d->x_names[at], w[at], t);
+}
+
+/* Too many steps: says where the solution is and how fast it moved, since
+** a blow-up (a finite escape time) and a stiff model both end here. */
+static int too_many_steps(salta_sim *s, const salta__integrator *it, double t_old, double t_new) {
+  const salta_model_def *d = s->d;
+  double *w = s->run.w_step;
+  int at;
+  it->ops->end_state(it->self, w, NULL);
+  at = largest_state(s, w);
+  return salta__fail(s->err, SALTA_ESOLVER,
+                     "model '%s': more than max_steps = %ld steps at t = %.17g, the last %g long, with state '%s' "
+                     "at %g: the solution may blow up there (a finite escape time), or the model is stiff for "
+                     "this method", d->name, s->run.o->max_steps, t_new, t_new - t_old, d->x_names[at], w[at]);
+}
+
 /* Steps the integrator to tf: after each step the events module looks for
 ** the earliest crossing on its interpolant; outputs come from the
 ** interpolant before it, the group fires at it, and the integrator
@@ -138,11 +173,9 @@ static int segment_loop(salta_sim *s, const salta__integrator *it, const double 
   int k = 0, st, nfire, final;
   while (k < nt && times[k] <= o->t0) store_output(s, o->t0, run->w, run->S), ++k;
   for (;;) {
-    double t_old, t_new, tau = 0;
-    if (++steps > o->max_steps)
-      return salta__fail(s->err, SALTA_ESOLVER, "model '%s': more than max_steps = %ld steps at t = %.17g",
-                         s->d->name, o->max_steps, run->t);
-    if ((st = it->ops->step(it->self, o->tf, &t_old, &t_new))) return st;
+    double t_old = o->t0, t_new = o->t0, tau = 0;
+    if ((st = it->ops->step(it->self, o->tf, &t_old, &t_new)) || (st = check_blowup(s, it, t_new))) return st;
+    if (++steps > o->max_steps) return too_many_steps(s, it, t_old, t_new);
     nfire = salta__events_locate(&s->events, &ip, run->t, fmax(run->t, t_old), t_new, &tau);
     if (nfire < 0) return nfire;
     if (nfire > 0) {
@@ -177,6 +210,9 @@ int salta__sim_check_options(const salta_sim_options *o, const salta_model_def *
   if (!(o->rtol > 0) || !(o->atol > 0) || !isfinite(o->rtol) || !isfinite(o->atol))
     return salta__fail(err, SALTA_EINPUT, "model '%s': tolerances must be positive and finite (rtol %g, atol %g)",
                        d->name, o->rtol, o->atol);
+  if (o->rtol < 1e-14)
+    return salta__fail(err, SALTA_EINPUT, "model '%s': rtol %g is below what double precision resolves (use >= 1e-14)",
+                       d->name, o->rtol);
   if (!(o->max_step >= 0) || !(o->init_step >= 0) || !isfinite(o->max_step) || !isfinite(o->init_step))
     return salta__fail(err, SALTA_EINPUT, "model '%s': max_step (%g) and init_step (%g) must be finite and >= 0",
                        d->name, o->max_step, o->init_step);
@@ -267,6 +303,11 @@ static int consistent_start(salta_sim *s, const salta_sim_options *o, const doub
                        "model '%s': inconsistent initial state at t = %g: Newton on g did not converge; "
                        "algebraic equation g[%d] (for '%s') has the largest residual, %g",
                        d->name, o->t0, why.eq + 1, d->z_names[why.eq], why.residual);
+  if (s->nz && salta__dae_factor_gz(&s->dae, o->t0, w))
+    return salta__fail(s->err, SALTA_ESOLVER,
+                       "model '%s': dg/dz is singular at the initial state (t = %g): the algebraic equations do not "
+                       "determine the algebraic variables (an algebraic loop such as a = b, b = a has no unique "
+                       "solution)", d->name, o->t0);
   d->f.eval(o->t0, w, w + s->nx, s->dae.p, xdot);
   for (j = 0; j < s->nx; ++j)
     if (!isfinite(xdot[j]))

@@ -77,7 +77,7 @@ end
 local function ms_per_iter(ms_list)
   local ms, cnt = 0, 0
   for i = 2, #ms_list do ms, cnt = ms + ms_list[i], cnt + 1 end
-  return cnt > 0 and ms / cnt or (ms_list[1] or 0 / 0)
+  return cnt > 0 and ms / cnt or (ms_list[1] or 0)
 end
 
 local METHODS = { lm = true, lbfgsb = true, adam = true }

@@ -70,7 +70,17 @@ function M.new(spec)
     out_idx[j] = outs[n] or fail("'%s' is not an output of model '%s' (outputs: %s)", tostring(n),
       model.name, table.concat(model.outputs, ", "))
     local col = columns[n] or fail("no data for output '%s'", n)
+    if type(col) ~= "table" then fail("data for '%s' must be an array of numbers, got %s", n, type(col)) end
     if #col ~= #times then fail("data for '%s' has %d values, expected %d (one per time)", n, #col, #times) end
+    for k = 1, #times do
+      if type(col[k]) ~= "number" then
+        fail("data for '%s' at row %d (t = %s) is %s, not a number (NaN, 0/0, marks a missing value)", n, k,
+          tostring(times[k]), type(col[k]) == "string" and ("the string '" .. col[k] .. "'") or tostring(col[k]))
+      end
+    end
+  end
+  for k = 1, #times do
+    if type(times[k]) ~= "number" then fail("times[%d] is %s, not a number", k, tostring(times[k])) end
   end
   for k = 1, #times do
     for j, n in ipairs(outputs) do flat[(k - 1) * #outputs + j] = columns[n][k] end

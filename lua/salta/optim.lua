@@ -126,7 +126,7 @@ function M.adam(fg, x0, opts)
   local last_f
   -- the best snapshot replaces the result when it beats the last loss
   local function with_best(result)
-    if best_x and best_f < h.f[#h.f] then
+    if best_x and #h.f > 0 and best_f < h.f[#h.f] then
       result.x, result.f, result.best_snapshot = best_x, best_f, true
     end
     return result
@@ -158,7 +158,12 @@ function M.adam(fg, x0, opts)
     if rule then status, converged = rule, conv; break end
     last_f = f
   end
-  return with_best({ x = x, f = f, iterations = #h.f, evaluations = #h.f, status = status,
+  if f == nil then   -- max_iter = 0: the loss at the start, as the other methods report it
+    local msg
+    f, msg = try(fg, x)
+    if not f then error(msg, 0) end
+  end
+  return with_best({ x = x, f = f, iterations = #h.f, evaluations = math.max(#h.f, 1), status = status,
     converged = converged, history = h })
 end
 
@@ -184,6 +189,10 @@ function M.lbfgsb(fg, x0, opts)
   local acc_x, acc_f   -- the last accepted iterate (x0 once evaluated)
   while true do
     if kind == "fg" then
+      if max_iter == 0 and acc_x then   -- the start evaluated, no iteration asked for
+        status, x, f = "maximum iterations", acc_x, acc_f
+        break
+      end
       if evals >= max_eval then
         status, x, f = "maximum evaluations", acc_x, acc_f
         break

@@ -36,6 +36,36 @@ local TABLES = {
 }
 M.TABLES = TABLES
 
+-- Ranges of numeric options: { low, high, low_open, high_open }.
+local INF = math.huge
+local POSITIVE, NONNEG, FRACTION = { 0, INF, true }, { 0, INF }, { 0, 1, false, true }
+local RANGES = {
+  simulate = { rtol = { 1e-14, 1, false, true }, max_step = NONNEG, init_step = NONNEG, zeno_window = NONNEG,
+    t0 = { -INF, INF, true, true }, tf = { -INF, INF, true, true } },
+  lsq = { rtol = { 1e-14, 1, false, true }, atol = POSITIVE, blend = NONNEG, max_step = NONNEG,
+    zeno_window = NONNEG, t0 = { -INF, INF, true, true }, tf = { -INF, INF, true, true } },
+  grad = { h = { 0, INF, true, true } },
+  fit = { m = { 1, INF }, max_iter = NONNEG, max_eval = { 1, INF }, lr = POSITIVE, beta1 = FRACTION,
+    beta2 = FRACTION, eps = POSITIVE, tol = NONNEG, rel_tol = NONNEG, factr = NONNEG, pgtol = NONNEG,
+    ftol = NONNEG, xtol = NONNEG, gtol = NONNEG, factor = POSITIVE, best = { 1, INF }, print_every = NONNEG },
+}
+M.RANGES = RANGES
+
+local function in_range(v, r)
+  if v ~= v then return false end
+  if r[3] and not (v > r[1]) or not r[3] and not (v >= r[1]) then return false end
+  if r[4] and not (v < r[2]) or not r[4] and not (v <= r[2]) then return false end
+  return true
+end
+
+local function describe_range(r)
+  local lo = r[1] == -INF and "" or ((r[3] and "> " or ">= ") .. tostring(r[1]))
+  local hi = r[2] == INF and "" or ((r[4] and "< " or "<= ") .. tostring(r[2]))
+  if lo ~= "" and hi ~= "" then return lo .. " and " .. hi end
+  if lo == "" and hi == "" then return "finite" end
+  return lo .. hi
+end
+
 -- Optimal string alignment distance (Levenshtein with transpositions).
 local function distance(a, b)
   local d = {}
@@ -116,6 +146,10 @@ function M.check(name, tbl, caller)
     end
     if not type_ok(v, types) then
       error(("%s: option '%s' must be %s, got %s"):format(caller, k, describe_types(types), describe_value(v)), level)
+    end
+    local r = RANGES[name] and RANGES[name][k]
+    if r and type(v) == "number" and not in_range(v, r) then
+      error(("%s: option '%s' must be %s, got %s"):format(caller, k, describe_range(r), tostring(v)), level)
     end
   end
   return tbl
