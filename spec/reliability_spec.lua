@@ -258,3 +258,26 @@ describe("messages that help", function()
     end
   end)
 end)
+
+describe("the adjoint on a stiff model", function()
+  -- x' = -k (x - cos(w t)) from x = 0: the trapezoid on a 50-node mesh
+  -- rings on the fast transient; the integrator's steps resolve it
+  local m = salta.dae{ name = "stiff", states = { { "x", 0 } }, params = { { "k", 1000 }, { "w", 1 } },
+    f = function(t, x, z, p) return { -p.k * (x.x - salta.cos(p.w * t)) } end }
+  local times = H.uniform(1, 20)
+  local tr = m:simulate{ tf = 1, times = times, rtol = 1e-10, atol = 1e-12 }
+  local L = salta.lsq{ model = m, times = times, data = { x = tr.y.x }, free = { "w" }, rtol = 1e-8, atol = 1e-10 }
+  it("defaults to the integrator's steps, whose discrete loss is the loss", function()
+    local exact, steps = L:value({ 1.1 }), L:value({ 1.1 }, { method = "adjoint" })
+    assert.is_near(exact, steps, 1e-3 * exact)
+    assert.are.equal(steps, L:value({ 1.1 }, { method = "adjoint", mesh = "steps" }))
+  end)
+  it("flags a uniform mesh whose discrete loss is far from the loss, and a fit refuses it", function()
+    local ok, why = L:mesh_check({ 1.1 }, { method = "adjoint", mesh = 50 })
+    assert.is_false(ok)
+    has(why, "uniform mesh of 50 nodes", "more than 10 % apart", "mesh = \"steps\"")
+    has(err_of(salta.fit, { loss = L, method = "adam", gradient = { method = "adjoint", mesh = 50 }, print_every = 0 }),
+      "salta.fit: the adjoint's uniform mesh of 50 nodes")
+    assert.is_true((L:mesh_check({ 1.1 }, { method = "adjoint", mesh = 4000 })))
+  end)
+end)

@@ -9,7 +9,7 @@
 -- `print_every` iterations (default 10; 0 for silence).
 --
 -- gradient = "sens" (default) | "adjoint" | { method = "adjoint", mesh =
--- 50 | "steps", forward = "consistent" | "ida" } for adam and lbfgsb: the
+-- "steps" (default) | K, forward = "consistent" | "ida" } for adam and lbfgsb: the
 -- adjoint route fits the discrete loss it differentiates, at a cost that
 -- does not grow with the number of free parameters.
 --
@@ -132,6 +132,10 @@ local function prepare(spec)
   end
   if plan.method == "lm" and plan.bounded then
     error("salta.fit: Levenberg-Marquardt (lmder) takes no bounds; use lbfgsb or adam", 3)
+  end
+  if gradient.method == "adjoint" then
+    local ok, why = loss:mesh_check(plan.start, gradient)
+    if not ok then error("salta.fit: " .. why, 3) end
   end
   return plan
 end

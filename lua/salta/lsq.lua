@@ -4,7 +4,8 @@
 --   local loss = salta.lsq{ model = m, times = {...}, data = {h = {...}},
 --     free = {"g", "e"}, transform = "log", blend = 150, rtol = 1e-8 }
 --   loss:value(p [, opts])  loss:grad(p [, opts])  loss:value_and_grad(p [, opts])
---     opts.method = "sens" (default) | "adjoint" (mesh, forward) | "fd" (h)
+--     opts.method = "sens" (default) | "adjoint" (mesh = "steps" (default) |
+--     K, forward) | "fd" (h)
 --   loss:residuals(p)  loss:jacobian(p)
 --   loss:window(t_end)   the same loss over the targets at t <= t_end
 --
@@ -180,16 +181,45 @@ end
 local MESH_MAX = 1000000   -- SALTA_MESH_MAX
 
 local function mesh_arg(opts)
-  local mesh = opts.mesh or 50
+  local mesh = opts.mesh or "steps"
+  if opts.forward and opts.forward ~= "consistent" and opts.forward ~= "ida" then
+    error(("salta.lsq: forward must be \"consistent\" or \"ida\", got %q"):format(tostring(opts.forward)), 0)
+  end
   if mesh == "steps" then return 0 end
   if math.type(mesh) ~= "integer" or mesh < 1 or mesh > MESH_MAX then
     error(("salta.lsq: adjoint option 'mesh' must be \"steps\" or an integer from 1 to %d, got %s"):format(
-      MESH_MAX, tostring(mesh)), 4)
-  end
-  if opts.forward and opts.forward ~= "consistent" and opts.forward ~= "ida" then
-    error(("salta.lsq: forward must be \"consistent\" or \"ida\", got %q"):format(tostring(opts.forward)), 4)
+      MESH_MAX, tostring(mesh)), 0)
   end
   return mesh
+end
+
+-- A uniform mesh too coarse for the trajectory (the trapezoid does not
+-- damp a stiff mode: it rings) gives a discrete loss far from the
+-- integrator's. The first use of each mesh compares the two: more than
+-- MESH_TOL apart, relatively, is a warning (once), and salta.fit refuses it.
+M.MESH_TOL = 0.1
+
+function Loss:mesh_check(p, opts)
+  local mesh = opts.mesh
+  if mesh == nil or mesh == "steps" or opts.forward == "ida" then return true end
+  self.mesh_checked = self.mesh_checked or {}
+  local known = self.mesh_checked[mesh]
+  if known ~= nil then return known == true, known ~= true and known or nil end
+  local P, X = self:full(p)
+  local discrete, why = self.core:eval_adjoint(P, X, mesh_arg(opts), false, false)
+  if discrete == nil then error(why, 0) end
+  local exact = (self:value(p))
+  if math.abs(discrete - exact) <= M.MESH_TOL * math.abs(exact) + 1e-300 then
+    self.mesh_checked[mesh] = true
+    return true
+  end
+  local msg = ("the adjoint's uniform mesh of %d nodes per segment gives a discrete loss of %.6g where the "
+    .. "integrator's is %.6g (more than %g %% apart: the trapezoid does not resolve the trajectory, e.g. a stiff "
+    .. "mode rings): use mesh = \"steps\" (tolerance-controlled) or a finer mesh"):format(mesh, discrete, exact,
+    100 * M.MESH_TOL)
+  self.mesh_checked[mesh] = msg
+  io.stderr:write("salta.lsq: warning: ", msg, "\n")
+  return false, msg
 end
 
 -- The options of value, grad and value_and_grad, checked once.
@@ -204,6 +234,7 @@ local function call_adjoint(self, p, opts, want_grad)
   local P, X = self:full(p)
   local v, g = self.core:eval_adjoint(P, X, mesh_arg(opts), want_grad, opts.forward == "ida")
   if v == nil then error(g, 0) end
+  if not (self.mesh_checked and self.mesh_checked[opts.mesh]) then self:mesh_check(p, opts) end
   return v, g
 end
 
