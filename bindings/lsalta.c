@@ -205,6 +205,10 @@ static int l_same_file(lua_State *L) {
   return 1;
 }
 
+/* interrupt(), interrupt_clear(): the engine's interrupt request */
+static int l_interrupt(lua_State *L) { (void)L; salta_interrupt(); return 0; }
+static int l_interrupt_clear(lua_State *L) { (void)L; salta_interrupt_clear(); return 0; }
+
 /* version() -> the engine library's version string */
 static int l_version(lua_State *L) {
   lua_pushstring(L, salta_version());
@@ -215,6 +219,8 @@ int luaopen_salta_core(lua_State *L) {
   static const luaL_Reg funcs[] = {
     {"clock", l_clock},
     {"compile_cc", l_compile_cc},
+    {"interrupt", l_interrupt},
+    {"interrupt_clear", l_interrupt_clear},
     {"kernel_abi", l_kernel_abi},
     {"loss", salta_l_loss_new},
     {"model", l_model},

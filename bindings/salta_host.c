@@ -14,10 +14,11 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
+#include "salta.h"
+
 #ifndef SALTA_LUA_DIR
 #define SALTA_LUA_DIR "./lua"
 #endif
-#define SALTA_VERSION "salta 0.1 (" LUA_VERSION ")"
 #define PRINTER_KEY "salta.host.printer"
 #define HISTORY_MAX 1000
 #define SEQ_MAX 10      /* longer sequences print their head only */
@@ -75,8 +76,12 @@ static void lstop(lua_State *L, lua_Debug *ar) {
   luaL_error(L, "interrupted!");
 }
 
+/* Ctrl-C during a call: the engine stops at its next step (SALTA_EINTR),
+** Lua at its next instruction. The handler stays: a second Ctrl-C asks
+** again instead of killing the session (Ctrl-\ still quits). */
 static void laction(int sig) {
-  setsignal(sig, SIG_DFL, NULL);  /* a second Ctrl-C kills a stuck C call */
+  (void)sig;
+  salta_interrupt();
   lua_sethook(globalL, lstop,
               LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE | LUA_MASKCOUNT, 1);
 }
@@ -92,6 +97,7 @@ static int docall(lua_State *L, int narg, int nres) {
   lua_pushcfunction(L, msghandler);
   lua_insert(L, base);
   globalL = L;
+  salta_interrupt_clear();
   setsignal(SIGINT, laction, &old);
   int status = lua_pcall(L, narg, nres, base);
   if (sigaction(SIGINT, &old, NULL) != 0) { /* cannot fail: old is valid */ }
@@ -319,8 +325,14 @@ static int pushline(lua_State *L, int firstline) {
   return 1;
 }
 
+static const char *history_file = NULL;   /* where the REPL keeps its history, or NULL */
+
+/* Adds a line to the history and writes the file at once: a session that
+** ends abnormally keeps what was typed. */
 static void saveline(const char *line) {
-  if (line[0] != '\0' && add_history(line) != 0) { /* history is optional */ }
+  if (line[0] == '\0') return;
+  if (add_history(line) != 0) { /* history is optional */ }
+  if (history_file != NULL && write_history(history_file) != 0) { /* ignored: convenience */ }
 }
 
 static int addreturn(lua_State *L) {
@@ -403,10 +415,11 @@ static void doREPL(lua_State *L) {
   using_history();
   stifle_history(HISTORY_MAX);
   if (hist != NULL && read_history(hist) != 0) { /* first run: no file */ }
+  history_file = hist;
   init_printer(L);
   load_salta_global(L);
   setsignal(SIGINT, onprompt, &old);
-  puts(SALTA_VERSION " -- type salta.help() for help, Ctrl-D to quit");
+  printf("salta %s (%s) -- type salta.help() for help, Ctrl-D to quit\n", salta_version(), LUA_VERSION);
   while ((status = loadline(L)) != -2) {
     if (status == -1) {  /* Ctrl-C: drop the input, prompt again */
       putchar('\n');
@@ -420,7 +433,7 @@ static void doREPL(lua_State *L) {
   putchar('\n');
   fflush(stdout);
   if (sigaction(SIGINT, &old, NULL) != 0) { /* cannot fail: old is valid */ }
-  if (hist != NULL && write_history(hist) != 0) { /* ignored: convenience */ }
+  history_file = NULL;
 }
 
 /* ---- command line (after lua.c) ---- */
@@ -580,7 +593,7 @@ static int pmain(lua_State *L) {
     print_usage(argv[script]);
     return 0;
   }
-  if (args & has_v) puts(SALTA_VERSION);
+  if (args & has_v) printf("salta %s (%s)\n", salta_version(), LUA_VERSION);
   if (args & has_E) {
     lua_pushboolean(L, 1);
     lua_setfield(L, LUA_REGISTRYINDEX, "LUA_NOENV");

@@ -281,3 +281,50 @@ describe("the adjoint on a stiff model", function()
     assert.is_true((L:mesh_check({ 1.1 }, { method = "adjoint", mesh = 4000 })))
   end)
 end)
+
+describe("interrupts and the REPL", function()
+  local BIN = os.getenv("SALTA_BIN") or "build/salta"
+  local function run_sh(cmd)
+    local f = assert(io.popen(cmd .. " 2>&1"))
+    local out = f:read("a")
+    f:close()
+    return out
+  end
+  it("an interrupt request stops an engine call at its next step, with the model and the time", function()
+    local core = require("salta.core")
+    local m = salta.dae{ name = "slow", states = { { "x", 1 } }, f = function(t, x) return { -x.x } end }
+    core.interrupt()
+    local msg = err_of(m.simulate, m, { tf = 1 })
+    core.interrupt_clear()
+    has(msg, "model 'slow': interrupted at t = 0")
+    assert.is_true(#m:simulate{ tf = 1 }.t > 0)
+  end)
+  it("Ctrl-C stops a long engine call in the host, and a second one does not kill the session", function()
+    local script = H.temp_file([[
+local salta = require("salta")
+local m = salta.dae{ name = "slow", states = { { "x", 1 } }, f = function(t, x) return { -x.x } end }
+print("started")
+io.stdout:flush()
+local ok, err = pcall(m.simulate, m, { tf = 1e9, max_step = 1e-3, max_steps = 1 << 60, times = { 1e9 } })
+print("after the call:", ok, err)
+]], ".lua")
+    -- two Ctrl-C while the call runs; timeout only guards against a hang
+    local out = run_sh(("timeout 60 sh -c '%s %s & pid=$!; sleep 1.5; kill -INT $pid; sleep 0.2; kill -INT $pid; "
+      .. "wait $pid; echo status=$?'"):format(BIN, script))
+    os.remove(script)
+    has(out, "started", "interrupted")
+    assert(not out:find("status=130", 1, true) and not out:find("status=124", 1, true), out)
+  end)
+  it("the REPL writes its history after each line, so an abnormal end keeps it", function()
+    local home = os.tmpname()
+    os.remove(home)
+    assert(os.execute("mkdir -p " .. home))
+    run_sh(("( (printf 'x_marker = 42\\n'; sleep 4) | HOME=%s timeout 20 script -qfec %s /dev/null > /dev/null & "
+      .. "sleep 2; pkill -9 -f '^%s$'; wait ) >/dev/null 2>&1"):format(home, BIN, BIN))
+    local f = io.open(home .. "/.salta_history")
+    local text = f and f:read("a") or ""
+    if f then f:close() end
+    os.execute("rm -rf " .. home)
+    assert(text:find("x_marker", 1, true), "history: " .. text)
+  end)
+end)

@@ -14,6 +14,10 @@ for t in "$build"/tests/test_*; do
 done
 sh engine/tests/layers.sh "$build" 2>&1 | tee -a "$log"
 
+# The host program under test, for specs that run it as a process.
+SALTA_BIN="$build/salta"
+export SALTA_BIN
+
 # Specs get a private JIT cache so that every run compiles for real once.
 XDG_CACHE_HOME=$(mktemp -d)
 export XDG_CACHE_HOME

@@ -46,8 +46,19 @@ enum {
   SALTA_EINPUT = -2,    /* bad argument (sizes, indices, non-finite value) */
   SALTA_EJIT = -3,      /* compiling or loading generated code failed */
   SALTA_EKERNEL = -4,   /* a kernel failed (implicit reset did not converge) */
-  SALTA_ESOLVER = -5    /* the integrator or a Newton iteration failed */
+  SALTA_ESOLVER = -5,   /* the integrator or a Newton iteration failed */
+  SALTA_EINTR = -6      /* stopped by salta_interrupt() */
 };
+
+/* ---- interrupts ------------------------------------------------------------ */
+
+/* Asks every engine call of the process to stop at its next step, failing
+** with SALTA_EINTR (a message names the model and the time). Safe to call
+** from a signal handler (a SIGINT handler, say). The request stays until
+** salta_interrupt_clear(), so a caller clears it before starting work. */
+void salta_interrupt(void);
+void salta_interrupt_clear(void);
+int salta_interrupted(void);
 
 /* ---- function selectors -------------------------------------------------- */
 

@@ -82,6 +82,9 @@ static int march(salta__adj *a, int s) {
   a->af_valid = 0;
   for (i = 0; i < g->m; ++i) {
     double *w0 = salta__adj_node(a, g->node0 + i), *w1 = salta__adj_node(a, g->node0 + i + 1);
+    if (salta_interrupted())
+      return salta__fail(a->err, SALTA_EINTR, "model '%s': adjoint: interrupted at t = %.17g", a->d->name,
+                         salta__adj_time(a, s, i));
     memcpy(w1, w0, sizeof(double) * (size_t)a->n);
     if ((st = trapezoid(a, salta__adj_time(a, s, i), w0, salta__adj_time(a, s, i + 1), w1))) return st;
   }

@@ -337,6 +337,9 @@ static int sweep_steps(salta__adj *a, int s, int affine, sweep_buf *b) {
   int i, st, n = a->n;
   for (i = g->m - 1; i >= 0; --i) {
     double *la = b->lam + (size_t)(g->node0 + i) * n, *lb = b->lamb + (size_t)(g->node0 + i) * n;
+    if (salta_interrupted())
+      return salta__fail(a->err, SALTA_EINTR, "model '%s': adjoint: interrupted at t = %.17g", a->d->name,
+                         salta__adj_time(a, s, i));
     double ti = salta__adj_time(a, s, i), h = salta__adj_time(a, s, i + 1) - ti;
     const double *wi = salta__adj_node(a, g->node0 + i);
     memcpy(la, b->rhs, sizeof(double) * (size_t)n);

@@ -174,6 +174,8 @@ static int segment_loop(salta_sim *s, const salta__integrator *it, const double 
   while (k < nt && times[k] <= o->t0) store_output(s, o->t0, run->w, run->S), ++k;
   for (;;) {
     double t_old = o->t0, t_new = o->t0, tau = 0;
+    if (salta_interrupted())
+      return salta__fail(s->err, SALTA_EINTR, "model '%s': interrupted at t = %.17g", s->d->name, run->t);
     if ((st = it->ops->step(it->self, o->tf, &t_old, &t_new)) || (st = check_blowup(s, it, t_new))) return st;
     if (++steps > o->max_steps) return too_many_steps(s, it, t_old, t_new);
     nfire = salta__events_locate(&s->events, &ip, run->t, fmax(run->t, t_old), t_new, &tau);
