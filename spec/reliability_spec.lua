@@ -328,3 +328,21 @@ print("after the call:", ok, err)
     assert(text:find("x_marker", 1, true), "history: " .. text)
   end)
 end)
+
+describe("resources", function()
+  it("a spec file nested hundreds of levels deep is refused before it is parsed", function()
+    local yaml = {}
+    for i = 1, 2000 do yaml[i] = string.rep("  ", i - 1) .. "k:" end
+    local path = H.temp_file(table.concat(yaml, "\n") .. "\n", ".yaml")
+    has(err_of(salta.load_spec, path), "salta.load_spec: " .. path, "nested 1999 levels deep: not a model spec")
+    os.remove(path)
+    path = H.temp_file(string.rep("[", 5000) .. string.rep("]", 5000), ".json")
+    has(err_of(salta.load_spec, path), "nested 5000 levels deep")
+    os.remove(path)
+  end)
+  it("json.encode refuses a cyclic table at once", function()
+    local t = { list = {} }
+    t.list[1] = t
+    has(err_of(salta.json.encode, t), "salta.json: cannot encode a table that contains itself")
+  end)
+end)

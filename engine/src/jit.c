@@ -1,7 +1,12 @@
 /*
 ** jit.c -- the cc backend: generated C compiled by the system compiler into
-** a content-hash cache, then dlopen'ed.
+** a content-hash cache, then dlopen'ed. Each entry is a library (.so), its
+** checksum (.sum) and its source (.c); a damaged entry (checksum, load or
+** symbol failing) is rebuilt, and the cache is kept under a size cap
+** (SALTA_CACHE_MAX_MB, default 256) by evicting the least recently used
+** entries.
 */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +53,21 @@ int salta_jit_cached(const salta_jit *jit) { return jit ? jit->cached : 0; }
 static uint64_t fnv1a(const char *s, uint64_t h) {
   for (; *s; ++s) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
   return h;
+}
+
+/* The FNV-1a checksum of a file's bytes; -1 when it cannot be read. */
+static int file_checksum(const char *path, uint64_t *sum) {
+  FILE *f = fopen(path, "rb");
+  unsigned char buf[65536];
+  size_t n, i;
+  uint64_t h = 14695981039346656037ULL;
+  if (!f) return -1;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+    for (i = 0; i < n; ++i) h = (h ^ buf[i]) * 1099511628211ULL;
+  n = (size_t)ferror(f);
+  fclose(f);
+  *sum = h;
+  return n ? -1 : 0;
 }
 
 /* mkdir -p */
@@ -159,6 +179,98 @@ static int run_cc(const char *c_path, const char *so_path, const char *log_path)
   return WEXITSTATUS(status) == 127 ? -1 : WEXITSTATUS(status);
 }
 
+/* 1: the library matches the checksum written beside it; 0: no checksum
+** yet (another process may be between building and writing it); -1: it
+** does not match or cannot be read (damaged). */
+static int entry_state(const char *so_path, const char *sum_path) {
+  char text[64];
+  uint64_t sum;
+  read_file(sum_path, text, sizeof text);
+  if (file_checksum(so_path, &sum) != 0) return -1;
+  if (!text[0]) return 0;
+  return strtoull(text, NULL, 16) == sum ? 1 : -1;
+}
+
+static void write_checksum(const char *so_path, const char *sum_path) {
+  char text[32];
+  uint64_t sum;
+  if (file_checksum(so_path, &sum) == 0) {
+    snprintf(text, sizeof text, "%016llx\n", (unsigned long long)sum);
+    write_file(sum_path, text);
+  }
+}
+
+static void remove_entry(const char *base) {
+  static const char *const ext[] = {".so", ".sum", ".c"};
+  char path[4300];
+  int i;
+  for (i = 0; i < 3; ++i) {
+    snprintf(path, sizeof path, "%s%s", base, ext[i]);
+    remove(path);
+  }
+}
+
+/* One cache entry's files (by its 16-hex-digit key): total size and the
+** time of its last use (the library's mtime, touched at each hit). */
+typedef struct entry { char key[17]; off_t size; time_t used; } entry;
+
+static int is_key(const char *name) {
+  int i;
+  for (i = 0; i < 16; ++i)
+    if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f'))) return 0;
+  return name[16] == '.';
+}
+
+static int older(const void *a, const void *b) {
+  const entry *x = a, *y = b;
+  return (x->used > y->used) - (x->used < y->used);
+}
+
+/* Evicts least recently used entries until the cache is under its cap;
+** keep is the entry just built or loaded. Best effort: errors are ignored. */
+static void enforce_cap(const char *dir, const char *keep) {
+  const char *env = getenv("SALTA_CACHE_MAX_MB");
+  long long cap = (env && env[0] ? atoll(env) : 256) * 1024 * 1024, total = 0;
+  DIR *d = opendir(dir);
+  struct dirent *de;
+  entry *list = NULL;
+  size_t n = 0, capn = 0, i;
+  if (!d) return;
+  while ((de = readdir(d)) != NULL) {
+    char path[4400];
+    struct stat st;
+    if (!is_key(de->d_name)) continue;
+    snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+    if (stat(path, &st) != 0) continue;
+    for (i = 0; i < n && strncmp(list[i].key, de->d_name, 16) != 0; ++i) {}
+    if (i == n) {
+      if (n == capn) {
+        entry *nl = realloc(list, sizeof *nl * (capn = capn ? 2 * capn : 64));
+        if (!nl) break;
+        list = nl;
+      }
+      memcpy(list[n].key, de->d_name, 16);
+      list[n].key[16] = '\0';
+      list[n].size = 0;
+      list[n].used = 0;
+      ++n;
+    }
+    list[i].size += st.st_size;
+    if (strstr(de->d_name, ".so") && st.st_mtime > list[i].used) list[i].used = st.st_mtime;
+    total += st.st_size;
+  }
+  closedir(d);
+  qsort(list, n, sizeof *list, older);
+  for (i = 0; i < n && total > cap; ++i) {
+    char base[4300];
+    if (strncmp(list[i].key, keep, 16) == 0) continue;
+    snprintf(base, sizeof base, "%s/%s", dir, list[i].key);
+    remove_entry(base);
+    total -= list[i].size;
+  }
+  free(list);
+}
+
 static int load(salta_jit *jit, const char *so_path, const char *symbol, const char *name) {
   const char *e;
   int st = SALTA_OK;
@@ -182,8 +294,8 @@ static int load(salta_jit *jit, const char *so_path, const char *symbol, const c
 
 int salta_jit_compile_cc(salta_jit *jit, const char *src, const char *symbol,
                          const char *model_name, const char *cache_dir) {
-  char dir[4096], base[4200], c_path[4300], so_path[4300], tmp_path[4300], log_path[4300];
-  char log[4096];
+  char dir[4096], base[4200], c_path[4300], so_path[4300], tmp_path[4300], log_path[4300], sum_path[4300];
+  char log[4096], key[17];
   const char *name = model_name ? model_name : "?";
   struct stat st;
   int rc;
@@ -196,11 +308,23 @@ int salta_jit_compile_cc(salta_jit *jit, const char *src, const char *symbol,
   if (make_dirs(dir))
     return salta__fail(jit->err, SALTA_EJIT, "model '%s': cannot create cache directory %s: %s",
                        name, dir, strerror(errno));
-  snprintf(base, sizeof base, "%s/%016llx", dir,
-           (unsigned long long)fnv1a(symbol, fnv1a(src, 14695981039346656037ULL)));
+  snprintf(key, sizeof key, "%016llx", (unsigned long long)fnv1a(symbol, fnv1a(src, 14695981039346656037ULL)));
+  snprintf(base, sizeof base, "%s/%s", dir, key);
   snprintf(so_path, sizeof so_path, "%s.so", base);
+  snprintf(sum_path, sizeof sum_path, "%s.sum", base);
   jit->cached = stat(so_path, &st) == 0;
-  if (!jit->cached) {
+  if (jit->cached) {
+    /* a damaged entry is rebuilt; a good one is marked used (LRU) */
+    int state = entry_state(so_path, sum_path);
+    if (state >= 0 && load(jit, so_path, symbol, name) == SALTA_OK) {
+      if (state == 0) write_checksum(so_path, sum_path);
+      utimensat(AT_FDCWD, so_path, NULL, 0);
+      return SALTA_OK;
+    }
+    remove_entry(base);
+    jit->cached = 0;
+  }
+  {
     /* temporaries unique per process and handle: threads compiling the
     ** same model at once must not share files */
     snprintf(c_path, sizeof c_path, "%s.%ld.%p.c", base, (long)getpid(), (void *)jit);
@@ -234,6 +358,8 @@ int salta_jit_compile_cc(salta_jit *jit, const char *src, const char *symbol,
     /* keep the source beside the library for inspection */
     snprintf(tmp_path, sizeof tmp_path, "%s.c", base);
     rename(c_path, tmp_path);
+    write_checksum(so_path, sum_path);
+    enforce_cap(dir, key);
   }
   return load(jit, so_path, symbol, name);
 }

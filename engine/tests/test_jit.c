@@ -50,6 +50,42 @@ int main(void) {
   salta_jit_free(&jit);
   salta_jit_free(&again);
   salta_jit_free(&broken);
+
+  /* a damaged entry is rebuilt, not loaded (or crashed on) */
+  {
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "for f in %s/*.so; do printf 'garbage' > $f; done", dir);
+    CHECK(system(cmd) == 0);
+    CHECK(salta_jit_create(&jit) == SALTA_OK);
+    CHECK(salta_jit_compile_cc(jit, good, "salta_model", "tiny", dir) == SALTA_OK);
+    CHECK(!salta_jit_cached(jit));
+    def = salta_jit_def(jit);
+    CHECK(def && def->abi == SALTA_ABI_VERSION);
+    salta_jit_free(&jit);
+    CHECK(salta_jit_create(&jit) == SALTA_OK);
+    CHECK(salta_jit_compile_cc(jit, good, "salta_model", "tiny", dir) == SALTA_OK);
+    CHECK(salta_jit_cached(jit));
+    salta_jit_free(&jit);
+  }
+  /* the size cap evicts the least recently used entries, never the new one */
+  {
+    char cmd[256], other[512];
+    FILE *p;
+    int count = -1;
+    setenv("SALTA_CACHE_MAX_MB", "0", 1);
+    CHECK(salta_jit_create(&jit) == SALTA_OK);
+    snprintf(other, sizeof other, "%s/* another model */\n", good);
+    CHECK(salta_jit_compile_cc(jit, other, "salta_model", "other", dir) == SALTA_OK);   /* a new key */
+    salta_jit_free(&jit);
+    unsetenv("SALTA_CACHE_MAX_MB");
+    snprintf(cmd, sizeof cmd, "ls %s/*.so | wc -l", dir);
+    p = popen(cmd, "r");
+    if (p) {
+      if (fscanf(p, "%d", &count) != 1) count = -1;
+      pclose(p);
+    }
+    CHECK(count == 1);
+  }
   {
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -511,12 +511,33 @@ local function decode_yaml(text)
   return t
 end
 
+-- A spec nests a few levels; a file nested hundreds deep is not one, and
+-- a YAML loader takes time quadratic in its depth: refused before parsing.
+local MAX_NESTING = 64
+
+local function check_nesting(path, text)
+  local depth, deepest = 0, 0
+  for c in text:gmatch("[%[%]{}]") do
+    depth = (c == "[" or c == "{") and depth + 1 or depth - 1
+    if depth > deepest then deepest = depth end
+  end
+  local indent = 0
+  for spaces in text:gmatch("\n( *)[^ \n]") do
+    if #spaces > indent then indent = #spaces end
+  end
+  if deepest > MAX_NESTING or indent > 2 * MAX_NESTING then
+    file_error(path, ("nested %d levels deep: not a model spec (at most %d)"):format(
+      math.max(deepest, indent // 2), MAX_NESTING))
+  end
+end
+
 -- The extension picks the format; anything else tries JSON, then YAML.
 local function read_spec(path)
   local fh, err = io.open(path, "rb")
   if not fh then file_error(path, "cannot open: " .. tostring(err)) end
   local text = fh:read("a")
   fh:close()
+  check_nesting(path, text)
   local ext = (path:match("%.([%w]+)$") or ""):lower()
   local t, why
   if ext == "json" then t, why = decode_json(text)
