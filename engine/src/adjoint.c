@@ -69,7 +69,8 @@ static int trapezoid(salta__adj *a, double t0, const double *w0, double t1, doub
     char cause[512];
     salta__dae_bad_text(a->dae, cause, sizeof cause);
     return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: the trapezoidal step from t = %.17g to %.17g "
-                       "did not converge%s%s", d->name, t0, t1, cause[0] ? ": " : "", cause);
+                       "did not converge%s%s (a finer mesh, or mesh = \"steps\", takes shorter steps)", d->name, t0, t1,
+                       cause[0] ? ": " : "", cause);
   }
 }
 
@@ -105,11 +106,11 @@ static double end_guard(salta__adj *a, int s) {
 static int solve_segment(salta__adj *a, int s) {
   const salta__adj_seg *g = &a->segs[s];
   const char *name;
-  double t0, t1, G0, G1;
+  double t0, t1, G0, G1, t_forward;
   int it, st;
   if (g->count == 0) return march(a, s);
   name = a->d->e_names[a->events[g->first]];
-  t0 = a->tau[s + 1];
+  t0 = t_forward = a->tau[s + 1];
   if ((st = march(a, s))) return st;
   G0 = end_guard(a, s);
   t1 = t0 + 1e-7 * fmax(1.0, fabs(t0));
@@ -131,8 +132,10 @@ static int solve_segment(salta__adj *a, int s) {
     return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: the discrete time of event '%s' near "
                        "t = %.17g did not converge", a->d->name, name, t1);
   if (!(a->tau[s + 1] > a->tau[s]) || !(a->tau[s + 1] < a->tau[a->nseg]))
-    return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: the discrete event time of '%s' left its "
-                       "segment (%.17g)", a->d->name, name, a->tau[s + 1]);
+    return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: on its mesh, event '%s' (at t = %.17g in the "
+                       "forward run) moved to t = %.17g, out of its segment: the mesh does not resolve the "
+                       "trajectory there: use mesh = \"steps\" or a finer mesh", a->d->name, name, t_forward,
+                       a->tau[s + 1]);
   return salta__dae_reset(a->dae, a->events + g->first, g->count, a->tau[s + 1],
                           salta__adj_node(a, g->node0 + g->m), salta__adj_node(a, a->segs[s + 1].node0));
 }

@@ -142,6 +142,19 @@ static int fail_idas(ida *c, int flag, double t) {
   return SALTA_ESOLVER;
 }
 
+/* IDAS's first step after a (re)start is about 0.5 / ||y'||: a derivative
+** huge against the tolerances leaves no step to take (IDA_ILL_INPUT). */
+static int fail_first_step(ida *c, double t) {
+  const double *wp = N_VGetArrayPointer(c->yp);
+  int i, big = 0;
+  for (i = 1; i < c->nx; ++i)
+    if (fabs(wp[i]) > fabs(wp[big])) big = i;
+  return salta__fail(err_of(c), SALTA_ESOLVER,
+                     "model '%s': no first step possible at t = %.17g: the derivative of state '%s' is %g, too large "
+                     "for the tolerances: the solution blows up there (a finite escape time), or set init_step",
+                     c->env.dae->d->name, t, c->nx > 0 ? c->env.dae->d->x_names[big] : "?", c->nx > 0 ? wp[big] : 0.0);
+}
+
 /* y' at a consistent point: x' = f, z' = 0 (IDAS leaves z' out); and S'. */
 static int set_derivatives(ida *c, double t) {
   const salta__dae *a = c->env.dae;
@@ -223,7 +236,10 @@ static int ida_step(void *self, double tf, double *t_old, double *t_new) {
   double tret = 0, tn, hu;
   int flag = IDASolve(c->mem, tf, &tret, c->y, c->yp, IDA_ONE_STEP);
   if (flag < 0) {
+    long nst = -1;
     if (IDAGetCurrentTime(c->mem, &tn) == IDA_SUCCESS) tret = tn;
+    if (flag == IDA_ILL_INPUT && c->bad_row < 0 && IDAGetNumSteps(c->mem, &nst) == IDA_SUCCESS && nst == 0)
+      return fail_first_step(c, tret);
     return fail_idas(c, flag, tret);
   }
   c->bad_row = -1;   /* a step succeeded: earlier recoverable NaNs are history */

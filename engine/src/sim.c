@@ -3,6 +3,7 @@
 ** the single segment loop that drives any integrator through the events,
 ** and the recorded results.
 */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,6 +162,22 @@ static int too_many_steps(salta_sim *s, const salta__integrator *it, double t_ol
                      "this method", d->name, s->run.o->max_steps, t_new, t_new - t_old, d->x_names[at], w[at]);
 }
 
+/* Steps below round-off, many in a row: the integrator cannot pass a
+** singularity of f (sqrt or log of a state at 0, a division by one). */
+#define STALL_STEPS 50
+
+static int stalled(salta_sim *s, const salta__integrator *it, double t_old, double t_new) {
+  double *w = s->run.w_step;
+  int at;
+  it->ops->end_state(it->self, w, NULL);
+  at = largest_state(s, w);
+  return salta__fail(s->err, SALTA_ESOLVER,
+                     "model '%s': the step size fell below round-off (%g) at t = %.17g for %d steps, with state "
+                     "'%s' at %g: f is singular there (e.g. sqrt, log or a division reaching 0 or a negative "
+                     "argument), or the solution blows up (a finite escape time)",
+                     s->d->name, t_new - t_old, t_new, STALL_STEPS, s->d->x_names[at], w[at]);
+}
+
 /* Steps the integrator to tf: after each step the events module looks for
 ** the earliest crossing on its interpolant; outputs come from the
 ** interpolant before it, the group fires at it, and the integrator
@@ -170,7 +187,7 @@ static int segment_loop(salta_sim *s, const salta__integrator *it, const double 
   const salta_sim_options *o = run->o;
   salta__interp ip = {interp_at, (void *)it, it->ops->exact_z};
   long steps = 0;
-  int k = 0, st, nfire, final;
+  int k = 0, st, nfire, final, tiny = 0;
   while (k < nt && times[k] <= o->t0) store_output(s, o->t0, run->w, run->S), ++k;
   for (;;) {
     double t_old = o->t0, t_new = o->t0, tau = 0;
@@ -178,6 +195,8 @@ static int segment_loop(salta_sim *s, const salta__integrator *it, const double 
       return salta__fail(s->err, SALTA_EINTR, "model '%s': interrupted at t = %.17g", s->d->name, run->t);
     if ((st = it->ops->step(it->self, o->tf, &t_old, &t_new)) || (st = check_blowup(s, it, t_new))) return st;
     if (++steps > o->max_steps) return too_many_steps(s, it, t_old, t_new);
+    tiny = t_new - t_old <= 4 * DBL_EPSILON * fabs(t_new) ? tiny + 1 : 0;
+    if (tiny >= STALL_STEPS) return stalled(s, it, t_old, t_new);
     nfire = salta__events_locate(&s->events, &ip, run->t, fmax(run->t, t_old), t_new, &tau);
     if (nfire < 0) return nfire;
     if (nfire > 0) {

@@ -448,10 +448,14 @@ end
 
 local function parse_events(d, env, list)
   local clauses = list_of(list)
+  for j, c in ipairs(clauses) do
+    if type(c) ~= "table" then
+      error(("model '%s': when[%d] must be a table (condition, reinit), got %s"):format(d.name, j, tostring(c)), 0)
+    end
+  end
   d.e_names, d.e_dir, d.e, d.r = event_names(clauses), {}, {}, {}
   for j, c in ipairs(clauses) do
     local label = ("when[%d]"):format(j)
-    if type(c) ~= "table" then error(("model '%s': %s must be a table"):format(d.name, label), 0) end
     local ctx = { model = d.name, label = label .. " condition" }
     d.e[j], d.e_dir[j] = new_parser(equation_text(ctx, c.condition), ctx, env):condition()
     local r = {}
