@@ -3,6 +3,8 @@
 #   make               libsalta.a, libsalta.so, the salta host, salta/core.so
 #   make test          C unit tests + busted specs (host and lua5.4)
 #   make test SANITIZE=1   the same with AddressSanitizer and UBSan
+#   make fuzz [FUZZ_SECONDS=600]   mutation fuzzing (fuzz/fuzz.lua): half the time on
+#                      the normal build, half on the sanitizer build
 #   make bench | demo | install PREFIX=...
 
 PREFIX ?= /usr/local
@@ -44,7 +46,7 @@ ifeq ($(VERSION),)
 $(error no SALTA_VERSION found in engine/include/salta.h)
 endif
 
-.PHONY: all deps test bench demo install clean
+.PHONY: all deps test fuzz bench demo install clean
 all: $(BUILD)/libsalta.a $(BUILD)/libsalta.so $(BUILD)/salta $(BUILD)/lua/salta/core.so
 
 deps:
@@ -93,6 +95,16 @@ $(BUILD) $(BUILD)/engine $(BUILD)/bindings $(BUILD)/tests $(BUILD)/lua/salta:
 
 test: deps all $(TEST_BIN)
 	@sh spec/run.sh $(BUILD) $(SANITIZE)
+
+# Two workers; the sanitizer half starts at seed FUZZ_SEED + 1000000.
+FUZZ_SECONDS ?= 600
+FUZZ_SEED ?= 1
+fuzz: deps
+	$(MAKE) --no-print-directory SANITIZE= all
+	$(MAKE) --no-print-directory SANITIZE=1 all
+	SALTA_BIN=build/salta OPENBLAS_NUM_THREADS=1 build/salta fuzz/fuzz.lua $$(($(FUZZ_SECONDS) / 2)) $(FUZZ_SEED) 2
+	SALTA_BIN=build-san/salta OPENBLAS_NUM_THREADS=1 build/salta fuzz/fuzz.lua $$(($(FUZZ_SECONDS) / 2)) \
+	  $$(($(FUZZ_SEED) + 1000000)) 2
 
 bench: deps all
 	OPENBLAS_NUM_THREADS=1 $(BUILD)/salta examples/bench.lua

@@ -191,8 +191,8 @@ local function run()
   local m, tf
   local r = rnd()
   if r < 0.6 then
-    local file = pick({ "fuzz/seeds/dae_specification_cauer_events.json",
-      "fuzz/seeds/dae_specification_bouncing_balls_N3.yaml" })
+    local file = pick({ "specs/dae_specification_cauer_events.json",
+      "specs/dae_specification_bouncing_balls_N3.yaml" })
     local t = mutate_spec(spec.read(file))
     tf = file:find("cauer") and pick({ 2, 8, 20 }) or pick({ 0.5, 1.9 })
     local desc = spec.describe_spec(t, "fuzzed")

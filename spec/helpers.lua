@@ -2,9 +2,8 @@
 -- differences of compiled kernels.
 local H = {}
 
-H.SHARED = os.getenv("SALTA_SHARED") or "../shared"
-
-function H.spec_path(name) return H.SHARED .. "/specs/" .. name end
+-- The seed paper's exported specs, shipped in specs/.
+function H.spec_path(name) return "specs/" .. name end
 
 -- A new temporary file (name ending in ext, if given) holding text; the
 -- caller removes it.

@@ -240,7 +240,7 @@ describe("messages that help", function()
   it("for a tolerance below round-off and for a blow-up, instead of IDAS's 'tstop is behind t'", function()
     has(clean(err_of(m.simulate, m, { tf = 1, rtol = 1e-300 })), "option 'rtol' must be >= 1e-14", "got 1e-300")
     local blow = salta.dae{ name = "blow", states = { { "x", 1 } }, f = function(t, x) return { x.x * x.x } end }
-    has(clean(err_of(blow.simulate, blow, { tf = 2 })), "model 'blow': state 'x' reached", "blows up")
+    has(clean(err_of(blow.simulate, blow, { tf = 2 })), "model 'blow'", "state 'x'", "blows up")
     has(clean(err_of(blow.simulate, blow, { tf = 2, method = "erk" })), "model 'blow'", "with state 'x' at",
       "blow up")
   end)
@@ -344,5 +344,42 @@ describe("resources", function()
     local t = { list = {} }
     t.list[1] = t
     has(err_of(salta.json.encode, t), "salta.json: cannot encode a table that contains itself")
+  end)
+end)
+
+describe("found by make fuzz", function()
+  it("a when clause that is not a table is named", function()
+    local spec = require("salta.spec")
+    has(err_of(spec.describe_spec, { states = { { name = "x", start = 1 } }, parameters = {}, f = { "der(x) = -x" },
+      when = { 3 } }, "w"), "model 'w': when[1] must be a table", "got 3")
+  end)
+  it("a derivative too large for the first step is named, at the start and after a reset", function()
+    local huge = salta.dae{ name = "huge", states = { { "x", 1 } }, params = { { "k", 1e300 } },
+      f = function(t, x, z, p) return { -p.k * x.x } end }
+    has(err_of(huge.simulate, huge, { tf = 1 }), "model 'huge': no first step possible at t = 0",
+      "derivative of state 'x' is -1e+300")
+    local kick = salta.dae{ name = "kick", states = { { "x", 1 } }, params = { { "k", 1e300 } },
+      f = function(t, x, z, p) return { -p.k * (x.x - 1) } end,
+      events = { { name = "at", direction = "up", guard = function(t) return t - 0.5 end,
+        reset = function() return { x = 2 } end } } }
+    has(err_of(kick.simulate, kick, { tf = 1 }), "model 'kick': no first step possible at t = 0.5",
+      "derivative of state 'x' is -1e+300")
+  end)
+  it("steps below round-off at a singularity of f end the run at once, naming the time", function()
+    -- x' = -1/x: x = sqrt(1 - 2t) reaches 0 at t = 1/2 with an infinite slope
+    local sing = salta.dae{ name = "sing", states = { { "x", 1 } }, f = function(t, x) return { -1 / x.x } end }
+    has(err_of(sing.simulate, sing, { tf = 3 }), "model 'sing': the step size fell below round-off", "at t = 0.4999",
+      "f is singular there")
+  end)
+  it("a mesh too coarse for the adjoint's event is named with the remedy", function()
+    local ball = salta.dae{ name = "ball", states = { { "h", 1 }, { "v", 0 } },
+      params = { { "g", 9.81 }, { "e", 0.8 }, { "k", 30 } },
+      f = function(t, x, z, p) return { x.v, -p.g - p.k * x.h * x.h * x.h } end,
+      events = { { name = "floor", direction = "down", guard = function(t, x) return x.h end,
+        reset = function(t, x, z, p) return { v = -p.e * x.v } end } } }
+    local tr = ball:simulate{ tf = 1, times = { 0.25, 0.5, 0.75, 1 } }
+    local L = salta.lsq{ model = ball, times = tr.t, data = { h = tr.y.h }, free = { "g", "e" } }
+    has(err_of(L.value_and_grad, L, { 9.81, 0.8 }, { method = "adjoint", mesh = 1 }), "model 'ball': adjoint",
+      "mesh = \"steps\"")
   end)
 end)

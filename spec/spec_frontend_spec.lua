@@ -4,7 +4,6 @@ local spec = require("salta.spec")
 local expr = require("salta.expr")
 local H = require("helpers")
 
-local SHARED = H.SHARED
 local spec_path = H.spec_path
 
 local CAUER = "dae_specification_cauer_events.json"

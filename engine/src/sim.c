@@ -158,8 +158,8 @@ static int too_many_steps(salta_sim *s, const salta__integrator *it, double t_ol
   at = largest_state(s, w);
   return salta__fail(s->err, SALTA_ESOLVER,
                      "model '%s': more than max_steps = %ld steps at t = %.17g, the last %g long, with state '%s' "
-                     "at %g: the solution may blow up there (a finite escape time), or the model is stiff for "
-                     "this method", d->name, s->run.o->max_steps, t_new, t_new - t_old, d->x_names[at], w[at]);
+                     "at %g: the solution may blow up there (a finite escape time), f may switch there without an "
+                     "event (chattering), or the model is stiff for this method", d->name, s->run.o->max_steps, t_new, t_new - t_old, d->x_names[at], w[at]);
 }
 
 /* Steps below round-off, many in a row: the integrator cannot pass a
