@@ -15,6 +15,20 @@ function H.temp_file(text, ext)
   return path
 end
 
+-- The message of the error fn(...) raises; fails if it raises none.
+function H.err_of(fn, ...)
+  local ok, e = pcall(fn, ...)
+  assert(not ok, "expected an error")
+  return tostring(e)
+end
+
+-- Asserts that msg contains each of the given strings, verbatim.
+function H.has(msg, ...)
+  for _, s in ipairs({ ... }) do
+    assert(msg:find(s, 1, true), ("message %q lacks %q"):format(msg, s))
+  end
+end
+
 H.SPECS = {
   "dae_specification_cauer_events.json",
   "dae_specification_bouncing_balls_N3.yaml",

@@ -5,16 +5,13 @@
 local H = require("helpers")
 local salta = require("salta")
 
-local function err_of(fn, ...)
-  local ok, e = pcall(fn, ...)
-  assert(not ok, "expected an error")
-  return tostring(e)
-end
+local err_of, has = H.err_of, H.has
 
-local function has(msg, ...)
-  for _, s in ipairs({ ... }) do
-    assert(msg:find(s, 1, true), ("message %q lacks %q"):format(msg, s))
-  end
+-- A falling body and a loss on its height, free g.
+local function drop()
+  local m = salta.dae{ name = "drop", states = { { "h", 1 }, { "v", 0 } }, params = { { "g", 9.81 } },
+    f = function(t, x, z, p) return { x.v, -p.g } end }
+  return m, salta.lsq{ model = m, times = { 0.1, 0.2 }, data = { h = { 1, 1 } }, free = { "g" } }
 end
 
 describe("a model that is not index-1", function()
@@ -59,9 +56,7 @@ describe("a borrowed object that was closed", function()
 end)
 
 describe("integer and choice options", function()
-  local m = salta.dae{ name = "drop", states = { { "h", 1 }, { "v", 0 } }, params = { { "g", 9.81 } },
-    f = function(t, x, z, p) return { x.v, -p.g } end }
-  local L = salta.lsq{ model = m, times = { 0.1, 0.2 }, data = { h = { 1, 1 } }, free = { "g" } }
+  local m, L = drop()
   it("are range-checked before any cast, naming the option and the value given", function()
     has(err_of(L.grad, L, { 9.81 }, { method = "adjoint", mesh = 2 ^ 30 | 0 }), "option 'mesh'", "got 1073741824")
     has(err_of(L.grad, L, { 9.81 }, { method = "adjoint", mesh = (1 << 32) + 5 }), "option 'mesh'", "got 4294967301")
@@ -154,9 +149,7 @@ describe("a typo in an option table", function()
 end)
 
 describe("values that were silently accepted", function()
-  local m = salta.dae{ name = "drop", states = { { "h", 1 }, { "v", 0 } }, params = { { "g", 9.81 } },
-    f = function(t, x, z, p) return { x.v, -p.g } end }
-  local L = salta.lsq{ model = m, times = { 0.1, 0.2 }, data = { h = { 1, 1 } }, free = { "g" } }
+  local m, L = drop()
   it("bounds: inverted or NaN, for every method", function()
     for _, method in ipairs({ "adam", "lbfgsb" }) do
       has(err_of(salta.fit, { loss = L, method = method, lower = { 10 }, upper = { 9 }, print_every = 0 }),
@@ -216,9 +209,7 @@ describe("files", function()
 end)
 
 describe("messages that help", function()
-  local m = salta.dae{ name = "drop", states = { { "h", 1 }, { "v", 0 } }, params = { { "g", 9.81 } },
-    f = function(t, x, z, p) return { x.v, -p.g } end }
-  local L = salta.lsq{ model = m, times = { 0.1, 0.2 }, data = { h = { 1, 1 } }, free = { "g" } }
+  local m, L = drop()
   local function clean(msg)   -- no internal file positions
     assert(not msg:find("lua/salta/", 1, true) and not msg:find("bad argument", 1, true), msg)
     return msg

@@ -239,16 +239,7 @@ describe("event semantics", function()
 end)
 
 describe("bad input gives a clear error", function()
-  local function err_of(fn)
-    local ok, e = pcall(fn)
-    assert.is_false(ok, "expected an error")
-    return tostring(e)
-  end
-  local function has(msg, ...)
-    for _, s in ipairs({ ... }) do
-      assert(msg:find(s, 1, true), ("message %q lacks %q"):format(msg, s))
-    end
-  end
+  local err_of, has = H.err_of, H.has
 
   it("an inconsistent initial state names the equation", function()
     local m = salta.dae{ name = "nosol", states = { { "x", 1 } }, algebraics = { { "z", 0 } },

@@ -137,12 +137,16 @@ static int largest_state(const salta_sim *s, const double *w) {
   return at;
 }
 
+/* The largest state where the integrator's last step ended (in w_step). */
+static int largest_at_end(salta_sim *s, const salta__integrator *it) {
+  it->ops->end_state(it->self, s->run.w_step, NULL);
+  return largest_state(s, s->run.w_step);
+}
+
 /* The state where a step ended, unless it blew up. */
 static int check_blowup(salta_sim *s, const salta__integrator *it, double t) {
-  double *w = s->run.w_step;
-  int at;
-  it->ops->end_state(it->self, w, NULL);
-  at = largest_state(s, w);
+  const double *w = s->run.w_step;
+  int at = largest_at_end(s, it);
   if (fabs(w[at]) <= BLOWUP) return SALTA_OK;
   return salta__fail(s->err, SALTA_ESOLVER, "model '%s': state '%s' reached %g at t = %.17g: the solution blows up "
                      "(a finite escape time)", s->d->name, s->d->x_names[at], w[at], t);
@@ -152,14 +156,13 @@ static int check_blowup(salta_sim *s, const salta__integrator *it, double t) {
 ** a blow-up (a finite escape time) and a stiff model both end here. */
 static int too_many_steps(salta_sim *s, const salta__integrator *it, double t_old, double t_new) {
   const salta_model_def *d = s->d;
-  double *w = s->run.w_step;
-  int at;
-  it->ops->end_state(it->self, w, NULL);
-  at = largest_state(s, w);
+  const double *w = s->run.w_step;
+  int at = largest_at_end(s, it);
   return salta__fail(s->err, SALTA_ESOLVER,
                      "model '%s': more than max_steps = %ld steps at t = %.17g, the last %g long, with state '%s' "
                      "at %g: the solution may blow up there (a finite escape time), f may switch there without an "
-                     "event (chattering), or the model is stiff for this method", d->name, s->run.o->max_steps, t_new, t_new - t_old, d->x_names[at], w[at]);
+                     "event (chattering), or the model is stiff for this method",
+                     d->name, s->run.o->max_steps, t_new, t_new - t_old, d->x_names[at], w[at]);
 }
 
 /* Steps below round-off, many in a row: the integrator cannot pass a
@@ -167,10 +170,8 @@ static int too_many_steps(salta_sim *s, const salta__integrator *it, double t_ol
 #define STALL_STEPS 50
 
 static int stalled(salta_sim *s, const salta__integrator *it, double t_old, double t_new) {
-  double *w = s->run.w_step;
-  int at;
-  it->ops->end_state(it->self, w, NULL);
-  at = largest_state(s, w);
+  const double *w = s->run.w_step;
+  int at = largest_at_end(s, it);
   return salta__fail(s->err, SALTA_ESOLVER,
                      "model '%s': the step size fell below round-off (%g) at t = %.17g for %d steps, with state "
                      "'%s' at %g: f is singular there (e.g. sqrt, log or a division reaching 0 or a negative "
