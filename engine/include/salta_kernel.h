@@ -9,7 +9,7 @@
 #ifndef SALTA_KERNEL_H
 #define SALTA_KERNEL_H
 
-#define SALTA_ABI_VERSION 2
+#define SALTA_ABI_VERSION 3
 
 /*
 ** A kernel evaluates one vector function or one sparse Jacobian at a point.
@@ -28,12 +28,18 @@ typedef int (*salta_kernel_fn)(double t, const double *x, const double *z,
 typedef double (*salta_guard_fn)(int j, double t, const double *x, const double *z,
                                  const double *p);
 
-/* A sparse Jacobian: nonzeros in column-major order (CSC-compatible). */
+/* The arguments of a kernel, as bits. */
+enum { SALTA_ARG_T = 1, SALTA_ARG_X = 2, SALTA_ARG_Z = 4, SALTA_ARG_P = 8 };
+/* A sparse Jacobian: nonzeros in column-major order (CSC-compatible).
+** indep: the SALTA_ARG_* bits of the arguments its values do not depend
+** on (0 when unknown), so the engine can keep a factorisation of g_z for a
+** run or take one Newton step on g linear in z. */
 typedef struct salta_sparse_def {
   int nnz;
   const int *row;
   const int *col;
   salta_kernel_fn eval;
+  int indep;
 } salta_sparse_def;
 
 /* Which argument a Jacobian differentiates by. */
@@ -72,6 +78,8 @@ typedef struct salta_model_def {
   const unsigned char *r_assign; /* ne x nx, row-major: 1 where event j's
                                     reset names state i */
   salta_guard_fn e_one;        /* guard j alone; NULL: the engine evaluates e */
+  const int *y_state;          /* ny: j where output i is state j (y_i = x_j),
+                                  else -1; NULL: none known */
 } salta_model_def;
 
 #endif

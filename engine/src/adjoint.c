@@ -297,7 +297,8 @@ int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, in
   a.l = l;
   a.dae = &l->dae;
   a.d = l->d;
-  a.p = l->dae.p = p;
+  a.p = p;
+  salta__dae_set_params(&l->dae, p);
   a.x0 = x0;
   a.nx = l->d->nx, a.nz = l->d->nz, a.n = a.nx + a.nz, a.np = l->d->np;
   a.err = l->err;
@@ -345,6 +346,6 @@ int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, in
 done:
   free(gp);
   free_adj(&a);
-  l->dae.p = NULL;
+  salta__dae_set_params(&l->dae, NULL);
   return st;
 }

@@ -44,6 +44,9 @@ int salta__dae_init(salta__dae *a, const salta_model_def *d, char *err) {
   a->err = err;
   a->nx = d->nx, a->nz = d->nz, a->n = d->nx + d->nz, a->np = d->np, a->ne = d->ne;
   a->maxnnz = max_nnz(d);
+  a->gz_fixed = (d->g.d[SALTA_WRT_Z].indep & (SALTA_ARG_T | SALTA_ARG_X | SALTA_ARG_Z)) ==
+                (SALTA_ARG_T | SALTA_ARG_X | SALTA_ARG_Z);
+  a->g_linear = (d->g.d[SALTA_WRT_Z].indep & SALTA_ARG_Z) != 0;
   a->jv = malloc(sizeof(double) * (size_t)a->maxnnz);
   a->gres = malloc(sizeof(double) * ((size_t)a->nz + 1));
   a->gz = malloc(sizeof(double) * ((size_t)a->nz * a->nz + 1));
@@ -55,6 +58,11 @@ int salta__dae_init(salta__dae *a, const salta_model_def *d, char *err) {
     return salta__fail(err, SALTA_EMEM, "out of memory");
   }
   return SALTA_OK;
+}
+
+void salta__dae_set_params(salta__dae *a, const double *p) {
+  a->p = p;
+  a->gz_ready = 0;
 }
 
 void salta__dae_free(salta__dae *a) {
@@ -196,13 +204,16 @@ static int factor_gz_xz(salta__dae *a, double t, const double *x, const double *
   const salta_sparse_def *sp = &a->d->g.d[SALTA_WRT_Z];
   const double *v;
   int nz = a->nz, k;
+  if (a->gz_ready) return 0;
   memset(a->gz, 0, sizeof(double) * (size_t)nz * nz);
   a->saw_bad = 0;
   if (sp->nnz) {
     v = eval_kernel(a, sp, t, x, z);
     for (k = 0; k < sp->nnz; ++k) a->gz[(size_t)sp->col[k] * nz + sp->row[k]] = v[k];
   }
-  return !a->saw_bad && salta__lu_factor(nz, a->gz, a->gz_piv) == 0 ? 0 : -1;
+  if (a->saw_bad || salta__lu_factor(nz, a->gz, a->gz_piv)) return -1;
+  a->gz_ready = a->gz_fixed;
+  return 0;
 }
 
 int salta__dae_factor_gz(salta__dae *a, double t, const double *w) {
@@ -222,10 +233,39 @@ static int worst_row(const double *g, int nz, double *gmax) {
   return worst;
 }
 
+/* g linear in z: z := z - g_z^-1 g(z) is the solution; a second step,
+** unless the first was at round-off, refines it against the round-off of
+** the solve (the steps Newton would take). */
+static int solve_linear_z(salta__dae *a, double t, const double *x, double *z, salta__zfail *why) {
+  int nz = a->nz, i, worst = 0, pass;
+  double *g = a->gres, gmax, gworst = 0;
+  for (pass = 0; pass < 2; ++pass) {
+    double dmax = 0, zmax = 0;
+    a->d->g.eval(t, x, z, a->p, g);
+    worst = worst_row(g, nz, &gmax);
+    if (pass == 0) gworst = g[worst];
+    if (gmax == 0) return 0;
+    if (!isfinite(gmax) || factor_gz_xz(a, t, x, z)) break;
+    for (i = 0; i < nz; ++i) zmax = fmax(zmax, fabs(z[i]));
+    salta__lu_solve(nz, a->gz, a->gz_piv, g, 1, 0);
+    for (i = 0; i < nz; ++i) {
+      z[i] -= g[i];
+      if (!(fabs(g[i]) <= dmax)) dmax = fabs(g[i]);   /* NaN propagates */
+    }
+    a->newton_iters++;
+    if (!isfinite(dmax)) break;
+    if (dmax <= SALTA_NEWTON_STEP_TOL * (1 + zmax)) return 0;
+  }
+  if (pass == 2) return 0;
+  if (why) why->eq = worst, why->residual = gworst;
+  return -1;
+}
+
 int salta__dae_solve_z(salta__dae *a, double t, const double *x, double *z, salta__zfail *why) {
   int nz = a->nz, it, i, worst = 0;
   double *g = a->gres, dprev = HUGE_VAL, gmax;
   if (nz == 0) return 0;
+  if (a->g_linear) return solve_linear_z(a, t, x, z, why);
   for (it = 0; it < SALTA_NEWTON_MAX_ITERS; ++it) {
     double dmax = 0, zmax = 0;
     int small = 1;

@@ -27,6 +27,9 @@ typedef struct salta__dae {
   double *gres;             /* g at a Newton iterate (nz) */
   double *gz;               /* g_z, LU-factored in place (nz x nz) */
   int *gz_piv;
+  int gz_fixed;             /* g_z depends on p alone: factored once per run */
+  int gz_ready;             /* ... and that factorisation is in gz */
+  int g_linear;             /* g is linear in z: Newton is exact in one step */
   double *reset_out;        /* one reset's x+ (nx) */
   int *writer;              /* per state: the group member that resets it, or -1 */
   int *guard_row_ptr[4];    /* guard rows of e_x, e_z, e_p, e_t: entries of row j */
@@ -40,6 +43,9 @@ typedef struct salta__dae {
 /* Allocates the scratch for model d; err is where messages go. */
 int salta__dae_init(salta__dae *a, const salta_model_def *d, char *err);
 void salta__dae_free(salta__dae *a);
+/* The parameters of a run (borrowed until the next call; NULL after it):
+** forgets what was computed for the previous ones. */
+void salta__dae_set_params(salta__dae *a, const double *p);
 
 /* ---- Newton on g ------------------------------------------------------- */
 

@@ -245,7 +245,7 @@ static int erk_at(void *self, double t, double *w, const int *cols, int ncols) {
   double th = (t - r->t_old) / r->h_old;
   salta__zfail why;
   int i;
-  if (cols && r->nz == 0) {
+  if (cols) {
     for (i = 0; i < ncols; ++i) w[cols[i]] = dense_at(r, th, cols[i]);
     return SALTA_OK;
   }
@@ -255,12 +255,18 @@ static int erk_at(void *self, double t, double *w, const int *cols, int ncols) {
   return SALTA_OK;
 }
 
-static int erk_sens_at(void *self, double t, double *S) {
+static int erk_sens_at(void *self, double t, double *S, const int *cols, int ncols) {
   erk *r = self;
   double th = (t - r->t_old) / r->h_old;
   int k, i;
-  for (k = 0; k < r->ns; ++k)
-    for (i = 0; i < r->nx; ++i) S[(size_t)k * r->n + i] = dense_at(r, th, (k + 1) * r->nx + i);
+  for (k = 0; k < r->ns; ++k) {
+    double *Sk = S + (size_t)k * r->n;
+    int off = (k + 1) * r->nx;
+    if (cols)
+      for (i = 0; i < ncols; ++i) Sk[cols[i]] = dense_at(r, th, off + cols[i]);
+    else
+      for (i = 0; i < r->nx; ++i) Sk[i] = dense_at(r, th, off + i);
+  }
   return SALTA_OK;
 }
 

@@ -19,7 +19,7 @@
 #include "dbuf.h"
 
 /* The integrator's interpolant over its last step: w = [x; z] at t. With
-** cols (nz = 0 models only), only the states cols[0..ncols) need be valid.
+** cols, only the states cols[0..ncols) need be valid, and z not at all.
 ** Returns 0 or a status (with the owner's message set). Unless exact_z,
 ** its z only approximates g's solution (IDAS leaves algebraic components
 ** out of its error test): guards that read z see it re-solved. */

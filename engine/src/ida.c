@@ -261,8 +261,9 @@ static int ida_at(void *self, double t, double *w, const int *cols, int ncols) {
   return SALTA_OK;
 }
 
-static int ida_sens_at(void *self, double t, double *S) {
+static int ida_sens_at(void *self, double t, double *S, const int *cols, int ncols) {
   ida *c = self;
+  (void)cols; (void)ncols;   /* IDAS interpolates every component */
   if (IDAGetSensDky(c->mem, t, 0, c->dkyS) != IDA_SUCCESS)
     return salta__fail(err_of(c), SALTA_ESOLVER, "model '%s': IDAS cannot interpolate the sensitivities at t = %.17g",
                        c->env.dae->d->name, t);
@@ -276,7 +277,7 @@ static int ida_end_state(void *self, double *w, double *S) {
   memcpy(w, N_VGetArrayPointer(c->y), sizeof(double) * (size_t)c->n);
   if (!S || c->ns == 0) return SALTA_OK;
   if (IDAGetCurrentTime(c->mem, &tn) != IDA_SUCCESS) return fail_idas(c, IDA_MEM_NULL, 0);
-  return ida_sens_at(self, tn, S);
+  return ida_sens_at(self, tn, S, NULL, 0);
 }
 
 static int ida_restart(void *self, double t, const double *w, const double *S) {

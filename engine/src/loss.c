@@ -207,7 +207,7 @@ int salta_loss_eval(salta_loss *l, const double *p, const double *x0, double *va
     return salta__fail(l->err, SALTA_EINPUT, "model '%s': no free parameters for a gradient", l->d->name);
   l->last = need_sens ? l->sim : l->vsim;
   l->p = p;
-  if ((st = salta_sim_run(l->last, &l->opts, p, x0, l->times, l->nt)))
+  if ((st = salta__sim_run_planned(l->last, &l->opts, p, x0, l->times, l->nt, l->outputs, l->nout)))
     return salta__fail(l->err, st, "%s", salta_sim_errmsg(l->last));
   if (l->beta > 0) {
     int nev = salta_sim_nevents(l->last);

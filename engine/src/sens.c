@@ -108,7 +108,8 @@ int salta__sens_fill_z(salta__sens *sn, double t, const double *w, double *S) {
   int k, i, n = a->n, nx = a->nx, nz = a->nz;
   if (nz == 0) return 0;
   if (salta__dae_factor_gz(a, t, w)) return -1;
-  eval_blocks(sn, g, 3, t, w, sn->jac[0]);
+  salta__dae_eval_jac(a, &g->d[SALTA_WRT_X], t, w, sn->jac[0][SALTA_WRT_X]);
+  salta__dae_eval_jac(a, &g->d[SALTA_WRT_P], t, w, sn->jac[0][SALTA_WRT_P]);
   memset(sn->zrhs, 0, sizeof(double) * (size_t)nz * sn->ns);
   for (k = 0; k < sn->ns; ++k) {
     double *r = sn->zrhs + (size_t)k * nz;

@@ -81,8 +81,26 @@ static int consistent(salta_sim *s, const salta__integrator *it, double t, doubl
 static int state_in_step(salta_sim *s, const salta__integrator *it, double t, double *w, double *S) {
   int st;
   if ((st = it->ops->at(it->self, t, w, NULL, 0))) return st;
-  if (s->ns > 0 && (st = it->ops->sens_at(it->self, t, S))) return st;
+  if (s->ns > 0 && (st = it->ops->sens_at(it->self, t, S, NULL, 0))) return st;
   return consistent(s, it, t, w, S);
+}
+
+/* A planned run's outputs at t inside a step: the states they are, from
+** the interpolant alone (no algebraic solve, no output Jacobians). */
+static int store_planned(salta_sim *s, const salta__integrator *it, double t) {
+  salta__results *r = &s->res;
+  const salta__run *run = &s->run;
+  int k = r->nout++, ny = s->d->ny, q, i, st;
+  size_t n = (size_t)s->n;
+  r->t[k] = t;
+  if ((st = it->ops->at(it->self, t, run->w_step, run->plan_x, run->nplan))) return st;
+  if (s->ns > 0 && (st = it->ops->sens_at(it->self, t, run->S_step, run->plan_x, run->nplan))) return st;
+  for (q = 0; q < run->nplan; ++q) {
+    int yi = run->plan_y[q], j = run->plan_x[q];
+    r->y[(size_t)k * ny + yi] = run->w_step[j];
+    for (i = 0; i < s->ns; ++i) r->dy[((size_t)k * s->ns + i) * ny + yi] = run->S_step[i * n + j];
+  }
+  return SALTA_OK;
 }
 
 /* Outputs at the target times before t_to (up to it when inclusive). */
@@ -90,8 +108,12 @@ static int outputs_in_step(salta_sim *s, const salta__integrator *it, const doub
                            double t_to, int inclusive) {
   int st;
   while (*k < nt && (times[*k] < t_to || (inclusive && times[*k] <= t_to))) {
-    if ((st = state_in_step(s, it, times[*k], s->run.w_step, s->run.S_step))) return st;
-    store_output(s, times[*k], s->run.w_step, s->run.S_step);
+    if (s->run.plan_x) {
+      if ((st = store_planned(s, it, times[*k]))) return st;
+    } else {
+      if ((st = state_in_step(s, it, times[*k], s->run.w_step, s->run.S_step))) return st;
+      store_output(s, times[*k], s->run.w_step, s->run.S_step);
+    }
     ++*k;
   }
   return SALTA_OK;
@@ -359,8 +381,27 @@ static int run_with(salta_sim *s, const salta_sim_options *o, const double *x0, 
   return st;
 }
 
+/* The plan's states, when every planned output is one (else none). */
+static int plan_states(salta_sim *s, const int *plan_y, int nplan) {
+  const int *y_state = s->d->y_state;
+  int q;
+  if (!plan_y || nplan <= 0 || !y_state) return SALTA_OK;
+  for (q = 0; q < nplan; ++q)
+    if (plan_y[q] < 0 || plan_y[q] >= s->d->ny || y_state[plan_y[q]] < 0) return SALTA_OK;
+  if (!(s->run.plan_x = malloc(sizeof(int) * (size_t)nplan))) return SALTA_EMEM;
+  for (q = 0; q < nplan; ++q) s->run.plan_x[q] = y_state[plan_y[q]];
+  s->run.plan_y = plan_y;
+  s->run.nplan = nplan;
+  return SALTA_OK;
+}
+
 int salta_sim_run(salta_sim *s, const salta_sim_options *o, const double *p, const double *x0,
                   const double *times, int nt) {
+  return salta__sim_run_planned(s, o, p, x0, times, nt, NULL, 0);
+}
+
+int salta__sim_run_planned(salta_sim *s, const salta_sim_options *o, const double *p, const double *x0,
+                           const double *times, int nt, const int *plan_y, int nplan) {
   const salta_model_def *d;
   int st;
   if (!s) return SALTA_EINPUT;
@@ -376,13 +417,14 @@ int salta_sim_run(salta_sim *s, const salta_sim_options *o, const double *p, con
   if ((st = check_inputs(s, o, p, x0, times, nt))) return st;
   if (o->method != SALTA_METHOD_ERK)
     s->stats.linear_solver = salta__use_klu(o, s->n) ? SALTA_LS_KLU : SALTA_LS_DENSE;
-  if (alloc_run(s, nt)) {
+  if (alloc_run(s, nt) || plan_states(s, plan_y, nplan)) {
     free(s->run.w);
+    free(s->run.plan_x);
     memset(&s->run, 0, sizeof s->run);
     return salta__fail(s->err, SALTA_EMEM, "out of memory");
   }
   s->run.o = o;
-  s->dae.p = p;
+  salta__dae_set_params(&s->dae, p);
   s->dae.newton_iters = 0;
   s->dae.bad.sp = NULL;
   st = run_with(s, o, x0, times, nt);
@@ -391,8 +433,9 @@ int salta_sim_run(salta_sim *s, const salta_sim_options *o, const double *p, con
   s->stats.events = s->events.nlog;
   if (s->ns > 0) salta__sens_free(&s->sens);
   free(s->run.w);
+  free(s->run.plan_x);
   memset(&s->run, 0, sizeof s->run);
-  s->dae.p = NULL;
+  salta__dae_set_params(&s->dae, NULL);
   return st;
 }
 

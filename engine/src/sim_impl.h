@@ -32,6 +32,11 @@ typedef struct salta__run {
   double *w_step;               /* a point inside a step (n) */
   double *z_polish;             /* Newton's iterate when an interpolated z is re-solved (nz) */
   salta__jump jump;             /* an event group's sensitivity data */
+  /* a planned run: the outputs at target times that every planned output
+  ** is a state, read from the interpolant alone (NULL: all outputs, from h) */
+  const int *plan_y;            /* the planned outputs (nplan) */
+  int *plan_x;                  /* the state each one is (nplan, owned) */
+  int nplan;
 } salta__run;
 
 struct salta_sim {
@@ -49,6 +54,11 @@ struct salta_sim {
   char err[SALTA_ERRMSG_SIZE];
 };
 
+/* salta_sim_run computing only the outputs plan_y[0 .. nplan) at the
+** target times, when each is a state; the other outputs, and the states
+** recorded there, are then undefined. Events and their records are whole. */
+int salta__sim_run_planned(salta_sim *s, const salta_sim_options *o, const double *p, const double *x0,
+                           const double *times, int nt, const int *plan_y, int nplan);
 /* Options that make no sense for model d: SALTA_EINPUT with a message in
 ** err (SALTA_ERRMSG_SIZE bytes) naming the option and the value. */
 int salta__sim_check_options(const salta_sim_options *o, const salta_model_def *d, char *err);

@@ -29,16 +29,16 @@ static int hx_eval(double t, const double *x, const double *z, const double *p, 
 static int none(double t, const double *x, const double *z, const double *p, double *o) {
   (void)t; (void)x; (void)z; (void)p; (void)o; return 0;
 }
-#define NO_JAC {0, 0, 0, 0}
+#define NO_JAC {0, 0, 0, 0, 0}
 static const char *const xn[] = {"x"}, *const pn[] = {"k"};
 static const double xs[] = {1}, pnom[] = {0.5};
 static const salta_model_def def = {
   SALTA_ABI_VERSION, "decay", "0", 1, 0, 1, 1, 0, xn, NULL, pn, xn, NULL, xs, NULL, pnom, NULL,
-  {1, f_eval, {{1, r0, c0, fx_eval}, NO_JAC, {1, r0, c0, fp_eval}, NO_JAC}},
+  {1, f_eval, {{1, r0, c0, fx_eval, 0}, NO_JAC, {1, r0, c0, fp_eval, 0}, NO_JAC}},
   {0, none, {NO_JAC, NO_JAC, NO_JAC, NO_JAC}},
-  {1, h_eval, {{1, r0, c0, hx_eval}, NO_JAC, NO_JAC, NO_JAC}},
+  {1, h_eval, {{1, r0, c0, hx_eval, 0}, NO_JAC, NO_JAC, NO_JAC}},
   {0, none, {NO_JAC, NO_JAC, NO_JAC, NO_JAC}},
-  NULL, NULL, NULL
+  NULL, NULL, NULL, NULL
 };
 
 /* The call failed with SALTA_EINPUT and a message of its own. */

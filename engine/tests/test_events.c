@@ -35,7 +35,7 @@ static double e_one(int j, double t, const double *x, const double *z, const dou
   e_eval(t, x, z, p, o);
   return o[j];
 }
-static const int ex_row[] = {0, 2, 1, 2}, ex_col[] = {0, 0, 2, 2};
+static const int ex_row[] = {0, 2, 1, 2, 0}, ex_col[] = {0, 0, 2, 2};
 static int ex_eval(double t, const double *x, const double *z, const double *p, double *o) {
   (void)t; (void)x; (void)z; (void)p;
   o[0] = 1, o[1] = 1, o[2] = 1, o[3] = -1;
@@ -58,10 +58,10 @@ static int r2_eval(double t, const double *x, const double *z, const double *p, 
   return 0;
 }
 
-#define NO_JAC {0, 0, 0, 0}
+#define NO_JAC {0, 0, 0, 0, 0}
 static const char *const xn[] = {"h1", "v1", "h2", "v2"}, *const pn[] = {"g", "e"};
 static const char *const en[] = {"floor1", "floor2", "level"};
-static const double xs[] = {1, 0, 1, 0}, pnom[] = {9.81, 0.5};
+static const double xs[] = {1, 0, 1, 0, 0}, pnom[] = {9.81, 0.5};
 static const int edir[] = {SALTA_DIR_DOWN, SALTA_DIR_DOWN, SALTA_DIR_BOTH};
 static const salta_function_def resets[] = {{4, r0_eval, {NO_JAC, NO_JAC, NO_JAC, NO_JAC}},
                                             {4, r1_eval, {NO_JAC, NO_JAC, NO_JAC, NO_JAC}},
@@ -70,11 +70,11 @@ static const unsigned char assign[] = {1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0};
 
 static const salta_model_def def = {
   SALTA_ABI_VERSION, "flight", "0", 4, 0, 2, 0, 3, xn, NULL, pn, NULL, en, xs, NULL, pnom, edir,
-  {4, f_eval, {{2, fx_row, fx_col, fx_eval}, NO_JAC, NO_JAC, NO_JAC}},
+  {4, f_eval, {{2, fx_row, fx_col, fx_eval, 0}, NO_JAC, NO_JAC, NO_JAC}},
   {0, NULL, {NO_JAC, NO_JAC, NO_JAC, NO_JAC}},
   {0, NULL, {NO_JAC, NO_JAC, NO_JAC, NO_JAC}},
-  {3, e_eval, {{4, ex_row, ex_col, ex_eval}, NO_JAC, NO_JAC, NO_JAC}},
-  resets, assign, e_one
+  {3, e_eval, {{4, ex_row, ex_col, ex_eval, 0}, NO_JAC, NO_JAC, NO_JAC}},
+  resets, assign, e_one, NULL
 };
 
 /* ---- the synthetic interpolant: exact flight from (tc, wc) ---------------------- */

@@ -48,15 +48,15 @@ static const char *const xn[] = {"x", "v"}, *const zn[] = {"z"}, *const pn[] = {
 static const char *const en[] = {"cross"};
 static const double xs[] = {1, 0}, zs[] = {0}, pnom[] = {2, 0.5};
 static const int edir[] = {SALTA_DIR_DOWN};
-static const salta_function_def resets[] = {{2, r_eval, {{0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}}}};
+static const salta_function_def resets[] = {{2, r_eval, {{0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}}}};
 
 static salta_model_def def = {
   SALTA_ABI_VERSION, "toy", "0", 2, 1, 2, 2, 1, xn, zn, pn, xn, en, xs, zs, pnom, edir,
-  {2, f_eval, {{2, fx_row, fx_col, fx_eval}, {1, fz_row, fz_col, fz_eval}, {1, fp_row, fp_col, fp_eval}, {0, 0, 0, 0}}},
-  {1, g_eval, {{1, gx_row, gx_col, gx_eval}, {1, one_row, one_col, one_eval}, {1, gp_row, gp_col, gp_eval}, {0, 0, 0, 0}}},
-  {2, f_eval, {{2, fx_row, fx_col, fx_eval}, {1, fz_row, fz_col, fz_eval}, {1, fp_row, fp_col, fp_eval}, {0, 0, 0, 0}}},
-  {1, e_eval, {{1, one_row, one_col, one_eval}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}}},
-  resets, (const unsigned char[]){0, 1}, NULL
+  {2, f_eval, {{2, fx_row, fx_col, fx_eval, 0}, {1, fz_row, fz_col, fz_eval, 0}, {1, fp_row, fp_col, fp_eval, 0}, {0, 0, 0, 0, 0}}},
+  {1, g_eval, {{1, gx_row, gx_col, gx_eval, 0}, {1, one_row, one_col, one_eval, 0}, {1, gp_row, gp_col, gp_eval, 0}, {0, 0, 0, 0, 0}}},
+  {2, f_eval, {{2, fx_row, fx_col, fx_eval, 0}, {1, fz_row, fz_col, fz_eval, 0}, {1, fp_row, fp_col, fp_eval, 0}, {0, 0, 0, 0, 0}}},
+  {1, e_eval, {{1, one_row, one_col, one_eval, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}}},
+  resets, (const unsigned char[]){0, 1}, NULL, NULL
 };
 
 int main(void) {

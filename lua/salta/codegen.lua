@@ -235,6 +235,16 @@ local function double_array(name, vals)
 end
 
 local WRT = { "x", "z", "p", "t" }
+local ARG_BIT = { t = 1, x = 2, z = 4, p = 8 }   -- SALTA_ARG_*
+
+-- The SALTA_ARG_* bits of the arguments no entry of jac depends on.
+local function independent_of(jac)
+  local used = 0
+  for _, ent in ipairs(jac) do
+    for v in pairs(expr.deps(ent.expr)) do used = used | (ARG_BIT[v.kind] or 15) end
+  end
+  return 15 & ~used
+end
 
 -- function_def(prefix, exprs, vars, chunks): emits the value kernel and its
 -- four Jacobian kernels into chunks, and returns the C initialiser of a
@@ -254,9 +264,9 @@ local function function_def(prefix, exprs, vars, chunks)
       chunks[#chunks + 1] = int_array(kn .. "_row", rows)
       chunks[#chunks + 1] = int_array(kn .. "_col", cols)
       chunks[#chunks + 1] = kernel(kn, vals)
-      inits[k] = ("{%d, %s_row, %s_col, %s}"):format(#jac, kn, kn, kn)
+      inits[k] = ("{%d, %s_row, %s_col, %s, %d}"):format(#jac, kn, kn, kn, independent_of(jac))
     else
-      inits[k] = "{0, 0, 0, 0}"
+      inits[k] = "{0, 0, 0, 0, 15}"
     end
   end
   return ("{%d, %s, {%s}}"):format(#exprs, prefix, table.concat(inits, ", ")), patterns
@@ -297,6 +307,12 @@ function M.generate(m, abi, symbol)
     chunks[#chunks + 1] = guard_kernel("k_e_one", m.e)
     e_one = "k_e_one"
   end
+  local y_state, any_state = {}, false
+  for i, e in ipairs(m.h) do
+    y_state[i] = e.op == "var" and e.kind == "x" and e.index - 1 or -1
+    any_state = any_state or y_state[i] >= 0
+  end
+  if any_state then chunks[#chunks + 1] = int_array("y_state", y_state) end
   local R = {}
   for j, r in ipairs(m.r) do R[j] = function_def("k_r" .. (j - 1), r, vars, chunks) end
   chunks[#chunks + 1] = name_array("x_names", m.x_names)
@@ -330,7 +346,8 @@ function M.generate(m, abi, symbol)
     ("  %s, %s, %s, %s,"):format(ref("x_start", #m.x_names), ref("z_start", #m.z_names),
       ref("p_nominal", #m.p_names), ref("e_dir", #m.e_names)),
     "  " .. F .. ",", "  " .. G .. ",", "  " .. H .. ",", "  " .. E .. ",",
-    "  " .. ref("resets", #R) .. ", " .. ref("r_assign", #R) .. ", " .. e_one,
+    "  " .. ref("resets", #R) .. ", " .. ref("r_assign", #R) .. ", " .. e_one .. ", "
+      .. (any_state and "y_state" or "0"),
     "};", "" }, "\n")
   return body .. "\n" .. def, hash
 end
