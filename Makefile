@@ -17,7 +17,7 @@ OPT := -O1
 else
 BUILD := build
 SANFLAGS :=
-OPT := -O2
+OPT := -O3
 endif
 
 LUA_INC := /usr/include/lua5.4

@@ -178,12 +178,20 @@ static int loss_nevents(lua_State *L) {
   return 1;
 }
 
+/* loss:stats() -> the statistics of the last evaluation's run */
+static int loss_stats(lua_State *L) {
+  loss_ud *u = check_loss(L, 1);
+  salta_l_pushstats(L, salta_loss_sim(u->loss));
+  return 1;
+}
+
 void salta_l_open_loss(lua_State *L) {
   static const luaL_Reg methods[] = {
     {"configure", loss_configure},
     {"eval", loss_eval},
     {"eval_adjoint", loss_eval_adjoint},
     {"nevents", loss_nevents},
+    {"stats", loss_stats},
     {"close", loss_close},
     {NULL, NULL}
   };

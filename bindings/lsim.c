@@ -65,7 +65,7 @@ static void push_events(lua_State *L, salta_sim *sim, const salta_model_def *d) 
   }
 }
 
-static void push_stats(lua_State *L, salta_sim *sim) {
+void salta_l_pushstats(lua_State *L, const salta_sim *sim) {
   salta_sim_stats st;
   salta_sim_stats_get(sim, &st);
   lua_createtable(L, 0, 8);
@@ -109,7 +109,7 @@ static void push_result(lua_State *L, salta_sim *sim, const salta_model_def *d) 
     }
     lua_setfield(L, -2, "dy");
   }
-  push_stats(L, sim); lua_setfield(L, -2, "stats");
+  salta_l_pushstats(L, sim); lua_setfield(L, -2, "stats");
   if (nst > 0) {
     lua_createtable(L, 0, 3);
     lua_createtable(L, nst, 0);

@@ -40,6 +40,7 @@ typedef struct erk {
   int nx, nz, n, ns;
   int m;                 /* nx (1 + ns): x and the x rows of the sensitivities */
   double *Y, *Ynew, *K[7], *stage, *err, *atol, *dense[5];
+  double *acc;           /* a weighted sum of the stages */
   double *z;             /* algebraics at the current point (warm start) */
   double *w;             /* [x; z] of a right-hand side */
   double *S, *Sp;        /* n x ns: full sensitivities of a right-hand side */
@@ -73,6 +74,18 @@ static int newton_failed(erk *r, double t, const salta__zfail *why) {
                      r->env.dae->d->name, t, why->eq + 1, why->residual);
 }
 
+/* acc := sum_k c[k] K[k], k < nk, summed in the order of k (each sum is
+** the one a loop over k per component computes, so results do not depend
+** on how the loops are nested). */
+static void combine(double *restrict acc, const double *c, double *const *K, int nk, int m) {
+  int i, k;
+  for (i = 0; i < m; ++i) acc[i] = c[0] * K[0][i];
+  for (k = 1; k < nk; ++k) {
+    const double ck = c[k], *restrict Kk = K[k];
+    for (i = 0; i < m; ++i) acc[i] += ck * Kk[i];
+  }
+}
+
 /* Y' at (t, Y); z is the warm start and returns the solved algebraics. */
 static int rhs(erk *r, double t, const double *Y, double *z, double *Yp) {
   salta__dae *a = r->env.dae;
@@ -84,10 +97,11 @@ static int rhs(erk *r, double t, const double *Y, double *z, double *Yp) {
   if (salta__dae_solve_z(a, t, r->w, r->w + nx, &why)) return newton_failed(r, t, &why);
   memcpy(z, r->w + nx, sizeof(double) * (size_t)r->nz);
   a->d->f.eval(t, r->w, r->w + nx, a->p, Yp);
-  for (i = 0; i < nx; ++i)
-    if (!isfinite(Yp[i]))
-      return salta__fail(err_of(r), SALTA_ESOLVER, "model '%s': f for state '%s' is %g at t = %.17g", a->d->name,
-                         a->d->x_names[i], Yp[i], t);
+  if (!salta__all_finite(Yp, (size_t)nx))
+    for (i = 0; i < nx; ++i)
+      if (!isfinite(Yp[i]))
+        return salta__fail(err_of(r), SALTA_ESOLVER, "model '%s': f for state '%s' is %g at t = %.17g",
+                           a->d->name, a->d->x_names[i], Yp[i], t);
   if (r->ns == 0) return SALTA_OK;
   unpack_S(r, Y, r->S);
   if (salta__sens_fill_z(r->env.sens, t, r->w, r->S))
@@ -103,16 +117,22 @@ static double wrms(const erk *r, const double *v, const double *y0, const double
   double sum = 0;
   int i;
   for (i = 0; i < r->m; ++i) {
-    double sc = r->atol[i] + rtol * fmax(fabs(y0[i]), fabs(y1[i]));
+    double a0 = fabs(y0[i]), a1 = fabs(y1[i]), sc = r->atol[i] + rtol * (a0 > a1 ? a0 : a1);
     sum += (v[i] / sc) * (v[i] / sc);
   }
   return sqrt(sum / r->m);
 }
 
-/* Component i of the dense output at t inside the last accepted step. */
-static double dense_at(const erk *r, double th, int i) {
-  double th1 = 1 - th;
-  return r->dense[0][i] + th * (r->dense[1][i] + th1 * (r->dense[2][i] + th * (r->dense[3][i] + th1 * r->dense[4][i])));
+/* out[i] = component off + i of the dense output, for i in cols (or every
+** i < n without cols). */
+static void dense_into(const erk *r, double th, int off, const int *cols, int n, double *out) {
+  const double th1 = 1 - th, *d0 = r->dense[0] + off, *d1 = r->dense[1] + off, *d2 = r->dense[2] + off,
+               *d3 = r->dense[3] + off, *d4 = r->dense[4] + off;
+  int q;
+  for (q = 0; q < n; ++q) {
+    int i = cols ? cols[q] : q;
+    out[i] = d0[i] + th * (d1[i] + th1 * (d2[i] + th * (d3[i] + th1 * d4[i])));
+  }
 }
 
 /* Hairer's starting step: from the sizes of y, y' and y''. */
@@ -134,35 +154,29 @@ static double initial_step(erk *r, double t, double tf, double rtol, double max_
 /* One attempted step of size h from (t, Y) with K[0] = Y'(t): writes Ynew
 ** and K[1..6]; returns the error norm (*st a status). */
 static double attempt(erk *r, double t, double h, double rtol, int *st) {
-  int i, j, k, m = r->m;
+  int i, k, m = r->m;
   for (k = 1; k < 7; ++k) {
-    for (i = 0; i < m; ++i) {
-      double acc = 0;
-      for (j = 0; j < k; ++j) acc += DP_A[k][j] * r->K[j][i];
-      r->stage[i] = r->Y[i] + h * acc;
-    }
+    combine(r->acc, DP_A[k], r->K, k, m);
+    for (i = 0; i < m; ++i) r->stage[i] = r->Y[i] + h * r->acc[i];
     if ((*st = rhs(r, t + DP_C[k] * h, r->stage, r->z, r->K[k])) != SALTA_OK) return -1;
   }
   memcpy(r->Ynew, r->stage, sizeof(double) * (size_t)m);   /* stage 7 is the 5th-order solution */
-  for (i = 0; i < m; ++i) {
-    double e = 0;
-    for (k = 0; k < 7; ++k) e += DP_ERR[k] * r->K[k][i];
-    r->err[i] = h * e;
-  }
+  combine(r->acc, DP_ERR, r->K, 7, m);
+  for (i = 0; i < m; ++i) r->err[i] = h * r->acc[i];
   return wrms(r, r->err, r->Y, r->Ynew, rtol);
 }
 
 /* The dense-output coefficients of the accepted step [t, t + h]. */
 static void make_dense(erk *r, double t, double h) {
-  int i, k;
+  int i;
+  combine(r->acc, DP_DENSE, r->K, 7, r->m);
   for (i = 0; i < r->m; ++i) {
-    double y0 = r->Y[i], y1 = r->Ynew[i], dy = y1 - y0, bsp = h * r->K[0][i] - dy, acc = 0;
-    for (k = 0; k < 7; ++k) acc += DP_DENSE[k] * r->K[k][i];
+    double y0 = r->Y[i], y1 = r->Ynew[i], dy = y1 - y0, bsp = h * r->K[0][i] - dy;
     r->dense[0][i] = y0;
     r->dense[1][i] = dy;
     r->dense[2][i] = bsp;
     r->dense[3][i] = dy - h * r->K[6][i] - bsp;
-    r->dense[4][i] = h * acc;
+    r->dense[4][i] = h * r->acc[i];
   }
   r->t_old = t;
   r->h_old = h;
@@ -244,12 +258,11 @@ static int erk_at(void *self, double t, double *w, const int *cols, int ncols) {
   erk *r = self;
   double th = (t - r->t_old) / r->h_old;
   salta__zfail why;
-  int i;
   if (cols) {
-    for (i = 0; i < ncols; ++i) w[cols[i]] = dense_at(r, th, cols[i]);
+    dense_into(r, th, 0, cols, ncols, w);
     return SALTA_OK;
   }
-  for (i = 0; i < r->nx; ++i) w[i] = dense_at(r, th, i);
+  dense_into(r, th, 0, NULL, r->nx, w);
   memcpy(w + r->nx, r->z, sizeof(double) * (size_t)r->nz);
   if (salta__dae_solve_z(r->env.dae, t, w, w + r->nx, &why)) return newton_failed(r, t, &why);
   return SALTA_OK;
@@ -258,15 +271,8 @@ static int erk_at(void *self, double t, double *w, const int *cols, int ncols) {
 static int erk_sens_at(void *self, double t, double *S, const int *cols, int ncols) {
   erk *r = self;
   double th = (t - r->t_old) / r->h_old;
-  int k, i;
-  for (k = 0; k < r->ns; ++k) {
-    double *Sk = S + (size_t)k * r->n;
-    int off = (k + 1) * r->nx;
-    if (cols)
-      for (i = 0; i < ncols; ++i) Sk[cols[i]] = dense_at(r, th, off + cols[i]);
-    else
-      for (i = 0; i < r->nx; ++i) Sk[i] = dense_at(r, th, off + i);
-  }
+  int k;
+  for (k = 0; k < r->ns; ++k) dense_into(r, th, (k + 1) * r->nx, cols, cols ? ncols : r->nx, S + (size_t)k * r->n);
   return SALTA_OK;
 }
 
@@ -312,7 +318,7 @@ int salta__erk_create(salta__integrator *it, const salta__integrator_env *env) {
   r->ns = env->sens ? env->sens->ns : 0;
   r->m = r->nx * (1 + r->ns);
   m = (size_t)r->m;
-  total = m * 18 + (size_t)r->n * (2 * (size_t)r->ns + 1) + (size_t)r->nz + 16;
+  total = m * 19 + (size_t)r->n * (2 * (size_t)r->ns + 1) + (size_t)r->nz + 16;
   if (!(p = r->Y = malloc(sizeof(double) * total))) return salta__fail(a->err, SALTA_EMEM, "out of memory");
   p += m;
   r->Ynew = p, p += m;
@@ -321,6 +327,7 @@ int salta__erk_create(salta__integrator *it, const salta__integrator_env *env) {
   r->err = p, p += m;
   r->atol = p, p += m;
   for (k = 0; k < 5; ++k) r->dense[k] = p, p += m;
+  r->acc = p, p += m;
   r->z = p, p += r->nz;
   r->w = p, p += r->n;
   r->S = p, p += (size_t)r->n * r->ns;

@@ -12,6 +12,7 @@
 #include "loss_impl.h"
 #include "salta.h"
 #include "sim_impl.h"
+#include "tol.h"
 
 
 int salta_loss_create(salta_loss **out, salta_model *model, const double *times, int nt,
@@ -195,6 +196,59 @@ static double blended(salta_loss *l, int k, int yi, const double *b, const int *
 
 /* ---- evaluation -------------------------------------------------------------- */
 
+/* The prediction of the loss's output j at target k, whose outputs are y
+** (and their sensitivities dy, unless NULL), and its derivative (ns values
+** into dyh, unless NULL). */
+static double prediction(salta_loss *l, int k, int j, const double *y, const double *dy, const double *b,
+                         const int *rec, int nb, double *dyh, double *tmp) {
+  int i, yi = l->outputs[j], ny = l->d->ny;
+  if (l->beta > 0) return blended(l, k, yi, b, rec, nb, dyh, tmp);
+  if (dyh)
+    for (i = 0; i < l->ns; ++i) dyh[i] = dy[(size_t)i * ny + yi];
+  return y[yi];
+}
+
+/* The outputs at target k of the last run, and their sensitivities. */
+static void target_outputs(const salta_loss *l, int k, int need_sens, const double **y, const double **dy) {
+  salta_sim_out(l->last, k, NULL, NULL, NULL, y);
+  *dy = NULL;
+  if (need_sens) salta_sim_out_sens(l->last, k, NULL, dy);
+}
+
+/* A residual or one of its derivatives came out non-finite: the first one,
+** by output, time and direction. */
+static int nonfinite_error(salta_loss *l, const double *b, const int *rec, int nb, double *dyh, double *tmp,
+                           double scale, int need_sens) {
+  const salta_model_def *d = l->d;
+  int k, j, i;
+  for (k = 0; k < l->nt; ++k) {
+    const double *y, *dy;
+    target_outputs(l, k, need_sens, &y, &dy);
+    for (j = 0; j < l->nout; ++j) {
+      double pred;
+      int yi = l->outputs[j];
+      if (isnan(l->data[(size_t)k * l->nout + j])) continue;
+      pred = prediction(l, k, j, y, dy, b, rec, nb, need_sens ? dyh : NULL, tmp);
+      if (!isfinite(pred))
+        return salta__fail(l->err, SALTA_ESOLVER, "model '%s': output '%s' is %g at t = %g", d->name,
+                           d->y_names[yi], pred, l->times[k]);
+      for (i = 0; i < l->ns && need_sens; ++i) {
+        char cause[512];
+        double dr = l->weights[j] * scale * dyh[i];
+        if (isfinite(dr)) continue;
+        salta__dae_bad_text(&l->sim->dae, cause, sizeof cause);
+        return salta__fail(l->err, SALTA_ESOLVER,
+                           "model '%s': the derivative of output '%s' at t = %g by %s '%s' is %g%s%s", d->name,
+                           d->y_names[yi], l->times[k], l->dirs[i] >= 0 ? "parameter" : "the initial value of",
+                           l->dirs[i] >= 0 ? d->p_names[l->dirs[i]] : d->x_names[-l->dirs[i] - 1], dr,
+                           cause[0] ? ": " : "", cause);
+      }
+    }
+  }
+  return salta__fail(l->err, SALTA_ESOLVER, "model '%s': the loss is not finite (a weight or datum too large)",
+                     d->name);
+}
+
 int salta_loss_eval(salta_loss *l, const double *p, const double *x0, double *value,
                     double *grad, double *resid, double *jac) {
   int need_sens = (grad || jac), k, j, i, m = 0, st, nb = 0, ns;
@@ -222,44 +276,26 @@ int salta_loss_eval(salta_loss *l, const double *p, const double *x0, double *va
   if (grad) memset(grad, 0, sizeof(double) * (size_t)ns);
   scale = 1.0 / sqrt((double)l->nres);
   for (k = 0; k < l->nt; ++k) {
-    const double *y, *dy = NULL;
-    salta_sim_out(l->last, k, NULL, NULL, NULL, &y);
-    if (need_sens) salta_sim_out_sens(l->last, k, NULL, &dy);
+    const double *y, *dy;
+    target_outputs(l, k, need_sens, &y, &dy);
     for (j = 0; j < l->nout; ++j) {
-      double datum = l->data[(size_t)k * l->nout + j], pred, r;
-      int yi = l->outputs[j];
+      double datum = l->data[(size_t)k * l->nout + j], ws = l->weights[j] * scale, r;
       if (isnan(datum)) continue;
-      if (l->beta > 0) {
-        pred = blended(l, k, yi, b, rec, nb, need_sens ? dyh : NULL, tmp);
-      } else {
-        pred = y[yi];
-        if (need_sens)
-          for (i = 0; i < ns; ++i) dyh[i] = dy[(size_t)i * l->d->ny + yi];
-      }
-      r = l->weights[j] * (pred - datum) * scale;
-      if (!isfinite(r)) {
-        st = salta__fail(l->err, SALTA_ESOLVER, "model '%s': output '%s' is %g at t = %g",
-                         l->d->name, l->d->y_names[yi], pred, l->times[k]);
-        goto done;
-      }
+      r = ws * (prediction(l, k, j, y, dy, b, rec, nb, need_sens ? dyh : NULL, tmp) - datum);
       L += r * r;
       if (resid) resid[m] = r;
-      for (i = 0; i < ns && need_sens; ++i) {
-        double dr = l->weights[j] * scale * dyh[i];
-        if (!isfinite(dr)) {
-          char cause[512];
-          salta__dae_bad_text(&l->sim->dae, cause, sizeof cause);
-          st = salta__fail(l->err, SALTA_ESOLVER, "model '%s': the derivative of output '%s' at t = %g by %s '%s' is %g%s%s",
-                           l->d->name, l->d->y_names[yi], l->times[k], l->dirs[i] >= 0 ? "parameter" : "the initial value of",
-                           l->dirs[i] >= 0 ? l->d->p_names[l->dirs[i]] : l->d->x_names[-l->dirs[i] - 1], dr,
-                           cause[0] ? ": " : "", cause);
-          goto done;
-        }
-        if (jac) jac[(size_t)m * ns + i] = dr;
-        if (grad) grad[i] += 2 * r * dr;
-      }
+      if (jac)
+        for (i = 0; i < ns; ++i) jac[(size_t)m * ns + i] = ws * dyh[i];
+      if (grad)
+        for (i = 0; i < ns; ++i) grad[i] += 2 * r * ws * dyh[i];
       ++m;
     }
+  }
+  /* a NaN or infinity anywhere reaches L or the gradient (or the Jacobian) */
+  if (!isfinite(L) || (grad && !salta__all_finite(grad, (size_t)ns)) ||
+      (jac && !grad && !salta__all_finite(jac, (size_t)m * ns))) {
+    st = nonfinite_error(l, b, rec, nb, dyh, tmp, scale, need_sens);
+    goto done;
   }
   if (value) *value = L;
 done:

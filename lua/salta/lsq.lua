@@ -8,6 +8,7 @@
 --     K, forward) | "fd" (h)
 --   loss:residuals(p)  loss:jacobian(p)
 --   loss:window(t_end)   the same loss over the targets at t <= t_end
+--   loss:stats()   the last evaluation's run: steps, events, method, ...
 --
 -- L(p) = mean over the finite data entries of (w (y(t_k) - data))^2; the
 -- residuals r satisfy L = sum r^2. p is an array in the order of `free` or a
@@ -316,6 +317,10 @@ end
 -- the targets at t <= t_end only, simulated up to the last of them; an
 -- explicit tf is not carried over. salta.fit's horizon continuation fits
 -- on a growing sequence of these.
+-- stats(): the statistics of the last evaluation's simulation (as
+-- trajectory:stats()).
+function Loss:stats() return self.core:stats() end
+
 function Loss:window(t_end)
   if type(t_end) ~= "number" or t_end ~= t_end then
     error(("salta.lsq: window needs an end time, got %s"):format(tostring(t_end)), 2)
