@@ -29,7 +29,7 @@ int salta__events_init(salta__events *ev, salta__dae *dae) {
   ev->ne = d->ne;
   /* one block of per-guard flags, one of values */
   q = ev->armed = calloc(5 * m, sizeof(int));
-  p = ev->stuck_t = calloc((8 + SAMPLES + 1) * m + 3 * n, sizeof(double));
+  p = ev->stuck_t = calloc((10 + SAMPLES + 1) * m + 4 * n, sizeof(double));
   ev->brackets = calloc(m, sizeof(salta__bracket));
   ev->cols = malloc(sizeof(int) * ((size_t)ex->nnz + 1));
   if (!q || !p || !ev->brackets || !ev->cols) {
@@ -45,9 +45,12 @@ int salta__events_init(salta__events *ev, salta__dae *dae) {
   ev->g_probe = p, p += m;
   ev->rate = p, p += m;
   ev->rscale = p, p += m;
+  ev->rate_p = p, p += m;
+  ev->rscale_p = p, p += m;
   ev->samples = p, p += (SAMPLES + 1) * m;
   ev->w_probe = p, p += n;
   ev->flow = p, p += n;
+  ev->flow_p = p, p += n;
   ev->z_polish = p;
   ev->col_ptr = dae->guard_row_ptr[SALTA_WRT_X];
   for (k = 0; k < ex->nnz; ++k) ev->cols[k] = ex->col[dae->guard_row_ent[SALTA_WRT_X][k]];
@@ -383,12 +386,13 @@ static int check_counts(salta__events *ev, double tau) {
   return SALTA_OK;
 }
 
-/* The guards' rates along the flow at (t, w), into ev->rate. */
-static int rates_at(salta__events *ev, double t, const double *w, const char *where) {
+/* The flow at (t, w) and the guards' rates along it. */
+static int rates_at(salta__events *ev, double t, const double *w, const char *where, double *flow, double *rate,
+                    double *rscale) {
   salta__dae *a = ev->dae;
-  if (salta__dae_flow(a, t, w, ev->flow, ev->flow + a->nx))
+  if (salta__dae_flow(a, t, w, flow, flow + a->nx))
     return salta__fail(a->err, SALTA_ESOLVER, "model '%s': g_z is singular %s at t = %.17g", ev->d->name, where, t);
-  salta__dae_guard_rates(a, t, w, ev->flow, ev->flow + a->nx, ev->rate, ev->rscale);
+  salta__dae_guard_rates(a, t, w, flow, flow + a->nx, rate, rscale);
   return SALTA_OK;
 }
 
@@ -400,7 +404,7 @@ static int rates_at(salta__events *ev, double t, const double *w, const char *wh
 static int check_directions(salta__events *ev, double tau, const double *wm) {
   const salta_model_def *d = ev->d;
   int k, j, st;
-  if ((st = rates_at(ev, tau, wm, "at an event"))) return st;
+  if ((st = rates_at(ev, tau, wm, "at an event", ev->flow, ev->rate, ev->rscale))) return st;
   for (k = 0; k < ev->nfire; ++k) {
     int dir;
     j = ev->fire[k];
@@ -437,9 +441,9 @@ static int rearm_after(salta__events *ev, double tau, const double *wp) {
     any |= ev->stuck[j] && d->e_direction[j] != SALTA_DIR_BOTH;
   }
   if (!any) return SALTA_OK;
-  if ((st = rates_at(ev, tau, wp, "after an event"))) return st;
+  if ((st = rates_at(ev, tau, wp, "after an event", ev->flow_p, ev->rate_p, ev->rscale_p))) return st;
   for (j = 0; j < ev->ne; ++j)
-    if (ev->stuck[j] && d->e_direction[j] != SALTA_DIR_BOTH && ev->rate[j] * d->e_direction[j] < 0) {
+    if (ev->stuck[j] && d->e_direction[j] != SALTA_DIR_BOTH && ev->rate_p[j] * d->e_direction[j] < 0) {
       ev->armed[j] = 1;
       ev->stuck[j] = 0;
       ev->leaving[j] = 1;

@@ -54,7 +54,9 @@ typedef struct salta__events {
   double *w_probe;              /* the interpolated state of a probe (n) */
   int *col_ptr, *cols;          /* per guard: the states it reads (probes of one guard) */
   double *z_polish;             /* Newton's iterate when a probe's z is re-solved (nz) */
-  double *rate, *rscale, *flow; /* guard rates and the flow [x'; z'] at an event */
+  double *rate, *rscale, *flow; /* at the fired group's left limit: guard rates, the
+                                   size of their terms, the flow [x'; z'] */
+  double *rate_p, *rscale_p, *flow_p;   /* the same after its resets (when needed) */
   int *fire, nfire;             /* the located group, in declaration order */
   /* the log */
   salta__event_rec *log;

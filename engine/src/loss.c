@@ -254,6 +254,7 @@ int salta_loss_eval(salta_loss *l, const double *p, const double *x0, double *va
   int need_sens = (grad || jac), k, j, i, m = 0, st, nb = 0, ns;
   double scale, *dyh = NULL, *tmp, *b = NULL, L = 0;
   int *rec = NULL;
+  salta__out_plan plan;
   if (!l) return SALTA_EINPUT;
   if (!p) return salta__fail(l->err, SALTA_EINPUT, "model '%s': salta_loss_eval needs parameters", l->d->name);
   ns = l->ns;
@@ -261,7 +262,8 @@ int salta_loss_eval(salta_loss *l, const double *p, const double *x0, double *va
     return salta__fail(l->err, SALTA_EINPUT, "model '%s': no free parameters for a gradient", l->d->name);
   l->last = need_sens ? l->sim : l->vsim;
   l->p = p;
-  if ((st = salta__sim_run_planned(l->last, &l->opts, p, x0, l->times, l->nt, l->outputs, l->nout)))
+  plan.y = l->outputs, plan.ny = l->nout, plan.event_outputs = l->beta > 0;
+  if ((st = salta__sim_run_planned(l->last, &l->opts, p, x0, l->times, l->nt, &plan)))
     return salta__fail(l->err, st, "%s", salta_sim_errmsg(l->last));
   if (l->beta > 0) {
     int nev = salta_sim_nevents(l->last);

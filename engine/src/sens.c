@@ -20,20 +20,16 @@ int salta__sens_init(salta__sens *sn, salta__dae *dae, const int *dirs, int ns) 
   sn->dae = dae;
   sn->dirs = dirs;
   sn->ns = ns;
-  sn->jac[0][0] = p = malloc(sizeof(double) * (8 * m + (size_t)a->nz * nsz + 6 * n + (size_t)a->np +
-                                                2 * (size_t)a->ne + 2 * (size_t)a->nx + n * nsz + 10));
+  sn->jac[0][0] = p = malloc(sizeof(double) * (8 * m + (size_t)a->nz * nsz + 5 * n + (size_t)a->np +
+                                                2 * (size_t)a->nx + n * nsz + 10));
   if (!p) return salta__fail(dae->err, SALTA_EMEM, "out of memory");
   for (f = 0; f < 2; ++f)
     for (b = 0; b < 4; ++b) sn->jac[f][b] = p, p += m;
   sn->zrhs = p, p += (size_t)a->nz * nsz;
-  sn->xdot_m = p, p += n;
-  sn->zdot_m = sn->xdot_m + a->nx;
   sn->xdot_p = p, p += n;
   sn->zdot_p = sn->xdot_p + a->nx;
   sn->ew = p, p += n;
   sn->ep = p, p += (size_t)a->np + 1;
-  sn->rate = p, p += (size_t)a->ne + 1;
-  sn->rscale = p, p += (size_t)a->ne + 1;
   sn->jump_v = p, p += (size_t)a->nx + 1;
   sn->rp_col = p, p += (size_t)a->nx + 1;
   sn->moved = p, p += n + 1;
@@ -189,15 +185,16 @@ void salta__sens_output(salta__sens *sn, double t, const double *w, const double
 /* ---- the jump ------------------------------------------------------------- */
 
 /* Each member's tau_p from its guard row at the left limit. */
-static int event_times(salta__sens *sn, double tau, const double *wm, const int *ev, int nev, double *tau_p) {
+static int event_times(salta__sens *sn, double tau, const salta__left_limit *lm, const int *ev, int nev,
+                       double *tau_p) {
   salta__dae *a = sn->dae;
   const salta_model_def *d = a->d;
+  const double *wm = lm->w;
   int q, k, i, n = a->n;
-  salta__dae_guard_rates(a, tau, wm, sn->xdot_m, sn->zdot_m, sn->rate, sn->rscale);
   for (q = 0; q < nev; ++q) {
     int j = ev[q];
-    double rate = sn->rate[j];
-    if (salta__dae_grazing(rate, sn->rscale[j]))
+    double rate = lm->rate[j];
+    if (salta__dae_grazing(rate, lm->rscale[j]))
       return salta__fail(a->err, SALTA_ESOLVER,
                          "model '%s': grazing event '%s' at t = %.17g: the guard's rate along the trajectory is %g, "
                          "so the event time and the gradient are undefined", d->name, d->e_names[j], tau, rate);
@@ -214,9 +211,10 @@ static int event_times(salta__sens *sn, double tau, const double *wm, const int 
 }
 
 /* The rows member q resets: S+ from its reset's Jacobians at the left limit. */
-static void member_rows(salta__sens *sn, int q, int j, double tau, const double *wm, const double *tau_p,
-                        double *S) {
+static void member_rows(salta__sens *sn, int q, int j, double tau, const salta__left_limit *lm,
+                        const double *tau_p, double *S) {
   salta__dae *a = sn->dae;
+  const double *wm = lm->w;
   const salta_function_def *r = &a->d->r[j];
   double *const *v = sn->jac[0];
   const int *writer = a->writer;
@@ -225,9 +223,9 @@ static void member_rows(salta__sens *sn, int q, int j, double tau, const double 
   for (i = 0; i < nx; ++i) sn->jump_v[i] = 0;
   for (e = 0; e < r->d[SALTA_WRT_T].nnz; ++e) sn->jump_v[r->d[SALTA_WRT_T].row[e]] = v[SALTA_WRT_T][e];
   for (e = 0; e < r->d[SALTA_WRT_X].nnz; ++e)
-    sn->jump_v[r->d[SALTA_WRT_X].row[e]] += v[SALTA_WRT_X][e] * sn->xdot_m[r->d[SALTA_WRT_X].col[e]];
+    sn->jump_v[r->d[SALTA_WRT_X].row[e]] += v[SALTA_WRT_X][e] * lm->xdot[r->d[SALTA_WRT_X].col[e]];
   for (e = 0; e < r->d[SALTA_WRT_Z].nnz; ++e)
-    sn->jump_v[r->d[SALTA_WRT_Z].row[e]] += v[SALTA_WRT_Z][e] * sn->zdot_m[r->d[SALTA_WRT_Z].col[e]];
+    sn->jump_v[r->d[SALTA_WRT_Z].row[e]] += v[SALTA_WRT_Z][e] * lm->zdot[r->d[SALTA_WRT_Z].col[e]];
   for (k = 0; k < sn->ns; ++k) {
     const double *col = sn->S_minus + (size_t)k * n;
     double *out = S + (size_t)k * n;
@@ -246,19 +244,19 @@ static void member_rows(salta__sens *sn, int q, int j, double tau, const double 
   }
 }
 
-int salta__sens_jump(salta__sens *sn, double tau, const double *wm, const double *wp, const int *ev,
+int salta__sens_jump(salta__sens *sn, double tau, const salta__left_limit *lm, const double *wp, const int *ev,
                      int nev, double *S, salta__jump *out) {
   salta__dae *a = sn->dae;
   const salta_model_def *d = a->d;
+  const double *wm = lm->w;
   size_t nS = (size_t)a->n * sn->ns;
   int q, k, i, st, n = a->n, nx = a->nx;
   memcpy(sn->S_minus, S, sizeof(double) * nS);
-  if (salta__dae_flow(a, tau, wm, sn->xdot_m, sn->zdot_m))
-    return salta__fail(a->err, SALTA_ESOLVER, "model '%s': g_z is singular at event '%s', t = %.17g",
-                       d->name, d->e_names[ev[0]], tau);
-  if ((st = event_times(sn, tau, wm, ev, nev, out->tau_p))) return st;
-  d->h.eval(tau, wm, wm + nx, a->p, out->y_minus);
-  output_along(sn, tau, wm, sn->S_minus, sn->xdot_m, sn->zdot_m, out->tau_p, out->dy_minus);
+  if ((st = event_times(sn, tau, lm, ev, nev, out->tau_p))) return st;
+  if (out->outputs) {
+    d->h.eval(tau, wm, wm + nx, a->p, out->y_minus);
+    output_along(sn, tau, wm, sn->S_minus, lm->xdot, lm->zdot, out->tau_p, out->dy_minus);
+  }
   if (salta__dae_flow(a, tau, wp, sn->xdot_p, sn->zdot_p))
     return salta__fail(a->err, SALTA_ESOLVER, "model '%s': g_z is singular after the events at t = %.17g",
                        d->name, tau);
@@ -266,12 +264,14 @@ int salta__sens_jump(salta__sens *sn, double tau, const double *wm, const double
   for (k = 0; k < sn->ns; ++k)   /* rows no member resets: continuous, with x' jumping */
     for (i = 0; i < nx; ++i)
       if (a->writer[i] < 0)
-        S[(size_t)k * n + i] = sn->S_minus[(size_t)k * n + i] + (sn->xdot_m[i] - sn->xdot_p[i]) * out->tau_p[k];
-  for (q = 0; q < nev; ++q) member_rows(sn, q, ev[q], tau, wm, out->tau_p + (size_t)q * sn->ns, S);
+        S[(size_t)k * n + i] = sn->S_minus[(size_t)k * n + i] + (lm->xdot[i] - sn->xdot_p[i]) * out->tau_p[k];
+  for (q = 0; q < nev; ++q) member_rows(sn, q, ev[q], tau, lm, out->tau_p + (size_t)q * sn->ns, S);
   if (salta__sens_fill_z(sn, tau, wp, S))
     return salta__fail(a->err, SALTA_ESOLVER, "model '%s': g_z is singular after the events at t = %.17g",
                        d->name, tau);
-  d->h.eval(tau, wp, wp + nx, a->p, out->y_plus);
-  output_along(sn, tau, wp, S, sn->xdot_p, sn->zdot_p, out->tau_p, out->dy_plus);
+  if (out->outputs) {
+    d->h.eval(tau, wp, wp + nx, a->p, out->y_plus);
+    output_along(sn, tau, wp, S, sn->xdot_p, sn->zdot_p, out->tau_p, out->dy_plus);
+  }
   return SALTA_OK;
 }

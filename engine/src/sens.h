@@ -20,21 +20,26 @@ typedef struct salta__sens {
   const int *dirs;          /* borrowed: >= 0 parameter, -(i + 1) initial state i */
   double *jac[2][4];        /* the Jacobian blocks (x, z, p, t) of up to two functions */
   double *zrhs;             /* nz x ns: the implicit function theorem's right-hand sides */
-  double *xdot_m, *zdot_m;  /* the flow at an event's left limit */
-  double *xdot_p, *zdot_p;  /* and at its right limit */
+  double *xdot_p, *zdot_p;  /* the flow at an event's right limit */
   double *ew, *ep;          /* one guard's row */
-  double *rate, *rscale;    /* the guards' rates at the left limit, and their terms' size */
   double *jump_v;           /* nx: r_t + r_x x'- + r_z z'- of a member's rows */
   double *rp_col;           /* nx: a member's r_p column of one direction */
   double *S_minus;          /* n x ns: S at the left limit, during a jump */
   double *moved;            /* n: a column moved along the flow, for outputs at an event */
 } salta__sens;
 
+/* An event group's left limit as the events module saw it: the state, the
+** flow there and every guard's rate along it with the size of its terms. */
+typedef struct salta__left_limit {
+  const double *w, *xdot, *zdot, *rate, *rscale;
+} salta__left_limit;
 /* The boundary an event group leaves in the outputs: y and its derivative
 ** along the moving event time (dy/dp + dy/dt tau_p of the first member) on
-** each side, and every member's tau_p (members x ns). */
+** each side (only when outputs is set), and every member's tau_p (members
+** x ns). */
 typedef struct salta__jump {
   double *tau_p, *y_minus, *dy_minus, *y_plus, *dy_plus;
+  int outputs;
 } salta__jump;
 
 int salta__sens_init(salta__sens *sn, salta__dae *dae, const int *dirs, int ns);
@@ -57,9 +62,10 @@ void salta__sens_output(salta__sens *sn, double t, const double *w, const double
 ** error naming the direction, the variable, the time and the first
 ** non-finite Jacobian kernel value seen (the likely cause). */
 int salta__sens_check(salta__sens *sn, const double *S, int rows, int ld, double t);
-/* The jump of S (in: left limit at wm; out: right limit at wp) through the
-** group ev[0..nev) at tau; fills out. A grazing member is an error. */
-int salta__sens_jump(salta__sens *sn, double tau, const double *wm, const double *wp, const int *ev,
+/* The jump of S (in: at the left limit lm; out: at the right limit wp)
+** through the group ev[0..nev) at tau; fills out. A grazing member is an
+** error. */
+int salta__sens_jump(salta__sens *sn, double tau, const salta__left_limit *lm, const double *wp, const int *ev,
                      int nev, double *S, salta__jump *out);
 
 #endif

@@ -46,8 +46,9 @@ static int store_jump(salta_sim *s, int nfire) {
   for (q = 0; q < nfire; ++q)
     if (salta__dbuf_push(&r->tau_p, j->tau_p + (size_t)q * ns, ns) ||
         salta__dbuf_push(&r->S_minus, s->run.S_step, nS) || salta__dbuf_push(&r->S_plus, s->run.S, nS) ||
-        salta__dbuf_push(&r->y_minus, j->y_minus, ny) || salta__dbuf_push(&r->dy_minus, j->dy_minus, ny * ns) ||
-        salta__dbuf_push(&r->y_plus, j->y_plus, ny) || salta__dbuf_push(&r->dy_plus, j->dy_plus, ny * ns))
+        (j->outputs &&
+         (salta__dbuf_push(&r->y_minus, j->y_minus, ny) || salta__dbuf_push(&r->dy_minus, j->dy_minus, ny * ns) ||
+          salta__dbuf_push(&r->y_plus, j->y_plus, ny) || salta__dbuf_push(&r->dy_plus, j->dy_plus, ny * ns))))
       return salta__fail(s->err, SALTA_EMEM, "out of memory");
   return SALTA_OK;
 }
@@ -137,8 +138,10 @@ static int fire_group(salta_sim *s, const salta__integrator *it, double tau, con
   if ((st = store_step(s, tau, run->w_minus))) return st;
   if ((st = salta__events_fire(&s->events, tau, run->w_minus, run->w_plus))) return st;
   if (s->ns > 0) {
+    const salta__events *ev = &s->events;
+    const salta__left_limit lm = {run->w_minus, ev->flow, ev->flow + s->nx, ev->rate, ev->rscale};
     memcpy(run->S, run->S_step, sizeof(double) * nS);
-    if ((st = salta__sens_jump(&s->sens, tau, run->w_minus, run->w_plus, s->events.fire, nfire, run->S, &run->jump)) ||
+    if ((st = salta__sens_jump(&s->sens, tau, &lm, run->w_plus, ev->fire, nfire, run->S, &run->jump)) ||
         (st = salta__sens_check(&s->sens, run->S, s->n, s->n, tau)) || (st = store_jump(s, nfire)))
       return st;
   }
@@ -385,7 +388,7 @@ static int run_with(salta_sim *s, const salta_sim_options *o, const double *x0, 
 static int plan_states(salta_sim *s, const int *plan_y, int nplan) {
   const int *y_state = s->d->y_state;
   int q;
-  if (!plan_y || nplan <= 0 || !y_state) return SALTA_OK;
+  if (!plan_y || !y_state) return SALTA_OK;
   for (q = 0; q < nplan; ++q)
     if (plan_y[q] < 0 || plan_y[q] >= s->d->ny || y_state[plan_y[q]] < 0) return SALTA_OK;
   if (!(s->run.plan_x = malloc(sizeof(int) * (size_t)nplan))) return SALTA_EMEM;
@@ -397,11 +400,12 @@ static int plan_states(salta_sim *s, const int *plan_y, int nplan) {
 
 int salta_sim_run(salta_sim *s, const salta_sim_options *o, const double *p, const double *x0,
                   const double *times, int nt) {
-  return salta__sim_run_planned(s, o, p, x0, times, nt, NULL, 0);
+  static const salta__out_plan everything = {NULL, 0, 1};
+  return salta__sim_run_planned(s, o, p, x0, times, nt, &everything);
 }
 
 int salta__sim_run_planned(salta_sim *s, const salta_sim_options *o, const double *p, const double *x0,
-                           const double *times, int nt, const int *plan_y, int nplan) {
+                           const double *times, int nt, const salta__out_plan *plan) {
   const salta_model_def *d;
   int st;
   if (!s) return SALTA_EINPUT;
@@ -417,13 +421,14 @@ int salta__sim_run_planned(salta_sim *s, const salta_sim_options *o, const doubl
   if ((st = check_inputs(s, o, p, x0, times, nt))) return st;
   if (o->method != SALTA_METHOD_ERK)
     s->stats.linear_solver = salta__use_klu(o, s->n) ? SALTA_LS_KLU : SALTA_LS_DENSE;
-  if (alloc_run(s, nt) || plan_states(s, plan_y, nplan)) {
+  if (alloc_run(s, nt) || plan_states(s, plan->y, plan->ny)) {
     free(s->run.w);
     free(s->run.plan_x);
     memset(&s->run, 0, sizeof s->run);
     return salta__fail(s->err, SALTA_EMEM, "out of memory");
   }
   s->run.o = o;
+  s->run.jump.outputs = plan->event_outputs;
   salta__dae_set_params(&s->dae, p);
   s->dae.newton_iters = 0;
   s->dae.bad.sp = NULL;
@@ -568,6 +573,8 @@ int salta_sim_event_sens(const salta_sim *s, int k, salta_event_sens *rec) {
   rec->tau_p = r->tau_p.v + (size_t)k * ns;
   rec->s_minus = r->S_minus.v + (size_t)k * nS;
   rec->s_plus = r->S_plus.v + (size_t)k * nS;
+  rec->y_minus = rec->dy_minus = rec->y_plus = rec->dy_plus = NULL;
+  if (r->y_minus.n < ((size_t)k + 1) * ny) return SALTA_OK;   /* a run that recorded no event outputs */
   rec->y_minus = r->y_minus.v + (size_t)k * ny;
   rec->dy_minus = r->dy_minus.v + (size_t)k * ny * ns;
   rec->y_plus = r->y_plus.v + (size_t)k * ny;

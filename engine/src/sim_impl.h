@@ -38,6 +38,14 @@ typedef struct salta__run {
   int *plan_x;                  /* the state each one is (nplan, owned) */
   int nplan;
 } salta__run;
+/* What a run computes beyond the events and the state: at the target
+** times, the outputs y[0 .. ny) (y NULL: all); at the events, the outputs
+** on each side and their derivatives (salta_event_sens's y_minus ...). */
+typedef struct salta__out_plan {
+  const int *y;
+  int ny;
+  int event_outputs;
+} salta__out_plan;
 
 struct salta_sim {
   salta_model *model;
@@ -54,11 +62,10 @@ struct salta_sim {
   char err[SALTA_ERRMSG_SIZE];
 };
 
-/* salta_sim_run computing only the outputs plan_y[0 .. nplan) at the
-** target times, when each is a state; the other outputs, and the states
-** recorded there, are then undefined. Events and their records are whole. */
+/* salta_sim_run computing what plan asks for (the outputs it leaves out,
+** and the states at the target times, are then undefined). */
 int salta__sim_run_planned(salta_sim *s, const salta_sim_options *o, const double *p, const double *x0,
-                           const double *times, int nt, const int *plan_y, int nplan);
+                           const double *times, int nt, const salta__out_plan *plan);
 /* Options that make no sense for model d: SALTA_EINPUT with a message in
 ** err (SALTA_ERRMSG_SIZE bytes) naming the option and the value. */
 int salta__sim_check_options(const salta_sim_options *o, const salta_model_def *d, char *err);
