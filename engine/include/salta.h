@@ -254,8 +254,8 @@ int salta_sim_out_sens(const salta_sim *sim, int k, const double **S, const doub
 ** s_minus, s_plus = d[x; z]/dp at fixed t just before and after the
 ** event's instant (n x ns); y_minus, y_plus = the outputs there (ny) and
 ** dy_minus, dy_plus their derivatives along the moving event time,
-** dy/dp + dy/dt tau_p (ny x ns); these four are NULL for the runs of a
-** loss that does not blend (salta_loss_sim), which does not compute them. */
+** dy/dp + dy/dt tau_p (ny x ns). SALTA_EINPUT for the runs of a loss that
+** does not blend (salta_loss_sim): they record none. */
 typedef struct salta_event_sens {
   const double *tau_p, *s_minus, *s_plus, *y_minus, *dy_minus, *y_plus, *dy_plus;
 } salta_event_sens;

@@ -103,6 +103,10 @@ static int rhs(erk *r, double t, const double *Y, double *z, double *Yp) {
         return salta__fail(err_of(r), SALTA_ESOLVER, "model '%s': f for state '%s' is %g at t = %.17g",
                            a->d->name, a->d->x_names[i], Yp[i], t);
   if (r->ns == 0) return SALTA_OK;
+  if (r->nz == 0) {   /* Y's sensitivity rows are S as it is, and Yp's are S' */
+    salta__sens_prime(r->env.sens, t, r->w, Y + nx, Yp + nx);
+    return SALTA_OK;
+  }
   unpack_S(r, Y, r->S);
   if (salta__sens_fill_z(r->env.sens, t, r->w, r->S))
     return salta__fail(err_of(r), SALTA_ESOLVER, "model '%s': g_z is singular at t = %.17g", a->d->name, t);

@@ -32,7 +32,8 @@ int salta_loss_create(salta_loss **out, salta_model *model, const double *times,
   l->data = malloc(sizeof(double) * (size_t)nt * nout);
   l->weights = malloc(sizeof(double) * (size_t)nout);
   l->outputs = malloc(sizeof(int) * (size_t)nout);
-  if (!l->times || !l->data || !l->weights || !l->outputs || salta_sim_create(&l->sim, model) ||
+  l->coef = malloc(sizeof(double) * (size_t)nt * nout);
+  if (!l->times || !l->data || !l->weights || !l->outputs || !l->coef || salta_sim_create(&l->sim, model) ||
       salta_sim_create(&l->vsim, model) || salta__dae_init(&l->dae, l->d, l->err))
     return salta__fail(l->err, SALTA_EMEM, "out of memory");
   memcpy(l->times, times, sizeof(double) * (size_t)nt);
@@ -69,7 +70,7 @@ void salta_loss_free(salta_loss **loss) {
   salta_sim_free(&l->sim);
   salta_sim_free(&l->vsim);
   if (l->dae.d) salta__dae_free(&l->dae);
-  free(l->times); free(l->data); free(l->weights); free(l->outputs); free(l->dirs);
+  free(l->times); free(l->data); free(l->weights); free(l->outputs); free(l->coef); free(l->dirs);
   free(l);
   *loss = NULL;
 }
@@ -139,24 +140,21 @@ static double output_at(salta_loss *l, int yi, double t, const double *x, const 
   return yv[yi];
 }
 
-/* The blended prediction of output index yi at target k, and its
+/* The blended prediction of the loss's output j at target k, where the
+** run gives yq and (unless NULL) its derivatives dyq (ns), and its own
 ** derivative (ns values, when dyh != NULL). tmp: 2 ns + ny doubles. */
-static double blended(salta_loss *l, int k, int yi, const double *b, const int *rec, int nb,
-                      double *dyh, double *tmp) {
+static double blended(salta_loss *l, int k, int j, double yq, const double *dyq, const double *b, const int *rec,
+                      int nb, double *dyh, double *tmp) {
   salta_sim *sim = l->last;
-  int ns = l->ns, seg, i, ny = l->d->ny;
+  int ns = l->ns, seg, i, ny = l->d->ny, yi = l->outputs[j];
   double T = l->times[k], A = 0, B = 0;
   double *dA = tmp, *dB = tmp + ns, *yv = tmp + 2 * ns;
-  const double *y, *dy = NULL;
-  salta_sim_out(sim, k, NULL, NULL, NULL, &y);
-  if (dyh) {
-    salta_sim_out_sens(sim, k, NULL, &dy);
-    memset(tmp, 0, sizeof(double) * 2 * (size_t)ns);
-  }
+  if (dyh) memset(tmp, 0, sizeof(double) * 2 * (size_t)ns);
   for (seg = 0; seg + 1 < nb; ++seg) {
     double a = b[seg], e = b[seg + 1], dw_da, dw_de, v;
     double w = salta__blend_weight(l->beta, T, a, e, &dw_da, &dw_de);
-    const double *dv = dy, *ta = NULL, *te = NULL;
+    const double *dv = dyq, *ta = NULL, *te = NULL;
+    size_t stride = 1;
     salta_event_sens ra, re;
     salta_event_record r;
     if (dyh && rec[seg] >= 0 && salta_sim_event_sens(sim, rec[seg], &ra) == SALTA_OK) ta = ra.tau_p;
@@ -168,13 +166,13 @@ static double blended(salta_loss *l, int k, int yi, const double *b, const int *
         salta_sim_event(sim, r.group + r.group_size - 1, &last);
         v = output_at(l, yi, last.t, last.x_plus, last.z_plus, yv);
       }
-      if (dyh) dv = ra.dy_plus;
+      if (dyh) dv = ra.dy_plus + yi, stride = (size_t)ny;
     } else if (T >= e && seg + 2 < nb) {  /* clipped to its end */
       salta_sim_event(sim, rec[seg + 1], &r);
       v = output_at(l, yi, r.t, r.x_minus, r.z_minus, yv);
-      if (dyh) dv = re.dy_minus;
+      if (dyh) dv = re.dy_minus + yi, stride = (size_t)ny;
     } else {
-      v = y[yi];
+      v = yq;
     }
     A += w * v;
     B += w;
@@ -183,7 +181,7 @@ static double blended(salta_loss *l, int k, int yi, const double *b, const int *
         double dw = 0;
         if (ta) dw += dw_da * ta[i];
         if (te) dw += dw_de * te[i];
-        dA[i] += dw * v + w * dv[(size_t)i * ny + yi];
+        dA[i] += dw * v + w * dv[(size_t)i * stride];
         dB[i] += dw;
       }
     }
@@ -196,23 +194,22 @@ static double blended(salta_loss *l, int k, int yi, const double *b, const int *
 
 /* ---- evaluation -------------------------------------------------------------- */
 
-/* The prediction of the loss's output j at target k, whose outputs are y
-** (and their sensitivities dy, unless NULL), and its derivative (ns values
-** into dyh, unless NULL). */
+/* The prediction of the loss's output j at target k, where the run gives
+** y (its planned outputs) and dy (their derivatives, unless NULL), and its
+** derivative (ns values into dyh, unless NULL). */
 static double prediction(salta_loss *l, int k, int j, const double *y, const double *dy, const double *b,
                          const int *rec, int nb, double *dyh, double *tmp) {
-  int i, yi = l->outputs[j], ny = l->d->ny;
-  if (l->beta > 0) return blended(l, k, yi, b, rec, nb, dyh, tmp);
-  if (dyh)
-    for (i = 0; i < l->ns; ++i) dyh[i] = dy[(size_t)i * ny + yi];
-  return y[yi];
+  const double *dyq = dy ? dy + (size_t)j * l->ns : NULL;
+  if (l->beta > 0) return blended(l, k, j, y[j], dyq, b, rec, nb, dyh, tmp);
+  if (dyh) memcpy(dyh, dyq, sizeof(double) * (size_t)l->ns);
+  return y[j];
 }
 
-/* The outputs at target k of the last run, and their sensitivities. */
+/* The loss's outputs at target k of the last run, and their derivatives
+** (NULL without need_sens). */
 static void target_outputs(const salta_loss *l, int k, int need_sens, const double **y, const double **dy) {
-  salta_sim_out(l->last, k, NULL, NULL, NULL, y);
-  *dy = NULL;
-  if (need_sens) salta_sim_out_sens(l->last, k, NULL, dy);
+  salta__sim_planned_out(l->last, k, y, dy);
+  if (!need_sens) *dy = NULL;
 }
 
 /* A residual or one of its derivatives came out non-finite: the first one,
@@ -249,6 +246,22 @@ static int nonfinite_error(salta_loss *l, const double *b, const int *rec, int n
                      d->name);
 }
 
+/* grad = sum over the data of coef times the prediction's derivative, a
+** direction at a time over the run's planned derivatives (in the data's
+** order, as a running sum per residual would add them). */
+static void gradient(const salta_loss *l, double *grad) {
+  const double *y, *dy;
+  size_t kj, n = (size_t)l->nt * l->nout, ns = (size_t)l->ns;
+  size_t i;
+  salta__sim_planned_out(l->last, 0, &y, &dy);   /* the rows of every target, contiguous */
+  for (i = 0; i < ns; ++i) {
+    double g = 0;
+    for (kj = 0; kj < n; ++kj)
+      if (l->coef[kj] != 0 || !isnan(l->data[kj])) g += l->coef[kj] * dy[kj * ns + i];
+    grad[i] = g;
+  }
+}
+
 int salta_loss_eval(salta_loss *l, const double *p, const double *x0, double *value,
                     double *grad, double *resid, double *jac) {
   int need_sens = (grad || jac), k, j, i, m = 0, st, nb = 0, ns;
@@ -281,18 +294,22 @@ int salta_loss_eval(salta_loss *l, const double *p, const double *x0, double *va
     const double *y, *dy;
     target_outputs(l, k, need_sens, &y, &dy);
     for (j = 0; j < l->nout; ++j) {
-      double datum = l->data[(size_t)k * l->nout + j], ws = l->weights[j] * scale, r;
+      size_t kj = (size_t)k * l->nout + j;
+      double datum = l->data[kj], ws = l->weights[j] * scale, r;
+      l->coef[kj] = 0;
       if (isnan(datum)) continue;
-      r = ws * (prediction(l, k, j, y, dy, b, rec, nb, need_sens ? dyh : NULL, tmp) - datum);
+      r = ws * (prediction(l, k, j, y, dy, b, rec, nb, jac || (grad && l->beta > 0) ? dyh : NULL, tmp) - datum);
       L += r * r;
+      l->coef[kj] = 2 * r * ws;
       if (resid) resid[m] = r;
       if (jac)
         for (i = 0; i < ns; ++i) jac[(size_t)m * ns + i] = ws * dyh[i];
-      if (grad)
-        for (i = 0; i < ns; ++i) grad[i] += 2 * r * ws * dyh[i];
+      if (grad && l->beta > 0)
+        for (i = 0; i < ns; ++i) grad[i] += l->coef[kj] * dyh[i];
       ++m;
     }
   }
+  if (grad && !(l->beta > 0)) gradient(l, grad);
   /* a NaN or infinity anywhere reaches L or the gradient (or the Jacobian) */
   if (!isfinite(L) || (grad && !salta__all_finite(grad, (size_t)ns)) ||
       (jac && !grad && !salta__all_finite(jac, (size_t)m * ns))) {

@@ -18,6 +18,7 @@ struct salta_loss {
   const salta_model_def *d;
   int nt, nout, nres, ns;
   double *times, *data, *weights;  /* data: nt x nout by time, NaN = missing */
+  double *coef;                    /* nt x nout: d L / d prediction of each datum (0: missing) */
   int *outputs;
   int *dirs;                       /* the free directions (copy) */
   double beta;

@@ -16,6 +16,19 @@
 
 /* ---- results --------------------------------------------------------------- */
 
+/* A planned run's outputs at target k from the full ones there. */
+static void record_planned(salta_sim *s, int k) {
+  salta__results *r = &s->res;
+  const salta__run *run = &s->run;
+  int q, i, ny = s->d->ny, ns = s->ns;
+  for (q = 0; q < run->nplan; ++q) {
+    int yi = run->plan_y[q];
+    r->py[(size_t)k * run->nplan + q] = r->y[(size_t)k * ny + yi];
+    for (i = 0; i < ns; ++i)
+      r->pdy[((size_t)k * run->nplan + q) * ns + i] = r->dy[((size_t)k * ns + i) * ny + yi];
+  }
+}
+
 /* Output at t from a consistent w and S (z rows filled). */
 static void store_output(salta_sim *s, double t, const double *w, const double *S) {
   salta__results *r = &s->res;
@@ -25,9 +38,11 @@ static void store_output(salta_sim *s, double t, const double *w, const double *
   r->t[k] = t;
   memcpy(r->w + (size_t)k * s->n, w, sizeof(double) * (size_t)s->n);
   if (ny) s->d->h.eval(t, w, w + s->nx, a->p, r->y + (size_t)k * ny);
-  if (s->ns == 0) return;
-  memcpy(r->S + (size_t)k * nS, S, sizeof(double) * nS);
-  salta__sens_output(&s->sens, t, w, S, r->dy + (size_t)k * ny * s->ns);
+  if (s->ns > 0) {
+    memcpy(r->S + (size_t)k * nS, S, sizeof(double) * nS);
+    salta__sens_output(&s->sens, t, w, S, r->dy + (size_t)k * ny * s->ns);
+  }
+  if (s->run.plan_y) record_planned(s, k);
 }
 
 static int store_step(salta_sim *s, double t, const double *w) {
@@ -46,9 +61,8 @@ static int store_jump(salta_sim *s, int nfire) {
   for (q = 0; q < nfire; ++q)
     if (salta__dbuf_push(&r->tau_p, j->tau_p + (size_t)q * ns, ns) ||
         salta__dbuf_push(&r->S_minus, s->run.S_step, nS) || salta__dbuf_push(&r->S_plus, s->run.S, nS) ||
-        (j->outputs &&
-         (salta__dbuf_push(&r->y_minus, j->y_minus, ny) || salta__dbuf_push(&r->dy_minus, j->dy_minus, ny * ns) ||
-          salta__dbuf_push(&r->y_plus, j->y_plus, ny) || salta__dbuf_push(&r->dy_plus, j->dy_plus, ny * ns))))
+        salta__dbuf_push(&r->y_minus, j->y_minus, ny) || salta__dbuf_push(&r->dy_minus, j->dy_minus, ny * ns) ||
+        salta__dbuf_push(&r->y_plus, j->y_plus, ny) || salta__dbuf_push(&r->dy_plus, j->dy_plus, ny * ns))
       return salta__fail(s->err, SALTA_EMEM, "out of memory");
   return SALTA_OK;
 }
@@ -91,15 +105,16 @@ static int state_in_step(salta_sim *s, const salta__integrator *it, double t, do
 static int store_planned(salta_sim *s, const salta__integrator *it, double t) {
   salta__results *r = &s->res;
   const salta__run *run = &s->run;
-  int k = r->nout++, ny = s->d->ny, q, i, st;
+  int k = r->nout++, q, i, st, ns = s->ns;
   size_t n = (size_t)s->n;
+  double *y = r->py + (size_t)k * run->nplan, *dy = r->pdy + (size_t)k * run->nplan * ns;
   r->t[k] = t;
   if ((st = it->ops->at(it->self, t, run->w_step, run->plan_x, run->nplan))) return st;
-  if (s->ns > 0 && (st = it->ops->sens_at(it->self, t, run->S_step, run->plan_x, run->nplan))) return st;
+  if (ns > 0 && (st = it->ops->sens_at(it->self, t, run->S_step, run->plan_x, run->nplan))) return st;
   for (q = 0; q < run->nplan; ++q) {
-    int yi = run->plan_y[q], j = run->plan_x[q];
-    r->y[(size_t)k * ny + yi] = run->w_step[j];
-    for (i = 0; i < s->ns; ++i) r->dy[((size_t)k * s->ns + i) * ny + yi] = run->S_step[i * n + j];
+    int j = run->plan_x[q];
+    y[q] = run->w_step[j];
+    for (i = 0; i < ns; ++i) dy[(size_t)q * ns + i] = run->S_step[i * n + j];
   }
   return SALTA_OK;
 }
@@ -142,7 +157,7 @@ static int fire_group(salta_sim *s, const salta__integrator *it, double tau, con
     const salta__left_limit lm = {run->w_minus, ev->flow, ev->flow + s->nx, ev->rate, ev->rscale};
     memcpy(run->S, run->S_step, sizeof(double) * nS);
     if ((st = salta__sens_jump(&s->sens, tau, &lm, run->w_plus, ev->fire, nfire, run->S, &run->jump)) ||
-        (st = salta__sens_check(&s->sens, run->S, s->n, s->n, tau)) || (st = store_jump(s, nfire)))
+        (st = salta__sens_check(&s->sens, run->S, s->n, s->n, tau)) || (run->jump.outputs && (st = store_jump(s, nfire))))
       return st;
   }
   if ((st = store_step(s, tau, run->w_plus))) return st;
@@ -310,7 +325,7 @@ static int alloc_run(salta_sim *s, int nt) {
   size_t n = (size_t)s->n, ns = (size_t)s->ns, ny = (size_t)s->d->ny, ne = (size_t)s->d->ne + 1;
   size_t cap = (size_t)nt + 1;
   double *p;
-  if ((int)cap > r->cap || ns > 0) {
+  if ((int)cap > r->cap || s->ns != r->cap_ns) {
     free(r->t); free(r->w); free(r->y); free(r->S); free(r->dy);
     r->t = malloc(sizeof(double) * cap);
     r->w = malloc(sizeof(double) * cap * n);
@@ -318,6 +333,7 @@ static int alloc_run(salta_sim *s, int nt) {
     r->S = ns ? malloc(sizeof(double) * cap * n * ns) : NULL;
     r->dy = ns ? malloc(sizeof(double) * cap * (ny + 1) * ns) : NULL;
     r->cap = (r->t && r->w && r->y && (!ns || (r->S && r->dy))) ? (int)cap : 0;
+    r->cap_ns = s->ns;
     if (!r->cap) return -1;
   }
   p = run->w = malloc(sizeof(double) * (5 * n + 2 * n * ns + ne * ns + 2 * (ny + ny * ns) + 8));
@@ -384,17 +400,30 @@ static int run_with(salta_sim *s, const salta_sim_options *o, const double *x0, 
   return st;
 }
 
-/* The plan's states, when every planned output is one (else none). */
-static int plan_states(salta_sim *s, const int *plan_y, int nplan) {
+/* A plan's results, and its states when every planned output is one. */
+static int plan_run(salta_sim *s, const int *plan_y, int nplan, int nt) {
+  salta__results *r = &s->res;
   const int *y_state = s->d->y_state;
+  size_t cap = (size_t)nt + 1, ns = (size_t)s->ns;
   int q;
-  if (!plan_y || !y_state) return SALTA_OK;
+  if (!plan_y) return SALTA_OK;
   for (q = 0; q < nplan; ++q)
-    if (plan_y[q] < 0 || plan_y[q] >= s->d->ny || y_state[plan_y[q]] < 0) return SALTA_OK;
-  if (!(s->run.plan_x = malloc(sizeof(int) * (size_t)nplan))) return SALTA_EMEM;
-  for (q = 0; q < nplan; ++q) s->run.plan_x[q] = y_state[plan_y[q]];
+    if (plan_y[q] < 0 || plan_y[q] >= s->d->ny) return SALTA_EINPUT;
+  if (cap * (size_t)nplan * (ns + 1) > (size_t)r->pcap) {
+    free(r->py);
+    r->py = malloc(sizeof(double) * cap * (size_t)nplan * (ns + 1));
+    if (!r->py) return r->pcap = 0, SALTA_EMEM;
+    r->pcap = (int)(cap * (size_t)nplan * (ns + 1));
+  }
+  r->pdy = r->py + cap * (size_t)nplan;
+  r->pn = nplan;
   s->run.plan_y = plan_y;
   s->run.nplan = nplan;
+  if (!y_state) return SALTA_OK;
+  for (q = 0; q < nplan; ++q)
+    if (y_state[plan_y[q]] < 0) return SALTA_OK;
+  if (!(s->run.plan_x = malloc(sizeof(int) * (size_t)nplan))) return SALTA_EMEM;
+  for (q = 0; q < nplan; ++q) s->run.plan_x[q] = y_state[plan_y[q]];
   return SALTA_OK;
 }
 
@@ -421,7 +450,7 @@ int salta__sim_run_planned(salta_sim *s, const salta_sim_options *o, const doubl
   if ((st = check_inputs(s, o, p, x0, times, nt))) return st;
   if (o->method != SALTA_METHOD_ERK)
     s->stats.linear_solver = salta__use_klu(o, s->n) ? SALTA_LS_KLU : SALTA_LS_DENSE;
-  if (alloc_run(s, nt) || plan_states(s, plan->y, plan->ny)) {
+  if (alloc_run(s, nt) || plan_run(s, plan->y, plan->ny, nt)) {
     free(s->run.w);
     free(s->run.plan_x);
     memset(&s->run, 0, sizeof s->run);
@@ -487,7 +516,7 @@ void salta_sim_free(salta_sim **sim) {
   r = &s->res;
   salta__events_free(&s->events);
   salta__dae_free(&s->dae);
-  free(r->t); free(r->w); free(r->y); free(r->S); free(r->dy);
+  free(r->t); free(r->w); free(r->y); free(r->S); free(r->dy); free(r->py);
   salta__dbuf_free(&r->step_t); salta__dbuf_free(&r->step_w);
   salta__dbuf_free(&r->tau_p); salta__dbuf_free(&r->S_minus); salta__dbuf_free(&r->S_plus);
   salta__dbuf_free(&r->y_minus); salta__dbuf_free(&r->dy_minus);
@@ -556,6 +585,12 @@ int salta_sim_set_sens(salta_sim *s, const int *dirs, int ns) {
 
 int salta_sim_nsens(const salta_sim *s) { return s ? s->ns : 0; }
 
+void salta__sim_planned_out(const salta_sim *s, int k, const double **y, const double **dy) {
+  const salta__results *r = &s->res;
+  *y = r->py + (size_t)k * r->pn;
+  *dy = r->pdy + (size_t)k * r->pn * s->ns;
+}
+
 int salta_sim_out_sens(const salta_sim *s, int k, const double **S, const double **dy) {
   if (!s || s->ns == 0 || k < 0 || k >= s->res.nout) return SALTA_EINPUT;
   if (S) *S = s->res.S + (size_t)k * s->n * s->ns;
@@ -569,12 +604,10 @@ int salta_sim_event_sens(const salta_sim *s, int k, salta_event_sens *rec) {
   if (!s || !rec || s->ns == 0 || k < 0 || k >= s->events.nlog) return SALTA_EINPUT;
   r = &s->res;
   ns = (size_t)s->ns, nS = (size_t)s->n * ns, ny = (size_t)s->d->ny;
-  if (r->tau_p.n < ((size_t)k + 1) * ns) return SALTA_EINPUT;   /* the run failed before its jump */
+  if (r->tau_p.n < ((size_t)k + 1) * ns) return SALTA_EINPUT;   /* failed before its jump, or not recorded */
   rec->tau_p = r->tau_p.v + (size_t)k * ns;
   rec->s_minus = r->S_minus.v + (size_t)k * nS;
   rec->s_plus = r->S_plus.v + (size_t)k * nS;
-  rec->y_minus = rec->dy_minus = rec->y_plus = rec->dy_plus = NULL;
-  if (r->y_minus.n < ((size_t)k + 1) * ny) return SALTA_OK;   /* a run that recorded no event outputs */
   rec->y_minus = r->y_minus.v + (size_t)k * ny;
   rec->dy_minus = r->dy_minus.v + (size_t)k * ny * ns;
   rec->y_plus = r->y_plus.v + (size_t)k * ny;

@@ -14,9 +14,12 @@
 
 /* The results of the last run, readable until the next. */
 typedef struct salta__results {
-  int nout, cap;                /* outputs stored; room for */
+  int nout, cap, cap_ns;        /* outputs stored; room for, with cap_ns directions */
   double *t, *w, *y;            /* per output: t, [x; z] (n), y (ny) */
   double *S, *dy;               /* per output with sensitivities: n x ns, ny x ns */
+  double *py, *pdy;             /* per output of a planned run: the planned outputs
+                                   (nplan), their derivatives (nplan x ns, row-major) */
+  int pn, pcap;                 /* planned outputs; doubles py and pdy have room for */
   salta__dbuf step_t, step_w;   /* per recorded step: t, [x; z] */
   /* per event with sensitivities (see salta_event_sens) */
   salta__dbuf tau_p, S_minus, S_plus, y_minus, dy_minus, y_plus, dy_plus;
@@ -32,15 +35,15 @@ typedef struct salta__run {
   double *w_step;               /* a point inside a step (n) */
   double *z_polish;             /* Newton's iterate when an interpolated z is re-solved (nz) */
   salta__jump jump;             /* an event group's sensitivity data */
-  /* a planned run: the outputs at target times that every planned output
-  ** is a state, read from the interpolant alone (NULL: all outputs, from h) */
+  /* a planned run (plan_y NULL: not one) */
   const int *plan_y;            /* the planned outputs (nplan) */
-  int *plan_x;                  /* the state each one is (nplan, owned) */
+  int *plan_x;                  /* when every one is a state, which (owned): they come
+                                   from the interpolant alone */
   int nplan;
 } salta__run;
 /* What a run computes beyond the events and the state: at the target
-** times, the outputs y[0 .. ny) (y NULL: all); at the events, the outputs
-** on each side and their derivatives (salta_event_sens's y_minus ...). */
+** times, the outputs y[0 .. ny) (y NULL: all); with event_outputs, the
+** sensitivity records of the events (salta_event_sens). */
 typedef struct salta__out_plan {
   const int *y;
   int ny;
@@ -62,10 +65,13 @@ struct salta_sim {
   char err[SALTA_ERRMSG_SIZE];
 };
 
-/* salta_sim_run computing what plan asks for (the outputs it leaves out,
-** and the states at the target times, are then undefined). */
+/* salta_sim_run computing what plan asks for, into the planned results
+** (the outputs and states salta_sim_out gives are then undefined). */
 int salta__sim_run_planned(salta_sim *s, const salta_sim_options *o, const double *p, const double *x0,
                            const double *times, int nt, const salta__out_plan *plan);
+/* A planned run's outputs at target k: y (plan->ny, in plan order) and, with
+** sensitivities, dy (plan->ny x ns, row-major). Borrowed until the next run. */
+void salta__sim_planned_out(const salta_sim *s, int k, const double **y, const double **dy);
 /* Options that make no sense for model d: SALTA_EINPUT with a message in
 ** err (SALTA_ERRMSG_SIZE bytes) naming the option and the value. */
 int salta__sim_check_options(const salta_sim_options *o, const salta_model_def *d, char *err);
