@@ -344,18 +344,24 @@ void salta__dae_guard_rates(salta__dae *a, double t, const double *w, const doub
   const salta_function_def *e = &a->d->e;
   const double *along[3] = {xdot, zdot, NULL};
   int b, k;
+  int j;
   memset(rate, 0, sizeof(double) * (size_t)a->ne);
   memset(scale, 0, sizeof(double) * (size_t)a->ne);
   for (b = 0; b < 4; ++b) {
     const salta_sparse_def *sp = &e->d[b];
+    const int *ptr = a->guard_row_ptr[b], *ent = a->guard_row_ent[b];
     const double *v;
     if (b == SALTA_WRT_P || sp->nnz == 0) continue;
     sp->eval(t, w, w + a->nx, a->p, a->jv);   /* checked through the rates below */
     v = a->jv;
-    for (k = 0; k < sp->nnz; ++k) {
-      double term = b == SALTA_WRT_T ? v[k] : v[k] * along[b][sp->col[k]];
-      rate[sp->row[k]] += term;
-      scale[sp->row[k]] += fabs(term);
+    for (j = 0; j < a->ne; ++j) {   /* a row at a time: no scatter */
+      double r = rate[j], sc = scale[j];
+      for (k = ptr[j]; k < ptr[j + 1]; ++k) {
+        double term = b == SALTA_WRT_T ? v[ent[k]] : v[ent[k]] * along[b][sp->col[ent[k]]];
+        r += term;
+        sc += fabs(term);
+      }
+      rate[j] = r, scale[j] = sc;
     }
   }
   if (!salta__all_finite(rate, (size_t)a->ne))   /* name the kernel */

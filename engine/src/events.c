@@ -29,10 +29,11 @@ int salta__events_init(salta__events *ev, salta__dae *dae) {
   ev->ne = d->ne;
   /* one block of per-guard flags, one of values */
   q = ev->armed = calloc(5 * m, sizeof(int));
-  p = ev->stuck_t = calloc((10 + SAMPLES + 1) * m + 4 * n, sizeof(double));
+  p = ev->stuck_t = calloc((11 + SAMPLES + 1) * m + 4 * n, sizeof(double));
   ev->brackets = calloc(m, sizeof(salta__bracket));
   ev->cols = malloc(sizeof(int) * ((size_t)ex->nnz + 1));
-  if (!q || !p || !ev->brackets || !ev->cols) {
+  ev->quiet = malloc(m);
+  if (!q || !p || !ev->brackets || !ev->cols || !ev->quiet) {
     salta__events_free(ev);
     return salta__fail(dae->err, SALTA_EMEM, "out of memory");
   }
@@ -46,12 +47,14 @@ int salta__events_init(salta__events *ev, salta__dae *dae) {
   ev->rate = p, p += m;
   ev->rscale = p, p += m;
   ev->rate_p = p, p += m;
+  ev->clear_sign = p, p += m;
   ev->rscale_p = p, p += m;
   ev->samples = p, p += (SAMPLES + 1) * m;
   ev->w_probe = p, p += n;
   ev->flow = p, p += n;
   ev->flow_p = p, p += n;
   ev->z_polish = p;
+  for (k = 0; k < d->ne; ++k) ev->clear_sign[k] = -(double)d->e_direction[k];
   ev->col_ptr = dae->guard_row_ptr[SALTA_WRT_X];
   for (k = 0; k < ex->nnz; ++k) ev->cols[k] = ex->col[dae->guard_row_ent[SALTA_WRT_X][k]];
   return SALTA_OK;
@@ -62,6 +65,7 @@ void salta__events_free(salta__events *ev) {
   free(ev->stuck_t);
   free(ev->brackets);
   free(ev->cols);
+  free(ev->quiet);
   free(ev->log);
   salta__dbuf_free(&ev->w_minus);
   salta__dbuf_free(&ev->w_plus);
@@ -258,6 +262,32 @@ static int first_bracket(salta__events *ev, const salta__interp *ip, int j, cons
   return SALTA_OK;
 }
 
+/* Marks the one-sided guards whose samples hold no crossing for
+** first_bracket to find: every sample clear of the firing side, and no
+** parabola through three consecutive ones dipping to it. With u the value
+** turned so that clear is positive, a parabola convex in u (qa > 0) whose
+** vertex lies between its outer samples stays above u1 - qa there, which
+** is kept clear of zero by more than the rounding of first_bracket's own
+** test. A loop over the guards without branches, so that it vectorises. */
+static void mark_quiet(salta__events *ev) {
+  const double *G = ev->samples, *sgn = ev->clear_sign;
+  const int ne = ev->ne;
+  int j, i;
+  for (j = 0; j < ne; ++j) {
+    double u0 = sgn[j] * G[j], lowest = u0, dips = 0;
+    for (i = 1; i <= SAMPLES; ++i) {
+      double u = sgn[j] * G[(size_t)i * ne + j];
+      lowest = u < lowest ? u : lowest;
+    }
+    for (i = 1; i < SAMPLES; ++i) {
+      double a = sgn[j] * G[(size_t)(i - 1) * ne + j], b = sgn[j] * G[(size_t)i * ne + j],
+             c = sgn[j] * G[(size_t)(i + 1) * ne + j], qa = 0.5 * (c - 2 * b + a);
+      dips += qa > 0 && !(b - qa > 1e-12 * (a + b + c));
+    }
+    ev->quiet[j] = lowest > 0 && dips == 0;
+  }
+}
+
 /* Samples the step's guards at SAMPLES + 1 points (the first known when the
 ** interpolant starts where the last step ended). */
 static int sample_step(salta__events *ev, const salta__interp *ip, double t_start, double t_from, double t_end,
@@ -298,10 +328,12 @@ int salta__events_locate(salta__events *ev, const salta__interp *ip, double t_st
   ev->bad_guard = -1;
   if ((st = sample_step(ev, ip, t_start, t_from, t_end, ts))) return st;
   if (ev->bad_guard >= 0) return bad_guard_error(ev);
+  mark_quiet(ev);
   for (j = 0; j < ne; ++j) {
     int found = 0;
     ev->crossing[j] = 0;
-    if (ev->armed[j] && (st = first_bracket(ev, ip, j, ts, &br[nb], &found))) return st;
+    if (!ev->armed[j] || (ev->quiet[j] && !ev->leaving[j])) continue;
+    if ((st = first_bracket(ev, ip, j, ts, &br[nb], &found))) return st;
     if (found) ev->crossing[j] = 1, ++nb;
   }
   if (ev->bad_guard >= 0) return bad_guard_error(ev);

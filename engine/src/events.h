@@ -48,6 +48,9 @@ typedef struct salta__events {
   double *g_start;              /* guard values where the current step starts */
   double *g_probe;              /* guard values at the last full probe */
   int *crossing;                /* whether it has a bracket in the current step */
+  double *clear_sign;           /* -direction: > 0 times a value clear of its firing side
+                                   (0 for two-sided guards) */
+  unsigned char *quiet;         /* per guard: no crossing possible among the step's samples */
   /* location scratch */
   double *samples;              /* sampled guard values of a step, a row per sample */
   salta__bracket *brackets;

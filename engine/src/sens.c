@@ -60,12 +60,22 @@ static void spmv(const salta_sparse_def *sp, const double *v, double scale, cons
   for (k = 0; k < sp->nnz; ++k) r[row0 + sp->row[k]] += scale * v[k] * s[col0 + sp->col[k]];
 }
 
+/* The first entry of column j or beyond in a column-major kernel. */
+static int column_start(const salta_sparse_def *sp, int j) {
+  int lo = 0, hi = sp->nnz;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (sp->col[mid] < j) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /* r[row0 + i] += scale K[i, j]: column j of a parameter Jacobian. */
 static void add_column(const salta_sparse_def *sp, const double *v, int j, double scale, double *r,
                        int row0) {
   int k;
-  for (k = 0; k < sp->nnz; ++k)
-    if (sp->col[k] == j) r[row0 + sp->row[k]] += scale * v[k];
+  for (k = column_start(sp, j); k < sp->nnz && sp->col[k] == j; ++k) r[row0 + sp->row[k]] += scale * v[k];
 }
 
 /* r[row0 ..] += scale (F_x s_x + F_z s_z + F_p[:, j]) along column col (x
@@ -236,9 +246,7 @@ static void member_rows(salta__sens *sn, int q, int j, double tau, const salta__
     for (e = 0; e < r->d[SALTA_WRT_Z].nnz; ++e)
       if (writer[r->d[SALTA_WRT_Z].row[e]] == q) out[r->d[SALTA_WRT_Z].row[e]] += v[SALTA_WRT_Z][e] * col[nx + r->d[SALTA_WRT_Z].col[e]];
     for (i = 0; i < nx; ++i) sn->rp_col[i] = 0;
-    if (pj >= 0)
-      for (e = 0; e < r->d[SALTA_WRT_P].nnz; ++e)
-        if (r->d[SALTA_WRT_P].col[e] == pj) sn->rp_col[r->d[SALTA_WRT_P].row[e]] = v[SALTA_WRT_P][e];
+    if (pj >= 0) add_column(&r->d[SALTA_WRT_P], v[SALTA_WRT_P], pj, 1.0, sn->rp_col, 0);
     for (i = 0; i < nx; ++i)
       if (writer[i] == q) out[i] += sn->rp_col[i] + (sn->jump_v[i] - sn->xdot_p[i]) * tau_p[k];
   }
