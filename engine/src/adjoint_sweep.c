@@ -312,7 +312,7 @@ static int event_time(salta__adj *a, int s, double et, double start_term, sweep_
   tconst += rt + dot(b->nu, a->tterm, n);
   if (salta__dae_flow(a->dae, tb, wm, a->flow, a->flow + a->nx))
     return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: g_z singular at t = %.17g", d->name, tb);
-  salta__dae_guard_rates(a->dae, tb, wm, a->flow, a->flow + a->nx, a->rate, a->rscale);
+  salta__dae_guard_rates(a->dae, tb, wm, a->flow, a->flow + a->nx, NULL, 0, a->rate, a->rscale);
   if (salta__dae_grazing(a->rate[members[0]], a->rscale[members[0]]))
     return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: grazing event '%s' at t = %.17g: the guard's "
                        "rate along the trajectory is %g", d->name, d->e_names[members[0]], tb, a->rate[members[0]]);

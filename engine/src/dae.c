@@ -340,13 +340,14 @@ double salta__dae_guard_row(salta__dae *a, int j, double t, const double *w, dou
 }
 
 void salta__dae_guard_rates(salta__dae *a, double t, const double *w, const double *xdot,
-                            const double *zdot, double *rate, double *scale) {
+                            const double *zdot, const int *rows, int nrows, double *rate, double *scale) {
   const salta_function_def *e = &a->d->e;
   const double *along[3] = {xdot, zdot, NULL};
-  int b, k;
-  int j;
-  memset(rate, 0, sizeof(double) * (size_t)a->ne);
-  memset(scale, 0, sizeof(double) * (size_t)a->ne);
+  int b, k, q, n = rows ? nrows : a->ne, finite = 1;
+  for (q = 0; q < n; ++q) {
+    int j = rows ? rows[q] : q;
+    rate[j] = scale[j] = 0;
+  }
   for (b = 0; b < 4; ++b) {
     const salta_sparse_def *sp = &e->d[b];
     const int *ptr = a->guard_row_ptr[b], *ent = a->guard_row_ent[b];
@@ -354,7 +355,8 @@ void salta__dae_guard_rates(salta__dae *a, double t, const double *w, const doub
     if (b == SALTA_WRT_P || sp->nnz == 0) continue;
     sp->eval(t, w, w + a->nx, a->p, a->jv);   /* checked through the rates below */
     v = a->jv;
-    for (j = 0; j < a->ne; ++j) {   /* a row at a time: no scatter */
+    for (q = 0; q < n; ++q) {   /* a row at a time: no scatter */
+      int j = rows ? rows[q] : q;
       double r = rate[j], sc = scale[j];
       for (k = ptr[j]; k < ptr[j + 1]; ++k) {
         double term = b == SALTA_WRT_T ? v[ent[k]] : v[ent[k]] * along[b][sp->col[ent[k]]];
@@ -364,7 +366,8 @@ void salta__dae_guard_rates(salta__dae *a, double t, const double *w, const doub
       rate[j] = r, scale[j] = sc;
     }
   }
-  if (!salta__all_finite(rate, (size_t)a->ne))   /* name the kernel */
+  for (q = 0; q < n; ++q) finite &= isfinite(rate[rows ? rows[q] : q]);
+  if (!finite)   /* name the kernel */
     for (b = 0; b < 4; ++b)
       if (b != SALTA_WRT_P && e->d[b].nnz) eval_kernel(a, &e->d[b], t, w, w + a->nx);
 }

@@ -96,10 +96,11 @@ int salta__dae_flow(salta__dae *a, double t, const double *w, double *xdot, doub
 /* Row j of the guard Jacobians at (t, w): ew = [e_x, e_z] (n), ep (np, or
 ** NULL); returns e_t. */
 double salta__dae_guard_row(salta__dae *a, int j, double t, const double *w, double *ew, double *ep);
-/* Every guard's rate along the flow (xdot, zdot) at (t, w), e_t + e_x x' +
-** e_z z', and the size of its terms |e_t| + |e_x||x'| + |e_z||z'| (ne each). */
+/* The rates of the guards rows[0 .. nrows) (rows NULL: every guard) along
+** the flow (xdot, zdot) at (t, w), e_t + e_x x' + e_z z', and the size of
+** their terms |e_t| + |e_x||x'| + |e_z||z'|, into rate[j] and scale[j]. */
 void salta__dae_guard_rates(salta__dae *a, double t, const double *w, const double *xdot,
-                            const double *zdot, double *rate, double *scale);
+                            const double *zdot, const int *rows, int nrows, double *rate, double *scale);
 /* The one grazing rule: the rate is lost in its terms (or not finite). */
 int salta__dae_grazing(double rate, double scale);
 

@@ -28,7 +28,7 @@ int salta__events_init(salta__events *ev, salta__dae *dae) {
   ev->d = d;
   ev->ne = d->ne;
   /* one block of per-guard flags, one of values */
-  q = ev->armed = calloc(5 * m, sizeof(int));
+  q = ev->armed = calloc(6 * m, sizeof(int));
   p = ev->stuck_t = calloc((11 + SAMPLES + 1) * m + 4 * n, sizeof(double));
   ev->brackets = calloc(m, sizeof(salta__bracket));
   ev->cols = malloc(sizeof(int) * ((size_t)ex->nnz + 1));
@@ -38,6 +38,7 @@ int salta__events_init(salta__events *ev, salta__dae *dae) {
     return salta__fail(dae->err, SALTA_EMEM, "out of memory");
   }
   ev->stuck = q + m, ev->leaving = q + 2 * m, ev->crossing = q + 3 * m, ev->fire = q + 4 * m;
+  ev->stuck_list = q + 5 * m;
   p += m;
   ev->leave_t = p, p += m;
   ev->band0 = p, p += m;
@@ -418,13 +419,14 @@ static int check_counts(salta__events *ev, double tau) {
   return SALTA_OK;
 }
 
-/* The flow at (t, w) and the guards' rates along it. */
-static int rates_at(salta__events *ev, double t, const double *w, const char *where, double *flow, double *rate,
-                    double *rscale) {
+/* The flow at (t, w) and the rates along it of the guards rows[0 .. nrows)
+** (rows NULL: all). */
+static int rates_at(salta__events *ev, double t, const double *w, const char *where, const int *rows, int nrows,
+                    double *flow, double *rate, double *rscale) {
   salta__dae *a = ev->dae;
   if (salta__dae_flow(a, t, w, flow, flow + a->nx))
     return salta__fail(a->err, SALTA_ESOLVER, "model '%s': g_z is singular %s at t = %.17g", ev->d->name, where, t);
-  salta__dae_guard_rates(a, t, w, flow, flow + a->nx, rate, rscale);
+  salta__dae_guard_rates(a, t, w, flow, flow + a->nx, rows, nrows, rate, rscale);
   return SALTA_OK;
 }
 
@@ -436,7 +438,7 @@ static int rates_at(salta__events *ev, double t, const double *w, const char *wh
 static int check_directions(salta__events *ev, double tau, const double *wm) {
   const salta_model_def *d = ev->d;
   int k, j, st;
-  if ((st = rates_at(ev, tau, wm, "at an event", ev->flow, ev->rate, ev->rscale))) return st;
+  if ((st = rates_at(ev, tau, wm, "at an event", NULL, 0, ev->flow, ev->rate, ev->rscale))) return st;
   for (k = 0; k < ev->nfire; ++k) {
     int dir;
     j = ev->fire[k];
@@ -458,7 +460,7 @@ static int check_directions(salta__events *ev, double tau, const double *wm) {
 static int rearm_after(salta__events *ev, double tau, const double *wp) {
   const salta__dae *a = ev->dae;
   const salta_model_def *d = ev->d;
-  int j, st, any = 0;
+  int j, st, nstuck = 0;
   d->e.eval(tau, wp, wp + a->nx, a->p, ev->g_start);
   ev->probes++;
   for (j = 0; j < ev->ne; ++j) {
@@ -470,10 +472,11 @@ static int rearm_after(salta__events *ev, double tau, const double *wp) {
     ev->leaving[j] = 0;
     ev->stuck[j] = !ev->armed[j] && fabs(e) <= ev->band[j];
     if (ev->stuck[j]) ev->stuck_t[j] = tau;
-    any |= ev->stuck[j] && d->e_direction[j] != SALTA_DIR_BOTH;
+    if (ev->stuck[j] && d->e_direction[j] != SALTA_DIR_BOTH) ev->stuck_list[nstuck++] = j;
   }
-  if (!any) return SALTA_OK;
-  if ((st = rates_at(ev, tau, wp, "after an event", ev->flow_p, ev->rate_p, ev->rscale_p))) return st;
+  if (nstuck == 0) return SALTA_OK;
+  if ((st = rates_at(ev, tau, wp, "after an event", ev->stuck_list, nstuck, ev->flow_p, ev->rate_p, ev->rscale_p)))
+    return st;
   for (j = 0; j < ev->ne; ++j)
     if (ev->stuck[j] && d->e_direction[j] != SALTA_DIR_BOTH && ev->rate_p[j] * d->e_direction[j] < 0) {
       ev->armed[j] = 1;

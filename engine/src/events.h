@@ -59,7 +59,8 @@ typedef struct salta__events {
   double *z_polish;             /* Newton's iterate when a probe's z is re-solved (nz) */
   double *rate, *rscale, *flow; /* at the fired group's left limit: guard rates, the
                                    size of their terms, the flow [x'; z'] */
-  double *rate_p, *rscale_p, *flow_p;   /* the same after its resets (when needed) */
+  double *rate_p, *rscale_p, *flow_p;   /* the same after its resets, for the one-sided */
+  int *stuck_list;                      /* guards they left at zero (only theirs) */
   int *fire, nfire;             /* the located group, in declaration order */
   /* the log */
   salta__event_rec *log;
