@@ -286,7 +286,7 @@ static double event_terminal(salta__adj *a, int s, sweep_buf *b) {
   const double *wm = salta__adj_node(a, g->node0 + g->m);
   salta__dae_reset_tmul(a->dae, members, g->count, SALTA_WRT_X, tb, wm, -1, b->nu, b->rhs);
   salta__dae_reset_tmul(a->dae, members, g->count, SALTA_WRT_Z, tb, wm, -1, b->nu, b->rhs + a->nx);
-  return salta__dae_guard_row(a->dae, members[0], tb, wm, b->rhsb, a->ep);
+  return salta__dae_guard_row(a->dae, members[0], tb, wm, NULL, b->rhsb, a->ep);
 }
 
 /* The event time's stationarity fixes mu (the guard's multiplier) of the
@@ -312,7 +312,7 @@ static int event_time(salta__adj *a, int s, double et, double start_term, sweep_
   tconst += rt + dot(b->nu, a->tterm, n);
   if (salta__dae_flow(a->dae, tb, wm, a->flow, a->flow + a->nx))
     return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: g_z singular at t = %.17g", d->name, tb);
-  salta__dae_guard_rates(a->dae, tb, wm, a->flow, a->flow + a->nx, NULL, 0, a->rate, a->rscale);
+  salta__dae_guard_rates(a->dae, tb, wm, a->flow, a->flow + a->nx, NULL, 0, a->rate, a->rscale, NULL);
   if (salta__dae_grazing(a->rate[members[0]], a->rscale[members[0]]))
     return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: grazing event '%s' at t = %.17g: the guard's "
                        "rate along the trajectory is %g", d->name, d->e_names[members[0]], tb, a->rate[members[0]]);

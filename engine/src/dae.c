@@ -320,7 +320,8 @@ int salta__dae_flow(salta__dae *a, double t, const double *w, double *xdot, doub
 
 /* ---- guards ---------------------------------------------------------------------------- */
 
-double salta__dae_guard_row(salta__dae *a, int j, double t, const double *w, double *ew, double *ep) {
+double salta__dae_guard_row(salta__dae *a, int j, double t, const double *w, double *const *jac, double *ew,
+                            double *ep) {
   const salta_function_def *e = &a->d->e;
   double *dst[3] = {ew, ew + a->nx, ep}, et = 0;
   const int lens[3] = {a->nx, a->nz, a->np};
@@ -330,7 +331,7 @@ double salta__dae_guard_row(salta__dae *a, int j, double t, const double *w, dou
     const double *v;
     if (b < 3 && dst[b]) memset(dst[b], 0, sizeof(double) * (size_t)lens[b]);
     if ((b < 3 && !dst[b]) || ptr[j + 1] == ptr[j]) continue;
-    v = eval_kernel(a, &e->d[b], t, w, w + a->nx);
+    v = jac && b != SALTA_WRT_P ? jac[b] : eval_kernel(a, &e->d[b], t, w, w + a->nx);
     for (q = ptr[j]; q < ptr[j + 1]; ++q) {
       if (b == SALTA_WRT_T) et = v[ent[q]];
       else dst[b][e->d[b].col[ent[q]]] = v[ent[q]];
@@ -340,7 +341,8 @@ double salta__dae_guard_row(salta__dae *a, int j, double t, const double *w, dou
 }
 
 void salta__dae_guard_rates(salta__dae *a, double t, const double *w, const double *xdot,
-                            const double *zdot, const int *rows, int nrows, double *rate, double *scale) {
+                            const double *zdot, const int *rows, int nrows, double *rate, double *scale,
+                            double *const *jac) {
   const salta_function_def *e = &a->d->e;
   const double *along[3] = {xdot, zdot, NULL};
   int b, k, q, n = rows ? nrows : a->ne, finite = 1;
@@ -353,8 +355,8 @@ void salta__dae_guard_rates(salta__dae *a, double t, const double *w, const doub
     const int *ptr = a->guard_row_ptr[b], *ent = a->guard_row_ent[b];
     const double *v;
     if (b == SALTA_WRT_P || sp->nnz == 0) continue;
-    sp->eval(t, w, w + a->nx, a->p, a->jv);   /* checked through the rates below */
-    v = a->jv;
+    v = jac ? jac[b] : a->jv;
+    sp->eval(t, w, w + a->nx, a->p, (double *)v);   /* checked through the rates below */
     for (q = 0; q < n; ++q) {   /* a row at a time: no scatter */
       int j = rows ? rows[q] : q;
       double r = rate[j], sc = scale[j];

@@ -94,13 +94,19 @@ int salta__dae_flow(salta__dae *a, double t, const double *w, double *xdot, doub
 /* ---- guards ------------------------------------------------------------------ */
 
 /* Row j of the guard Jacobians at (t, w): ew = [e_x, e_z] (n), ep (np, or
-** NULL); returns e_t. */
-double salta__dae_guard_row(salta__dae *a, int j, double t, const double *w, double *ew, double *ep);
+** NULL); returns e_t. With jac, the values of e_x, e_z and e_t there are
+** jac[SALTA_WRT_X], jac[SALTA_WRT_Z], jac[SALTA_WRT_T] (from
+** salta__dae_guard_rates at the same point): only e_p is evaluated. */
+double salta__dae_guard_row(salta__dae *a, int j, double t, const double *w, double *const *jac, double *ew,
+                            double *ep);
 /* The rates of the guards rows[0 .. nrows) (rows NULL: every guard) along
 ** the flow (xdot, zdot) at (t, w), e_t + e_x x' + e_z z', and the size of
-** their terms |e_t| + |e_x||x'| + |e_z||z'|, into rate[j] and scale[j]. */
+** their terms |e_t| + |e_x||x'| + |e_z||z'|, into rate[j] and scale[j].
+** With jac, the values of e_x, e_z and e_t are left in jac[SALTA_WRT_X],
+** jac[SALTA_WRT_Z] and jac[SALTA_WRT_T] (each of its kernel's nnz). */
 void salta__dae_guard_rates(salta__dae *a, double t, const double *w, const double *xdot,
-                            const double *zdot, const int *rows, int nrows, double *rate, double *scale);
+                            const double *zdot, const int *rows, int nrows, double *rate, double *scale,
+                            double *const *jac);
 /* The one grazing rule: the rate is lost in its terms (or not finite). */
 int salta__dae_grazing(double rate, double scale);
 

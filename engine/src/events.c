@@ -33,7 +33,9 @@ int salta__events_init(salta__events *ev, salta__dae *dae) {
   ev->brackets = calloc(m, sizeof(salta__bracket));
   ev->cols = malloc(sizeof(int) * ((size_t)ex->nnz + 1));
   ev->quiet = malloc(m);
-  if (!q || !p || !ev->brackets || !ev->cols || !ev->quiet) {
+  ev->ejac[SALTA_WRT_X] = malloc(sizeof(double) * ((size_t)d->e.d[SALTA_WRT_X].nnz + (size_t)d->e.d[SALTA_WRT_Z].nnz +
+                                                    (size_t)d->e.d[SALTA_WRT_T].nnz + 1));
+  if (!q || !p || !ev->brackets || !ev->cols || !ev->quiet || !ev->ejac[SALTA_WRT_X]) {
     salta__events_free(ev);
     return salta__fail(dae->err, SALTA_EMEM, "out of memory");
   }
@@ -56,6 +58,8 @@ int salta__events_init(salta__events *ev, salta__dae *dae) {
   ev->flow_p = p, p += n;
   ev->z_polish = p;
   for (k = 0; k < d->ne; ++k) ev->clear_sign[k] = -(double)d->e_direction[k];
+  ev->ejac[SALTA_WRT_Z] = ev->ejac[SALTA_WRT_X] + d->e.d[SALTA_WRT_X].nnz;
+  ev->ejac[SALTA_WRT_T] = ev->ejac[SALTA_WRT_Z] + d->e.d[SALTA_WRT_Z].nnz;
   ev->col_ptr = dae->guard_row_ptr[SALTA_WRT_X];
   for (k = 0; k < ex->nnz; ++k) ev->cols[k] = ex->col[dae->guard_row_ent[SALTA_WRT_X][k]];
   return SALTA_OK;
@@ -67,6 +71,7 @@ void salta__events_free(salta__events *ev) {
   free(ev->brackets);
   free(ev->cols);
   free(ev->quiet);
+  free(ev->ejac[SALTA_WRT_X]);
   free(ev->log);
   salta__dbuf_free(&ev->w_minus);
   salta__dbuf_free(&ev->w_plus);
@@ -422,11 +427,11 @@ static int check_counts(salta__events *ev, double tau) {
 /* The flow at (t, w) and the rates along it of the guards rows[0 .. nrows)
 ** (rows NULL: all). */
 static int rates_at(salta__events *ev, double t, const double *w, const char *where, const int *rows, int nrows,
-                    double *flow, double *rate, double *rscale) {
+                    double *flow, double *rate, double *rscale, double *const *jac) {
   salta__dae *a = ev->dae;
   if (salta__dae_flow(a, t, w, flow, flow + a->nx))
     return salta__fail(a->err, SALTA_ESOLVER, "model '%s': g_z is singular %s at t = %.17g", ev->d->name, where, t);
-  salta__dae_guard_rates(a, t, w, flow, flow + a->nx, rows, nrows, rate, rscale);
+  salta__dae_guard_rates(a, t, w, flow, flow + a->nx, rows, nrows, rate, rscale, jac);
   return SALTA_OK;
 }
 
@@ -438,7 +443,7 @@ static int rates_at(salta__events *ev, double t, const double *w, const char *wh
 static int check_directions(salta__events *ev, double tau, const double *wm) {
   const salta_model_def *d = ev->d;
   int k, j, st;
-  if ((st = rates_at(ev, tau, wm, "at an event", NULL, 0, ev->flow, ev->rate, ev->rscale))) return st;
+  if ((st = rates_at(ev, tau, wm, "at an event", NULL, 0, ev->flow, ev->rate, ev->rscale, ev->ejac))) return st;
   for (k = 0; k < ev->nfire; ++k) {
     int dir;
     j = ev->fire[k];
@@ -449,7 +454,10 @@ static int check_directions(salta__events *ev, double tau, const double *wm) {
                          "crossing zero against its direction (rate %g); events accumulate there (event count %d)",
                          d->name, d->e_names[j], tau, ev->rate[j], ev->nlog);
   }
-  for (j = 0; j < ev->ne; ++j) ev->band[j] = fmax(ev->band0[j], 16 * fabs(ev->rate[j]) * salta__time_tol(tau));
+  for (j = 0; j < ev->ne; ++j) {
+    double moved = 16 * fabs(ev->rate[j]) * salta__time_tol(tau);
+    ev->band[j] = moved > ev->band0[j] ? moved : ev->band0[j];
+  }
   return SALTA_OK;
 }
 
@@ -475,7 +483,8 @@ static int rearm_after(salta__events *ev, double tau, const double *wp) {
     if (ev->stuck[j] && d->e_direction[j] != SALTA_DIR_BOTH) ev->stuck_list[nstuck++] = j;
   }
   if (nstuck == 0) return SALTA_OK;
-  if ((st = rates_at(ev, tau, wp, "after an event", ev->stuck_list, nstuck, ev->flow_p, ev->rate_p, ev->rscale_p)))
+  if ((st = rates_at(ev, tau, wp, "after an event", ev->stuck_list, nstuck, ev->flow_p, ev->rate_p, ev->rscale_p,
+                     NULL)))
     return st;
   for (j = 0; j < ev->ne; ++j)
     if (ev->stuck[j] && d->e_direction[j] != SALTA_DIR_BOTH && ev->rate_p[j] * d->e_direction[j] < 0) {

@@ -58,7 +58,8 @@ typedef struct salta__events {
   int *col_ptr, *cols;          /* per guard: the states it reads (probes of one guard) */
   double *z_polish;             /* Newton's iterate when a probe's z is re-solved (nz) */
   double *rate, *rscale, *flow; /* at the fired group's left limit: guard rates, the
-                                   size of their terms, the flow [x'; z'] */
+                                   size of their terms, the flow [x'; z'], */
+  double *ejac[4];              /* and the values of e_x, e_z and e_t there */
   double *rate_p, *rscale_p, *flow_p;   /* the same after its resets, for the one-sided */
   int *stuck_list;                      /* guards they left at zero (only theirs) */
   int *fire, nfire;             /* the located group, in declaration order */

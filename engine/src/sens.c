@@ -208,7 +208,7 @@ static int event_times(salta__sens *sn, double tau, const salta__left_limit *lm,
       return salta__fail(a->err, SALTA_ESOLVER,
                          "model '%s': grazing event '%s' at t = %.17g: the guard's rate along the trajectory is %g, "
                          "so the event time and the gradient are undefined", d->name, d->e_names[j], tau, rate);
-    salta__dae_guard_row(a, j, tau, wm, sn->ew, sn->ep);
+    salta__dae_guard_row(a, j, tau, wm, lm->ejac, sn->ew, sn->ep);
     for (k = 0; k < sn->ns; ++k) {
       const double *col = sn->S_minus + (size_t)k * n;
       double de = 0;

@@ -29,9 +29,11 @@ typedef struct salta__sens {
 } salta__sens;
 
 /* An event group's left limit as the events module saw it: the state, the
-** flow there and every guard's rate along it with the size of its terms. */
+** flow there, every guard's rate along it with the size of its terms, and
+** the guard Jacobians' values there (see salta__dae_guard_rates). */
 typedef struct salta__left_limit {
   const double *w, *xdot, *zdot, *rate, *rscale;
+  double *const *ejac;
 } salta__left_limit;
 /* The boundary an event group leaves in the outputs: y and its derivative
 ** along the moving event time (dy/dp + dy/dt tau_p of the first member) on

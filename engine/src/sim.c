@@ -154,7 +154,7 @@ static int fire_group(salta_sim *s, const salta__integrator *it, double tau, con
   if ((st = salta__events_fire(&s->events, tau, run->w_minus, run->w_plus))) return st;
   if (s->ns > 0) {
     const salta__events *ev = &s->events;
-    const salta__left_limit lm = {run->w_minus, ev->flow, ev->flow + s->nx, ev->rate, ev->rscale};
+    const salta__left_limit lm = {run->w_minus, ev->flow, ev->flow + s->nx, ev->rate, ev->rscale, ev->ejac};
     memcpy(run->S, run->S_step, sizeof(double) * nS);
     if ((st = salta__sens_jump(&s->sens, tau, &lm, run->w_plus, ev->fire, nfire, run->S, &run->jump)) ||
         (st = salta__sens_check(&s->sens, run->S, s->n, s->n, tau)) || (run->jump.outputs && (st = store_jump(s, nfire))))
