@@ -74,16 +74,41 @@ static int newton_failed(erk *r, double t, const salta__zfail *why) {
                      r->env.dae->d->name, t, why->eq + 1, why->residual);
 }
 
-/* acc := sum_k c[k] K[k], k < nk, summed in the order of k (each sum is
-** the one a loop over k per component computes, so results do not depend
-** on how the loops are nested). */
-static void combine(double *restrict acc, const double *c, double *const *K, int nk, int m) {
-  int i, k;
-  for (i = 0; i < m; ++i) acc[i] = c[0] * K[0][i];
-  for (k = 1; k < nk; ++k) {
-    const double ck = c[k], *restrict Kk = K[k];
-    for (i = 0; i < m; ++i) acc[i] += ck * Kk[i];
+/* out := sum_k c[k] K[k] for k < nk (1 to 7), summed in the order of k
+** (each sum is the one a loop over k per component computes), in one pass
+** over the components; with Y, out := Y + h sum instead (a stage). */
+static void combine(double *restrict out, const double *c, double *const *K, int nk, int m,
+                    const double *restrict Y, double h) {
+  const double *restrict K0 = K[0], *restrict K1 = K[1], *restrict K2 = K[2], *restrict K3 = K[3],
+               *restrict K4 = K[4], *restrict K5 = K[5], *restrict K6 = K[6];
+  const double c0 = c[0], c1 = nk > 1 ? c[1] : 0, c2 = nk > 2 ? c[2] : 0, c3 = nk > 3 ? c[3] : 0,
+               c4 = nk > 4 ? c[4] : 0, c5 = nk > 5 ? c[5] : 0, c6 = nk > 6 ? c[6] : 0;
+  int i;
+  switch (nk) {
+    case 1:
+      for (i = 0; i < m; ++i) out[i] = c0 * K0[i];
+      break;
+    case 2:
+      for (i = 0; i < m; ++i) out[i] = c0 * K0[i] + c1 * K1[i];
+      break;
+    case 3:
+      for (i = 0; i < m; ++i) out[i] = c0 * K0[i] + c1 * K1[i] + c2 * K2[i];
+      break;
+    case 4:
+      for (i = 0; i < m; ++i) out[i] = c0 * K0[i] + c1 * K1[i] + c2 * K2[i] + c3 * K3[i];
+      break;
+    case 5:
+      for (i = 0; i < m; ++i) out[i] = c0 * K0[i] + c1 * K1[i] + c2 * K2[i] + c3 * K3[i] + c4 * K4[i];
+      break;
+    case 6:
+      for (i = 0; i < m; ++i) out[i] = c0 * K0[i] + c1 * K1[i] + c2 * K2[i] + c3 * K3[i] + c4 * K4[i] + c5 * K5[i];
+      break;
+    default:
+      for (i = 0; i < m; ++i)
+        out[i] = c0 * K0[i] + c1 * K1[i] + c2 * K2[i] + c3 * K3[i] + c4 * K4[i] + c5 * K5[i] + c6 * K6[i];
   }
+  if (Y)
+    for (i = 0; i < m; ++i) out[i] = Y[i] + h * out[i];
 }
 
 /* Y' at (t, Y); z is the warm start and returns the solved algebraics. */
@@ -160,12 +185,11 @@ static double initial_step(erk *r, double t, double tf, double rtol, double max_
 static double attempt(erk *r, double t, double h, double rtol, int *st) {
   int i, k, m = r->m;
   for (k = 1; k < 7; ++k) {
-    combine(r->acc, DP_A[k], r->K, k, m);
-    for (i = 0; i < m; ++i) r->stage[i] = r->Y[i] + h * r->acc[i];
+    combine(r->stage, DP_A[k], r->K, k, m, r->Y, h);
     if ((*st = rhs(r, t + DP_C[k] * h, r->stage, r->z, r->K[k])) != SALTA_OK) return -1;
   }
   memcpy(r->Ynew, r->stage, sizeof(double) * (size_t)m);   /* stage 7 is the 5th-order solution */
-  combine(r->acc, DP_ERR, r->K, 7, m);
+  combine(r->acc, DP_ERR, r->K, 7, m, NULL, 0);
   for (i = 0; i < m; ++i) r->err[i] = h * r->acc[i];
   return wrms(r, r->err, r->Y, r->Ynew, rtol);
 }
@@ -173,7 +197,7 @@ static double attempt(erk *r, double t, double h, double rtol, int *st) {
 /* The dense-output coefficients of the accepted step [t, t + h]. */
 static void make_dense(erk *r, double t, double h) {
   int i;
-  combine(r->acc, DP_DENSE, r->K, 7, r->m);
+  combine(r->acc, DP_DENSE, r->K, 7, r->m, NULL, 0);
   for (i = 0; i < r->m; ++i) {
     double y0 = r->Y[i], y1 = r->Ynew[i], dy = y1 - y0, bsp = h * r->K[0][i] - dy;
     r->dense[0][i] = y0;
