@@ -246,6 +246,56 @@ static int nonfinite_error(salta_loss *l, const double *b, const int *rec, int n
                      d->name);
 }
 
+/* The sum of squared residuals of an unblended loss, and coef. */
+static double residual_sum(salta_loss *l, double scale) {
+  double L = 0;
+  int k, j;
+  for (k = 0; k < l->nt; ++k) {
+    const double *y, *dy, *data = l->data + (size_t)k * l->nout;
+    double *coef = l->coef + (size_t)k * l->nout;
+    salta__sim_planned_out(l->last, k, &y, &dy);
+    for (j = 0; j < l->nout; ++j) {
+      double ws = l->weights[j] * scale, r;
+      if (isnan(data[j])) {
+        coef[j] = 0;
+        continue;
+      }
+      r = ws * (y[j] - data[j]);
+      L += r * r;
+      coef[j] = 2 * r * ws;
+    }
+  }
+  return L;
+}
+
+/* The same with blending, residuals or their Jacobian (m x ns, m the
+** finite data); a blended loss's gradient is added up here too. */
+static double residual_sum_full(salta_loss *l, double scale, int need_sens, double *grad, double *resid, double *jac,
+                                const double *b, const int *rec, int nb, double *dyh, double *tmp) {
+  double L = 0;
+  int k, j, i, m = 0, ns = l->ns;
+  for (k = 0; k < l->nt; ++k) {
+    const double *y, *dy;
+    target_outputs(l, k, need_sens, &y, &dy);
+    for (j = 0; j < l->nout; ++j) {
+      size_t kj = (size_t)k * l->nout + j;
+      double datum = l->data[kj], ws = l->weights[j] * scale, r;
+      l->coef[kj] = 0;
+      if (isnan(datum)) continue;
+      r = ws * (prediction(l, k, j, y, dy, b, rec, nb, jac || (grad && l->beta > 0) ? dyh : NULL, tmp) - datum);
+      L += r * r;
+      l->coef[kj] = 2 * r * ws;
+      if (resid) resid[m] = r;
+      if (jac)
+        for (i = 0; i < ns; ++i) jac[(size_t)m * ns + i] = ws * dyh[i];
+      if (grad && l->beta > 0)
+        for (i = 0; i < ns; ++i) grad[i] += l->coef[kj] * dyh[i];
+      ++m;
+    }
+  }
+  return L;
+}
+
 /* grad = sum over the data of coef times the prediction's derivative, over
 ** the run's planned derivatives, four directions at a time in independent
 ** sums (each in the data's order, as a running sum per residual adds them). */
@@ -275,7 +325,7 @@ static void gradient(const salta_loss *l, double *grad) {
 
 int salta_loss_eval(salta_loss *l, const double *p, const double *x0, double *value,
                     double *grad, double *resid, double *jac) {
-  int need_sens = (grad || jac), k, j, i, m = 0, st, nb = 0, ns;
+  int need_sens = (grad || jac), st, nb = 0, ns;
   double scale, *dyh = NULL, *tmp, *b = NULL, L = 0;
   int *rec = NULL;
   salta__out_plan plan;
@@ -301,29 +351,12 @@ int salta_loss_eval(salta_loss *l, const double *p, const double *x0, double *va
   tmp = dyh + ns;
   if (grad) memset(grad, 0, sizeof(double) * (size_t)ns);
   scale = 1.0 / sqrt((double)l->nres);
-  for (k = 0; k < l->nt; ++k) {
-    const double *y, *dy;
-    target_outputs(l, k, need_sens, &y, &dy);
-    for (j = 0; j < l->nout; ++j) {
-      size_t kj = (size_t)k * l->nout + j;
-      double datum = l->data[kj], ws = l->weights[j] * scale, r;
-      l->coef[kj] = 0;
-      if (isnan(datum)) continue;
-      r = ws * (prediction(l, k, j, y, dy, b, rec, nb, jac || (grad && l->beta > 0) ? dyh : NULL, tmp) - datum);
-      L += r * r;
-      l->coef[kj] = 2 * r * ws;
-      if (resid) resid[m] = r;
-      if (jac)
-        for (i = 0; i < ns; ++i) jac[(size_t)m * ns + i] = ws * dyh[i];
-      if (grad && l->beta > 0)
-        for (i = 0; i < ns; ++i) grad[i] += l->coef[kj] * dyh[i];
-      ++m;
-    }
-  }
+  if (!(l->beta > 0) && !jac && !resid) L = residual_sum(l, scale);
+  else L = residual_sum_full(l, scale, need_sens, grad, resid, jac, b, rec, nb, dyh, tmp);
   if (grad && !(l->beta > 0)) gradient(l, grad);
   /* a NaN or infinity anywhere reaches L or the gradient (or the Jacobian) */
   if (!isfinite(L) || (grad && !salta__all_finite(grad, (size_t)ns)) ||
-      (jac && !grad && !salta__all_finite(jac, (size_t)m * ns))) {
+      (jac && !grad && !salta__all_finite(jac, (size_t)l->nres * ns))) {
     st = nonfinite_error(l, b, rec, nb, dyh, tmp, scale, need_sens);
     goto done;
   }
