@@ -39,7 +39,9 @@ typedef struct erk {
   salta__integrator_env env;
   int nx, nz, n, ns;
   int m;                 /* nx (1 + ns): x and the x rows of the sensitivities */
-  double *Y, *Ynew, *K[7], *stage, *err, *atol, *dense[5];
+  double *Y, *Ynew, *K[7], *stage, *err, *atol;
+  double *dense;         /* per component of Y, the 5 coefficients of its dense output, adjacent;
+                            a state's own and its sensitivities' next to each other (see slot) */
   double *acc;           /* a weighted sum of the stages */
   double *z;             /* algebraics at the current point (warm start) */
   double *w;             /* [x; z] of a right-hand side */
@@ -152,15 +154,27 @@ static double wrms(const erk *r, const double *v, const double *y0, const double
   return sqrt(sum / r->m);
 }
 
-/* out[i] = component off + i of the dense output, for i in cols (or every
-** i < n without cols). */
-static void dense_into(const erk *r, double th, int off, const int *cols, int n, double *out) {
-  const double th1 = 1 - th, *d0 = r->dense[0] + off, *d1 = r->dense[1] + off, *d2 = r->dense[2] + off,
-               *d3 = r->dense[3] + off, *d4 = r->dense[4] + off;
+/* Where the dense coefficients of state j (k = 0) or of its sensitivity
+** to direction k - 1 are: a state's and its sensitivities' are adjacent,
+** so that an output reads them together. */
+static inline size_t slot(const erk *r, int j, int k) {
+  return (size_t)5 * ((size_t)j * (size_t)(r->ns + 1) + (size_t)k);
+}
+
+/* The dense output with coefficients d at th (a fraction of the last step;
+** th1 = 1 - th). */
+static inline double dense_eval(const double *d, double th, double th1) {
+  return d[0] + th * (d[1] + th1 * (d[2] + th * (d[3] + th1 * d[4])));
+}
+
+/* out[j] = the dense output of state j (k = 0) or of its sensitivity k - 1,
+** for j in cols (or every j < n without cols). */
+static void dense_into(const erk *r, double th, int k, const int *cols, int n, double *out) {
+  const double th1 = 1 - th;
   int q;
   for (q = 0; q < n; ++q) {
-    int i = cols ? cols[q] : q;
-    out[i] = d0[i] + th * (d1[i] + th1 * (d2[i] + th * (d3[i] + th1 * d4[i])));
+    int j = cols ? cols[q] : q;
+    out[j] = dense_eval(r->dense + slot(r, j, k), th, th1);
   }
 }
 
@@ -196,16 +210,18 @@ static double attempt(erk *r, double t, double h, double rtol, int *st) {
 
 /* The dense-output coefficients of the accepted step [t, t + h]. */
 static void make_dense(erk *r, double t, double h) {
-  int i;
+  int j, k;
   combine(r->acc, DP_DENSE, r->K, 7, r->m, NULL, 0);
-  for (i = 0; i < r->m; ++i) {
-    double y0 = r->Y[i], y1 = r->Ynew[i], dy = y1 - y0, bsp = h * r->K[0][i] - dy;
-    r->dense[0][i] = y0;
-    r->dense[1][i] = dy;
-    r->dense[2][i] = bsp;
-    r->dense[3][i] = dy - h * r->K[6][i] - bsp;
-    r->dense[4][i] = h * r->acc[i];
-  }
+  for (k = 0; k <= r->ns; ++k)
+    for (j = 0; j < r->nx; ++j) {
+      int i = k * r->nx + j;   /* in Y */
+      double y0 = r->Y[i], y1 = r->Ynew[i], dy = y1 - y0, bsp = h * r->K[0][i] - dy, *d = r->dense + slot(r, j, k);
+      d[0] = y0;
+      d[1] = dy;
+      d[2] = bsp;
+      d[3] = dy - h * r->K[6][i] - bsp;
+      d[4] = h * r->acc[i];
+    }
   r->t_old = t;
   r->h_old = h;
 }
@@ -296,11 +312,24 @@ static int erk_at(void *self, double t, double *w, const int *cols, int ncols) {
   return SALTA_OK;
 }
 
-static int erk_sens_at(void *self, double t, double *S, const int *cols, int ncols) {
+static int erk_sens_at(void *self, double t, double *S) {
   erk *r = self;
   double th = (t - r->t_old) / r->h_old;
   int k;
-  for (k = 0; k < r->ns; ++k) dense_into(r, th, (k + 1) * r->nx, cols, cols ? ncols : r->nx, S + (size_t)k * r->n);
+  for (k = 0; k < r->ns; ++k) dense_into(r, th, k + 1, NULL, r->nx, S + (size_t)k * r->n);
+  return SALTA_OK;
+}
+
+static int erk_states_at(void *self, double t, const int *cols, int n, double *y, double *dy) {
+  erk *r = self;
+  const double th = (t - r->t_old) / r->h_old, th1 = 1 - th;
+  int q, k;
+  for (q = 0; q < n; ++q) {
+    const double *d = r->dense + slot(r, cols[q], 0);   /* the state's, then its sensitivities' */
+    y[q] = dense_eval(d, th, th1);
+    if (dy)
+      for (k = 0; k < r->ns; ++k) dy[(size_t)q * r->ns + k] = dense_eval(d + 5 * (k + 1), th, th1);
+  }
   return SALTA_OK;
 }
 
@@ -329,7 +358,7 @@ static void erk_free(void *self) {
   free(r);
 }
 
-static const salta__integrator_ops erk_ops = {erk_start, erk_step, erk_at, erk_sens_at, erk_end_state,
+static const salta__integrator_ops erk_ops = {erk_start, erk_step, erk_at, erk_sens_at, erk_states_at, erk_end_state,
                                               erk_restart, erk_free, 1};
 
 int salta__erk_create(salta__integrator *it, const salta__integrator_env *env) {
@@ -354,7 +383,7 @@ int salta__erk_create(salta__integrator *it, const salta__integrator_env *env) {
   r->stage = p, p += m;
   r->err = p, p += m;
   r->atol = p, p += m;
-  for (k = 0; k < 5; ++k) r->dense[k] = p, p += m;
+  r->dense = p, p += 5 * m;
   r->acc = p, p += m;
   r->z = p, p += r->nz;
   r->w = p, p += r->n;

@@ -251,23 +251,45 @@ static int ida_step(void *self, double tf, double *t_old, double *t_new) {
   return SALTA_OK;
 }
 
-static int ida_at(void *self, double t, double *w, const int *cols, int ncols) {
-  ida *c = self;
-  (void)cols; (void)ncols;   /* IDAS interpolates every component */
+/* The interpolant at t into c->dky. */
+static int interpolate(ida *c, double t) {
   if (IDAGetDky(c->mem, t, 0, c->dky) != IDA_SUCCESS)
     return salta__fail(err_of(c), SALTA_ESOLVER, "model '%s': IDAS cannot interpolate at t = %.17g: %s",
                        c->env.dae->d->name, t, c->msg);
+  return SALTA_OK;
+}
+
+static int ida_at(void *self, double t, double *w, const int *cols, int ncols) {
+  ida *c = self;
+  int st;
+  (void)cols; (void)ncols;   /* IDAS interpolates every component */
+  if ((st = interpolate(c, t))) return st;
   memcpy(w, N_VGetArrayPointer(c->dky), sizeof(double) * (size_t)c->n);
   return SALTA_OK;
 }
 
-static int ida_sens_at(void *self, double t, double *S, const int *cols, int ncols) {
+static int ida_sens_at(void *self, double t, double *S) {
   ida *c = self;
-  (void)cols; (void)ncols;   /* IDAS interpolates every component */
   if (IDAGetSensDky(c->mem, t, 0, c->dkyS) != IDA_SUCCESS)
     return salta__fail(err_of(c), SALTA_ESOLVER, "model '%s': IDAS cannot interpolate the sensitivities at t = %.17g",
                        c->env.dae->d->name, t);
   from_vectors(c, c->dkyS, S);
+  return SALTA_OK;
+}
+
+/* IDAS interpolates every component: the requested ones are picked out. */
+static int ida_states_at(void *self, double t, const int *cols, int n, double *y, double *dy) {
+  ida *c = self;
+  const double *w = N_VGetArrayPointer(c->dky);
+  int q, k, st;
+  if ((st = interpolate(c, t))) return st;
+  for (q = 0; q < n; ++q) y[q] = w[cols[q]];
+  if (!dy) return SALTA_OK;
+  if (IDAGetSensDky(c->mem, t, 0, c->dkyS) != IDA_SUCCESS)
+    return salta__fail(err_of(c), SALTA_ESOLVER, "model '%s': IDAS cannot interpolate the sensitivities at t = %.17g",
+                       c->env.dae->d->name, t);
+  for (q = 0; q < n; ++q)
+    for (k = 0; k < c->ns; ++k) dy[(size_t)q * c->ns + k] = N_VGetArrayPointer(c->dkyS[k])[cols[q]];
   return SALTA_OK;
 }
 
@@ -277,7 +299,7 @@ static int ida_end_state(void *self, double *w, double *S) {
   memcpy(w, N_VGetArrayPointer(c->y), sizeof(double) * (size_t)c->n);
   if (!S || c->ns == 0) return SALTA_OK;
   if (IDAGetCurrentTime(c->mem, &tn) != IDA_SUCCESS) return fail_idas(c, IDA_MEM_NULL, 0);
-  return ida_sens_at(self, tn, S, NULL, 0);
+  return ida_sens_at(self, tn, S);
 }
 
 static int ida_restart(void *self, double t, const double *w, const double *S) {
@@ -314,7 +336,7 @@ static void ida_free(void *self) {
   free(c);
 }
 
-static const salta__integrator_ops ida_ops = {ida_start, ida_step, ida_at, ida_sens_at, ida_end_state,
+static const salta__integrator_ops ida_ops = {ida_start, ida_step, ida_at, ida_sens_at, ida_states_at, ida_end_state,
                                               ida_restart, ida_free, 0};
 
 static int alloc_ida(ida *c) {

@@ -27,9 +27,11 @@ typedef struct salta__integrator_ops {
   int (*step)(void *self, double tf, double *t_old, double *t_new);
   /* The state at t in the last step (see salta__interp in events.h). */
   int (*at)(void *self, double t, double *w, const int *cols, int ncols);
-  /* The x rows of S at t in the last step; with cols, only those rows
-  ** (ncols of them) need be written. */
-  int (*sens_at)(void *self, double t, double *S, const int *cols, int ncols);
+  /* The x rows of S at t in the last step. */
+  int (*sens_at)(void *self, double t, double *S);
+  /* The states cols[0 .. n) at t in the last step, packed into y (n), and,
+  ** unless dy is NULL, their sensitivities into dy (n x ns, row-major). */
+  int (*states_at)(void *self, double t, const int *cols, int n, double *y, double *dy);
   /* The state (and the x rows of S, unless NULL) where the last step ended. */
   int (*end_state)(void *self, double *w, double *S);
   /* Continues from the right limit (t, w, S) of an event. */

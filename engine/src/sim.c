@@ -96,7 +96,7 @@ static int consistent(salta_sim *s, const salta__integrator *it, double t, doubl
 static int state_in_step(salta_sim *s, const salta__integrator *it, double t, double *w, double *S) {
   int st;
   if ((st = it->ops->at(it->self, t, w, NULL, 0))) return st;
-  if (s->ns > 0 && (st = it->ops->sens_at(it->self, t, S, NULL, 0))) return st;
+  if (s->ns > 0 && (st = it->ops->sens_at(it->self, t, S))) return st;
   return consistent(s, it, t, w, S);
 }
 
@@ -105,18 +105,10 @@ static int state_in_step(salta_sim *s, const salta__integrator *it, double t, do
 static int store_planned(salta_sim *s, const salta__integrator *it, double t) {
   salta__results *r = &s->res;
   const salta__run *run = &s->run;
-  int k = r->nout++, q, i, st, ns = s->ns;
-  size_t n = (size_t)s->n;
-  double *y = r->py + (size_t)k * run->nplan, *dy = r->pdy + (size_t)k * run->nplan * ns;
+  int k = r->nout++;
   r->t[k] = t;
-  if ((st = it->ops->at(it->self, t, run->w_step, run->plan_x, run->nplan))) return st;
-  if (ns > 0 && (st = it->ops->sens_at(it->self, t, run->S_step, run->plan_x, run->nplan))) return st;
-  for (q = 0; q < run->nplan; ++q) {
-    int j = run->plan_x[q];
-    y[q] = run->w_step[j];
-    for (i = 0; i < ns; ++i) dy[(size_t)q * ns + i] = run->S_step[i * n + j];
-  }
-  return SALTA_OK;
+  return it->ops->states_at(it->self, t, run->plan_x, run->nplan, r->py + (size_t)k * run->nplan,
+                            s->ns > 0 ? r->pdy + (size_t)k * run->nplan * s->ns : NULL);
 }
 
 /* Outputs at the target times before t_to (up to it when inclusive). */
