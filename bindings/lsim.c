@@ -80,6 +80,10 @@ void salta_l_pushstats(lua_State *L, const salta_sim *sim) {
   set_long(L, "events", st.events);
   lua_pushstring(L, st.linear_solver == SALTA_LS_KLU ? "klu" : st.linear_solver == SALTA_LS_DENSE ? "dense" : "none");
   lua_setfield(L, -2, "linear_solver");
+  lua_pushstring(L, st.method == SALTA_METHOD_ERK ? "erk" : "bdf");
+  lua_setfield(L, -2, "method");
+  lua_pushboolean(L, st.stiff_restart);
+  lua_setfield(L, -2, "stiff_restart");
 }
 
 static void push_result(lua_State *L, salta_sim *sim, const salta_model_def *d) {
@@ -156,7 +160,7 @@ static int optchoice(lua_State *L, int idx, const char *k, int def, const char *
 }
 
 void salta_l_sim_options(lua_State *L, int idx, salta_sim_options *o, const char *what) {
-  static const char *const methods[] = {"bdf", "erk", NULL};
+  static const char *const methods[] = {"bdf", "erk", "auto", NULL};
   static const char *const solvers[] = {"dense", "klu", "auto", NULL};
   luaL_checktype(L, idx, LUA_TTABLE);
   salta_sim_options_init(o, salta_l_optnumber(L, idx, "t0", 0, what), salta_l_optnumber(L, idx, "tf", 1, what));
@@ -169,7 +173,7 @@ void salta_l_sim_options(lua_State *L, int idx, salta_sim_options *o, const char
   o->zeno_count = (int)salta_l_optint(L, idx, "zeno_count", o->zeno_count, 0, INT_MAX, what);
   o->zeno_window = salta_l_optnumber(L, idx, "zeno_window", o->zeno_window, what);
   o->max_steps = (long)salta_l_optint(L, idx, "max_steps", o->max_steps, 1, LONG_MAX, what);
-  o->method = optchoice(L, idx, "method", SALTA_METHOD_BDF, methods, what);
+  o->method = optchoice(L, idx, "method", SALTA_METHOD_AUTO, methods, what);
   o->linear_solver = optchoice(L, idx, "linear_solver", SALTA_LS_AUTO, solvers, what);
 }
 

@@ -205,6 +205,7 @@ describe("grazing events", function()
       rtol = 1e-10, atol = 1e-12 }
     local ok, err = pcall(L.grad, L, { 1.0 })
     assert.is_false(ok)
-    assert.truthy(tostring(err):find("^model .graze.: grazing event .touch. at t = [01]%.99?%d*"), tostring(err))
+    -- near t = 1 + 1e-4 (BDF's interpolant puts it at 0.9995, ERK's at 1.0001)
+    assert.truthy(tostring(err):find("^model .graze.: grazing event .touch. at t = [01]%.[09]"), tostring(err))
   end)
 end)

@@ -245,7 +245,8 @@ describe("messages that help", function()
       local text = tostring(fit)
       assert(text:find(method .. ": maximum iterations", 1, true), text)
       assert(not text:find("nan", 1, true), text)
-      assert.are.equal(L:value({ 9.81 }), fit.loss)
+      -- the start's loss (ERK's run without sensitivities takes its own steps)
+      assert(math.abs(L:value({ 9.81 }) - fit.loss) <= 1e-12 * fit.loss, fit.loss)
     end
   end)
 end)
@@ -347,13 +348,13 @@ describe("found by make fuzz", function()
   it("a derivative too large for the first step is named, at the start and after a reset", function()
     local huge = salta.dae{ name = "huge", states = { { "x", 1 } }, params = { { "k", 1e300 } },
       f = function(t, x, z, p) return { -p.k * x.x } end }
-    has(err_of(huge.simulate, huge, { tf = 1 }), "model 'huge': no first step possible at t = 0",
+    has(err_of(huge.simulate, huge, { tf = 1, method = "bdf" }), "model 'huge': no first step possible at t = 0",
       "derivative of state 'x' is -1e+300")
     local kick = salta.dae{ name = "kick", states = { { "x", 1 } }, params = { { "k", 1e300 } },
       f = function(t, x, z, p) return { -p.k * (x.x - 1) } end,
       events = { { name = "at", direction = "up", guard = function(t) return t - 0.5 end,
         reset = function() return { x = 2 } end } } }
-    has(err_of(kick.simulate, kick, { tf = 1 }), "model 'kick': no first step possible at t = 0.5",
+    has(err_of(kick.simulate, kick, { tf = 1, method = "bdf" }), "model 'kick': no first step possible at t = 0.5",
       "derivative of state 'x' is -1e+300")
   end)
   it("steps below round-off at a singularity of f end the run at once, naming the time", function()

@@ -150,7 +150,7 @@ typedef struct salta_sim_options {
   long max_steps;        /* internal steps in total (default 1000000) */
   int record_steps;      /* keep every internal step (t, x, z) */
   int linear_solver;     /* SALTA_LS_AUTO (default), SALTA_LS_DENSE (LAPACK), SALTA_LS_KLU */
-  int method;            /* SALTA_METHOD_BDF (IDAS, default) or SALTA_METHOD_ERK */
+  int method;            /* SALTA_METHOD_AUTO (default), SALTA_METHOD_BDF (IDAS) or SALTA_METHOD_ERK */
 } salta_sim_options;
 
 /* Linear solvers for the Newton iterations (IDAS, the adjoint's steps):
@@ -162,9 +162,14 @@ enum { SALTA_LS_NONE = -1, SALTA_LS_DENSE = 0, SALTA_LS_KLU = 1, SALTA_LS_AUTO =
 
 /* Integrators: IDAS's variable-order BDF for any index-1 model, stiff or
 ** not; or explicit Dormand-Prince 5(4) with z solved from g at every stage,
-** much cheaper per step for small non-stiff models (it reports a collapsing
-** step size on a stiff one). */
-enum { SALTA_METHOD_BDF = 0, SALTA_METHOD_ERK = 1 };
+** much cheaper per step for non-stiff models (it reports a collapsing step
+** size on a stiff one). AUTO runs ERK and watches its stability (Hairer's
+** test: h times the estimated spectral radius above 2.5, near the method's
+** stability boundary, on 15 accepted steps without 6 clear ones between
+** them); on a stiff model, or a collapsing step, it restarts the run with
+** BDF, and the simulation object keeps BDF for its later runs. The stats
+** say which ran. */
+enum { SALTA_METHOD_BDF = 0, SALTA_METHOD_ERK = 1, SALTA_METHOD_AUTO = 2 };
 
 /* Fills the defaults for [t0, tf]. */
 void salta_sim_options_init(salta_sim_options *o, double t0, double tf);
@@ -176,6 +181,8 @@ typedef struct salta_sim_stats {
   long alg_newton_iters; /* salta's own Newton on g (initial, after resets) */
   long events;
   int linear_solver;     /* the one the run used: SALTA_LS_DENSE, SALTA_LS_KLU, or SALTA_LS_NONE (ERK) */
+  int method;            /* the integrator that produced the results: SALTA_METHOD_BDF or _ERK */
+  int stiff_restart;     /* AUTO: this run found ERK unstable and restarted with BDF */
 } salta_sim_stats;
 
 /* Event semantics, the same for every route (simulation, sensitivities,

@@ -307,7 +307,7 @@ int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, in
   ** accurate as the tolerance asks) */
   o = l->opts;
   o.record_steps = mesh_k == 0;
-  if (mesh_k == 0 && o.method == SALTA_METHOD_BDF) o.max_order = 2;
+  if (mesh_k == 0 && o.method != SALTA_METHOD_ERK) o.method = SALTA_METHOD_BDF, o.max_order = 2;
   l->last = l->vsim;
   if ((st = salta_sim_run(l->vsim, &o, p, x0, l->times, l->nt)))
     return salta__fail(l->err, st, "%s", salta_sim_errmsg(l->vsim));

@@ -43,6 +43,9 @@ typedef struct erk {
   double *dense;         /* per component of Y, the 5 coefficients of its dense output, adjacent;
                             a state's own and its sensitivities' next to each other (see slot) */
   double *acc;           /* a weighted sum of the stages */
+  double *y6;            /* Y at the sixth stage, for the stiffness test */
+  int stiff_steps;       /* weighted count of accepted steps near the stability boundary */
+  int clear_steps;       /* ... and of clear ones since */
   double *z;             /* algebraics at the current point (warm start) */
   double *w;             /* [x; z] of a right-hand side */
   double *S, *Sp;        /* n x ns: full sensitivities of a right-hand side */
@@ -200,6 +203,7 @@ static double attempt(erk *r, double t, double h, double rtol, int *st) {
   int i, k, m = r->m;
   for (k = 1; k < 7; ++k) {
     combine(r->stage, DP_A[k], r->K, k, m, r->Y, h);
+    if (k == 5) memcpy(r->y6, r->stage, sizeof(double) * (size_t)m);
     if ((*st = rhs(r, t + DP_C[k] * h, r->stage, r->z, r->K[k])) != SALTA_OK) return -1;
   }
   memcpy(r->Ynew, r->stage, sizeof(double) * (size_t)m);   /* stage 7 is the 5th-order solution */
@@ -224,6 +228,35 @@ static void make_dense(erk *r, double t, double h) {
     }
   r->t_old = t;
   r->h_old = h;
+}
+
+/* Hairer's stiffness test, on the accepted step of size h: h times the
+** spectral radius estimated from the last two stages, ||K7 - K6|| /
+** ||y7 - y6||, near the method's stability boundary (3.3 on the negative
+** real axis) on 15 accepted steps with fewer than 6 clear ones between
+** them; or, since on a stiff mode the error test (of the sensitivities
+** above all) can hold the steps below that boundary, beyond 1 on 100
+** steps. Accuracy keeps it far below 1 on a non-stiff model unless the
+** tolerance is loose (rtol 1e-3). */
+#define STIFF_AT_BOUNDARY 2.5
+#define STIFF_BEYOND_ONE 100
+
+static int stiff(erk *r, double h) {
+  double num = 0, den = 0, hl2;
+  int i;
+  for (i = 0; i < r->m; ++i) {
+    double dk = r->K[6][i] - r->K[5][i], dy = r->Ynew[i] - r->y6[i];
+    num += dk * dk;
+    den += dy * dy;
+  }
+  hl2 = den > 0 ? h * h * num / den : 0;
+  if (hl2 > 1) {
+    r->clear_steps = 0;
+    r->stiff_steps += hl2 > STIFF_AT_BOUNDARY * STIFF_AT_BOUNDARY ? STIFF_BEYOND_ONE / 15 + 1 : 1;
+    return r->stiff_steps >= STIFF_BEYOND_ONE;
+  }
+  if (++r->clear_steps >= 6) r->stiff_steps = 0;
+  return 0;
 }
 
 /* A step whose error norm is NaN: non-finite sensitivities (a Jacobian
@@ -270,6 +303,7 @@ static int erk_step(void *self, double tf, double *t_old, double *t_new) {
       to_tf = 1;
     } else if (r->h < 1e-13 * fmax(1.0, fabs(r->t))) {
       int i, at = 0;
+      if (r->env.watch_stiffness) return SALTA__ESTIFF;
       for (i = 1; i < r->nx; ++i) if (fabs(r->Y[i]) > fabs(r->Y[at])) at = i;
       return salta__fail(err_of(r), SALTA_ESOLVER,
                          "model '%s': explicit Runge-Kutta step size fell to %g at t = %.17g, with state '%s' at %g: "
@@ -287,6 +321,7 @@ static int erk_step(void *self, double tf, double *t_old, double *t_new) {
       continue;
     }
     r->env.stats->steps++;
+    if (r->env.watch_stiffness && stiff(r, h)) return SALTA__ESTIFF;
     make_dense(r, r->t, h);
     *t_old = r->t;
     *t_new = r->t = to_tf ? tf : r->t + h;
@@ -375,7 +410,7 @@ int salta__erk_create(salta__integrator *it, const salta__integrator_env *env) {
   r->ns = env->sens ? env->sens->ns : 0;
   r->m = r->nx * (1 + r->ns);
   m = (size_t)r->m;
-  total = m * 19 + (size_t)r->n * (2 * (size_t)r->ns + 1) + (size_t)r->nz + 16;
+  total = m * 20 + (size_t)r->n * (2 * (size_t)r->ns + 1) + (size_t)r->nz + 16;
   if (!(p = r->Y = malloc(sizeof(double) * total))) return salta__fail(a->err, SALTA_EMEM, "out of memory");
   p += m;
   r->Ynew = p, p += m;
@@ -385,6 +420,7 @@ int salta__erk_create(salta__integrator *it, const salta__integrator_env *env) {
   r->atol = p, p += m;
   r->dense = p, p += 5 * m;
   r->acc = p, p += m;
+  r->y6 = p, p += m;
   r->z = p, p += r->nz;
   r->w = p, p += r->n;
   r->S = p, p += (size_t)r->n * r->ns;

@@ -8,6 +8,10 @@
 
 #define SALTA_ERRMSG_SIZE 1024
 
+/* Internal status: ERK found the model stiff (SALTA_METHOD_AUTO restarts
+** the run with BDF; it never reaches the API). */
+#define SALTA__ESTIFF (-100)
+
 /* Formats into buf (SALTA_ERRMSG_SIZE bytes) and returns status, so that
 ** `return salta__fail(m->err, SALTA_EINPUT, "...", ...)` reads naturally. */
 int salta__fail(char *buf, int status, const char *fmt, ...)

@@ -16,6 +16,7 @@ typedef struct salta__integrator_env {
   salta__sens *sens;            /* NULL: no sensitivities */
   const salta_sim_options *o;
   salta_sim_stats *stats;       /* its counters are added here */
+  int watch_stiffness;          /* ERK: return SALTA__ESTIFF on a stiff model */
 } salta__integrator_env;
 
 typedef struct salta__integrator_ops {

@@ -277,7 +277,7 @@ int salta__sim_check_options(const salta_sim_options *o, const salta_model_def *
                        d->name, o->max_events, o->zeno_count, o->max_steps);
   if (!(o->zeno_window >= 0) || !isfinite(o->zeno_window))
     return salta__fail(err, SALTA_EINPUT, "model '%s': zeno_window must be finite and >= 0, got %g", d->name, o->zeno_window);
-  if (o->method != SALTA_METHOD_BDF && o->method != SALTA_METHOD_ERK)
+  if (o->method != SALTA_METHOD_BDF && o->method != SALTA_METHOD_ERK && o->method != SALTA_METHOD_AUTO)
     return salta__fail(err, SALTA_EINPUT, "model '%s': unknown method %d", d->name, o->method);
   if (o->linear_solver != SALTA_LS_DENSE && o->linear_solver != SALTA_LS_KLU && o->linear_solver != SALTA_LS_AUTO)
     return salta__fail(err, SALTA_EINPUT, "model '%s': unknown linear solver %d", d->name, o->linear_solver);
@@ -372,10 +372,16 @@ static int consistent_start(salta_sim *s, const salta_sim_options *o, const doub
   return salta__events_start(&s->events, o, o->t0, w);
 }
 
-static int run_with(salta_sim *s, const salta_sim_options *o, const double *x0, const double *times, int nt) {
+/* One run with the integrator method (BDF or ERK; watch: ERK returns
+** SALTA__ESTIFF on a stiff model). */
+static int run_with(salta_sim *s, const salta_sim_options *o, int method, int watch, const double *x0,
+                    const double *times, int nt) {
   salta__integrator it = {NULL, NULL};
   salta__integrator_env env;
   int st;
+  s->stats.method = method;
+  s->stats.linear_solver =
+      method == SALTA_METHOD_ERK ? SALTA_LS_NONE : salta__use_klu(o, s->n) ? SALTA_LS_KLU : SALTA_LS_DENSE;
   if ((st = consistent_start(s, o, x0)) || (st = store_step(s, o->t0, s->run.w))) return st;
   if (s->ns > 0 && ((st = salta__sens_init(&s->sens, &s->dae, s->dirs, s->ns)) ||
                     (st = salta__sens_initial(&s->sens, o->t0, s->run.w, s->run.S)) ||
@@ -385,11 +391,28 @@ static int run_with(salta_sim *s, const salta_sim_options *o, const double *x0, 
   env.sens = s->ns > 0 ? &s->sens : NULL;
   env.o = o;
   env.stats = &s->stats;
-  st = o->method == SALTA_METHOD_ERK ? salta__erk_create(&it, &env) : salta__ida_create(&it, &env);
+  env.watch_stiffness = watch;
+  st = method == SALTA_METHOD_ERK ? salta__erk_create(&it, &env) : salta__ida_create(&it, &env);
   if (st == SALTA_OK) st = it.ops->start(it.self, o->t0, s->run.w, s->run.S);
   if (st == SALTA_OK) st = segment_loop(s, &it, times, nt);
   if (it.ops) it.ops->free(it.self);
   return st;
+}
+
+/* The run with the chosen integrator; AUTO's ERK that finds the model
+** stiff starts over with BDF, which the simulation keeps. */
+static int run_chosen(salta_sim *s, const salta_sim_options *o, const double *x0, const double *times, int nt) {
+  int st, method = o->method == SALTA_METHOD_AUTO ? s->auto_method : o->method;
+  st = run_with(s, o, method, o->method == SALTA_METHOD_AUTO && method == SALTA_METHOD_ERK, x0, times, nt);
+  if (st != SALTA__ESTIFF) return st;
+  if (s->ns > 0) salta__sens_free(&s->sens);
+  clear_results(s);
+  memset(&s->stats, 0, sizeof s->stats);
+  s->dae.newton_iters = 0;
+  s->dae.bad.sp = NULL;
+  s->auto_method = SALTA_METHOD_BDF;
+  s->stats.stiff_restart = 1;
+  return run_with(s, o, SALTA_METHOD_BDF, 0, x0, times, nt);
 }
 
 /* A plan's results, and its states when every planned output is one. */
@@ -440,8 +463,6 @@ int salta__sim_run_planned(salta_sim *s, const salta_sim_options *o, const doubl
   s->stats.linear_solver = SALTA_LS_NONE;
   if (!x0) x0 = d->x_start;
   if ((st = check_inputs(s, o, p, x0, times, nt))) return st;
-  if (o->method != SALTA_METHOD_ERK)
-    s->stats.linear_solver = salta__use_klu(o, s->n) ? SALTA_LS_KLU : SALTA_LS_DENSE;
   if (alloc_run(s, nt) || plan_run(s, plan->y, plan->ny, nt)) {
     free(s->run.w);
     free(s->run.plan_x);
@@ -453,7 +474,7 @@ int salta__sim_run_planned(salta_sim *s, const salta_sim_options *o, const doubl
   salta__dae_set_params(&s->dae, p);
   s->dae.newton_iters = 0;
   s->dae.bad.sp = NULL;
-  st = run_with(s, o, x0, times, nt);
+  st = run_chosen(s, o, x0, times, nt);
   s->stats.guard_evals = s->events.probes;
   s->stats.alg_newton_iters = s->dae.newton_iters;
   s->stats.events = s->events.nlog;
@@ -478,6 +499,7 @@ void salta_sim_options_init(salta_sim_options *o, double t0, double tf) {
   o->zeno_window = 1e-9 * (tf - t0);
   o->max_steps = 1000000;
   o->linear_solver = SALTA_LS_AUTO;
+  o->method = SALTA_METHOD_AUTO;
 }
 
 int salta_sim_create(salta_sim **out, salta_model *model) {
@@ -492,6 +514,7 @@ int salta_sim_create(salta_sim **out, salta_model *model) {
   s->nx = s->d->nx;
   s->nz = s->d->nz;
   s->n = s->nx + s->nz;
+  s->auto_method = SALTA_METHOD_ERK;
   if (salta__dae_init(&s->dae, s->d, s->err) || salta__events_init(&s->events, &s->dae)) {
     salta_sim_free(&s);
     return SALTA_EMEM;

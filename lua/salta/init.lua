@@ -63,7 +63,7 @@ salta -- hybrid DAE models, simulation, exact gradients, fitting
   m = salta.load_spec(path)                 an exported JSON/YAML model spec
   m:eval(fn, t, x, z, p)                    fn: "f", "g", "h", "guard", "reset"
   m:jacobian(fn, wrt, t, x, z, p)           wrt: "x", "z", "p", "t"
-  tr = m:simulate{ tf=, times=, params=, rtol=, atol=, method = "bdf"|"erk" }
+  tr = m:simulate{ tf=, times=, params=, rtol=, atol=, method = "auto"|"bdf"|"erk" }
   tr.y.name, tr:at(t), tr:events(), tr:stats(), tr:to_csv(path)
   L = salta.lsq{ model=, times=, data= (table or CSV), free=, transform="log", blend= }
   L:value(p), L:grad(p [, {method = "fd"|"adjoint"}]), L:residuals(p), L:jacobian(p)

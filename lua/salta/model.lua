@@ -324,7 +324,7 @@ end
 
 -- m:simulate{ t0=, tf=, times=, params=, x0=, rtol=, atol=, max_events=,
 -- record_steps=, max_step=, init_step=, max_order=, zeno_count=,
--- zeno_window=, max_steps=, linear_solver= "auto"|"dense"|"klu", method = "bdf"|"erk" }
+-- zeno_window=, max_steps=, linear_solver= "auto"|"dense"|"klu", method = "auto"|"bdf"|"erk" }
 -- -> trajectory. times defaults to 101 uniform
 -- points; atol may be a number or one value per state and algebraic.
 function Model:simulate(opts)
