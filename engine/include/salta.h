@@ -68,7 +68,10 @@ typedef enum salta_fn {
   SALTA_FN_G = 1,       /* 0 = g(t,x,z,p), nz rows */
   SALTA_FN_H = 2,       /* y = h(t,x,z,p), ny rows */
   SALTA_FN_E = 3,       /* event guards, ne rows */
-  SALTA_FN_R = 4        /* reset of one event (x+), nx rows */
+  SALTA_FN_R = 4        /* reset of one event (x+), nx rows; a state it does
+                           not assign keeps its value (x+_i = x_i), and its
+                           row is left out of the Jacobians' patterns (the
+                           identity: salta_model_jac_dense fills it in) */
 } salta_fn;
 
 /* ---- compiled code (JIT, cc backend) --------------------------------------- */

@@ -74,7 +74,9 @@ typedef struct salta_model_def {
   salta_function_def g;        /* 0 = g(t,x,z,p), n = nz */
   salta_function_def h;        /* y = h(t,x,z,p), n = ny */
   salta_function_def e;        /* guards, n = ne */
-  const salta_function_def *r; /* ne resets, each n = nx: the full x+ */
+  const salta_function_def *r; /* ne resets, each n = nx: x+ on the states the
+                                  reset assigns (its kernel writes only those
+                                  rows, and its Jacobians have only those) */
   const unsigned char *r_assign; /* ne x nx, row-major: 1 where event j's
                                     reset names state i */
   salta_guard_fn e_one;        /* guard j alone; NULL: the engine evaluates e */

@@ -233,6 +233,7 @@ int salta_model_eval(salta_model *model, salta_fn fn, int event, double t,
   if (!model) return SALTA_EINPUT;
   if (!(f = select_fn(model, fn, event))) return SALTA_EINPUT;
   if (f->n == 0) return SALTA_OK;
+  if (fn == SALTA_FN_R) memcpy(out, x, sizeof(double) * (size_t)f->n);   /* the states it keeps */
   if (f->eval(t, x, z, p, out)) return kernel_failed(model, fn, event, t);
   return SALTA_OK;
 }
@@ -277,12 +278,14 @@ int salta_model_jac_dense(salta_model *model, salta_fn fn, int event, int wrt,
   s = &f->d[wrt];
   cols = wrt_cols(model->def, wrt);
   for (j = 0; j < cols; ++j) memset(dense + (size_t)j * ld, 0, sizeof(double) * f->n);
-  if (s->nnz == 0) return SALTA_OK;
-  vals = malloc(sizeof(double) * s->nnz);
+  vals = malloc(sizeof(double) * ((size_t)s->nnz + 1));
   if (!vals) return salta__fail(model->err, SALTA_EMEM, "out of memory");
-  st = salta_model_jac(model, fn, event, wrt, t, x, z, p, vals);
+  st = s->nnz ? salta_model_jac(model, fn, event, wrt, t, x, z, p, vals) : SALTA_OK;
   if (st == SALTA_OK)
     for (k = 0; k < s->nnz; ++k) dense[(size_t)s->col[k] * ld + s->row[k]] = vals[k];
   free(vals);
+  if (st == SALTA_OK && fn == SALTA_FN_R && wrt == SALTA_WRT_X && model->def->r_assign)
+    for (k = 0; k < f->n; ++k)   /* the states the reset keeps */
+      if (!model->def->r_assign[(size_t)event * f->n + k]) dense[(size_t)k * ld + k] = 1.0;
   return st;
 }

@@ -162,11 +162,11 @@ end
 -- kernel(name, exprs): a C function writing exprs into out[].
 local SIG = "(double t, const double *x, const double *z, const double *p, double *out)"
 
-local function kernel(cname, exprs)
+local function kernel(cname, exprs, rows)
   local em = new_emitter("  ")
   local assigns = {}
   for i, e in ipairs(exprs) do
-    assigns[i] = "  out[" .. (i - 1) .. "] = " .. em:emit(e) .. ";"
+    if not rows or rows[i] then assigns[#assigns + 1] = "  out[" .. (i - 1) .. "] = " .. em:emit(e) .. ";" end
   end
   local body = em.scopes[1].lines
   local parts = { "static int " .. cname .. SIG .. " {",
@@ -246,14 +246,23 @@ local function independent_of(jac)
   return 15 & ~used
 end
 
--- function_def(prefix, exprs, vars, chunks): emits the value kernel and its
--- four Jacobian kernels into chunks, and returns the C initialiser of a
--- salta_function_def plus the Jacobian patterns.
-local function function_def(prefix, exprs, vars, chunks)
-  chunks[#chunks + 1] = kernel(prefix, exprs)
+-- function_def(prefix, exprs, vars, chunks [, rows]): emits the value
+-- kernel and its four Jacobian kernels into chunks, and returns the C
+-- initialiser of a salta_function_def plus the Jacobian patterns. With
+-- rows (a set of row indices), the kernel writes and the Jacobians keep
+-- only those rows.
+local function function_def(prefix, exprs, vars, chunks, rows)
+  chunks[#chunks + 1] = kernel(prefix, exprs, rows)
   local inits, patterns = {}, {}
   for k, w in ipairs(WRT) do
     local jac = M.jacobian(exprs, vars[w])
+    if rows then
+      local kept = {}
+      for _, ent in ipairs(jac) do
+        if rows[ent.row] then kept[#kept + 1] = ent end
+      end
+      jac = kept
+    end
     patterns[w] = jac
     local rows, cols, vals = {}, {}, {}
     for i, ent in ipairs(jac) do
@@ -313,8 +322,14 @@ function M.generate(m, abi, symbol)
     any_state = any_state or y_state[i] >= 0
   end
   if any_state then chunks[#chunks + 1] = int_array("y_state", y_state) end
+  -- a reset's kernel and Jacobians only on the states it assigns: the
+  -- others keep their value (the engine applies the identity itself)
   local R = {}
-  for j, r in ipairs(m.r) do R[j] = function_def("k_r" .. (j - 1), r, vars, chunks) end
+  for j, r in ipairs(m.r) do
+    local assigned = {}
+    for i, e in ipairs(r) do assigned[i] = e ~= m.vars.x[i] or nil end
+    R[j] = function_def("k_r" .. (j - 1), r, vars, chunks, assigned)
+  end
   chunks[#chunks + 1] = name_array("x_names", m.x_names)
   chunks[#chunks + 1] = name_array("z_names", m.z_names)
   chunks[#chunks + 1] = name_array("p_names", m.p_names)

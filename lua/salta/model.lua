@@ -319,6 +319,12 @@ function Model:jacobian(fn, wrt, t, x, z, p, event)
     for j = 1, nc do J[i][j] = 0.0 end
   end
   for k = 1, #vals do J[rows[k]][cols[k]] = vals[k] end
+  if which == "r" and wrt == "x" then   -- the states the reset keeps (left out of its pattern)
+    local r = self.symbolic.r[ev]
+    for i, xi in ipairs(self.symbolic.vars.x) do
+      if r[i] == xi then J[i][i] = 1.0 end
+    end
+  end
   return J, rows, cols
 end
 
