@@ -141,6 +141,22 @@ static void release_cc(void *owner) {
   salta_jit_free(&jit);
 }
 
+/* cc_cached(src, symbol [, cache_dir]) -> whether the cc cache holds it */
+static int l_cc_cached(lua_State *L) {
+  const char *src = luaL_checkstring(L, 1), *symbol = luaL_checkstring(L, 2), *dir = luaL_optstring(L, 3, NULL);
+  lua_pushboolean(L, salta_jit_cc_cached(src, symbol, dir));
+  return 1;
+}
+
+/* cc_background(src, symbol [, cache_dir]) -> true | nil: starts a cc build
+** into the cache and returns at once */
+static int l_cc_background(lua_State *L) {
+  const char *src = luaL_checkstring(L, 1), *symbol = luaL_checkstring(L, 2), *dir = luaL_optstring(L, 3, NULL);
+  if (salta_jit_cc_background(src, symbol, dir) != SALTA_OK) return 0;
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
 /* compile_cc(src, symbol, model_name [, cache_dir]) -> jit, cached | nil, msg */
 static int l_compile_cc(lua_State *L) {
   const char *src = luaL_checkstring(L, 1);
@@ -219,6 +235,8 @@ int luaopen_salta_core(lua_State *L) {
   static const luaL_Reg funcs[] = {
     {"clock", l_clock},
     {"compile_cc", l_compile_cc},
+    {"cc_cached", l_cc_cached},
+    {"cc_background", l_cc_background},
     {"interrupt", l_interrupt},
     {"interrupt_clear", l_interrupt_clear},
     {"kernel_abi", l_kernel_abi},

@@ -166,3 +166,46 @@ describe("bad models give errors naming the model, the equation and the culprit"
     assert.truthy(err:find("model 'ball': 1 algebraics but no g", 1, true), err)
   end)
 end)
+
+describe("the default JIT backend", function()
+  local jit = require("salta.jit")
+  local balls = dofile("models/bouncing_balls.lua")
+  local function cache_dir()
+    local d = os.tmpname()
+    os.remove(d)
+    return d
+  end
+  local function model(N, dir)
+    return require("salta.model").build(balls{ N = N, backend = "tcc" }.symbolic, { cache_dir = dir })
+  end
+
+  it("builds a small model with cc at once (0.2 s for balls N = 3)", function()
+    local dir = cache_dir()
+    local m = model(3, dir)
+    assert.are.equal("cc", m.compile_info.backend)
+    assert.is_false(m.compile_info.cached)
+    assert.are.equal("cc", model(3, dir).compile_info.backend)
+    assert.is_true(model(3, dir).compile_info.cached)
+    os.execute("rm -rf " .. dir)
+  end)
+
+  it("builds a large one with tcc now and cc in the background for the next build", function()
+    if not jit.available().tcc then return end   -- plain lua5.4: cc at once, as above
+    local dir = cache_dir()
+    local m = model(15, dir)
+    assert.are.equal("tcc", m.compile_info.backend)
+    assert.is_true(m.compile_info.cc_pending)
+    local again
+    for _ = 1, 120 do   -- the background build takes about 2 s
+      again = model(15, dir)
+      if again.compile_info.backend == "cc" then break end
+      os.execute("sleep 0.5")
+    end
+    assert.are.equal("cc", again.compile_info.backend)
+    assert.is_true(again.compile_info.cached)
+    -- the same kernels: a simulation agrees to the last digit
+    local a, b = m:simulate{ tf = 1.9 }, again:simulate{ tf = 1.9 }
+    assert.are.same(a.y.y7, b.y.y7)
+    os.execute("rm -rf " .. dir)
+  end)
+end)

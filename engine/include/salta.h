@@ -92,6 +92,17 @@ const char *salta_jit_errmsg(const salta_jit *jit);
 int salta_jit_compile_cc(salta_jit *jit, const char *src, const char *symbol,
                          const char *model_name, const char *cache_dir);
 
+/* Whether the cache (as for salta_jit_compile_cc) holds a library for src
+** that is not damaged: 1 or 0; it compiles nothing. */
+int salta_jit_cc_cached(const char *src, const char *symbol, const char *cache_dir);
+
+/* Starts compiling src into the cache in the background (a process of its
+** own, not a child to wait for) and returns at once: SALTA_OK, or SALTA_EJIT
+** when it could not be started. A later salta_jit_compile_cc of the same
+** source loads the result once it is there (and compiles it itself, as
+** usual, before). */
+int salta_jit_cc_background(const char *src, const char *symbol, const char *cache_dir);
+
 /* The loaded definition (borrowed, valid until salta_jit_free), or NULL. */
 const salta_model_def *salta_jit_def(const salta_jit *jit);
 

@@ -292,6 +292,51 @@ static int load(salta_jit *jit, const char *so_path, const char *symbol, const c
   return st;
 }
 
+/* The cache folder (made if missing) and the entry's path without its
+** extension, keyed by the source and the symbol: 0, or -1 (errno set, or
+** 0 when there is no folder to use). */
+static int entry_base(const char *src, const char *symbol, const char *cache_dir, char *dir, size_t dir_size,
+                      char *base, size_t base_size, char *key) {
+  if (cache_dir) snprintf(dir, dir_size, "%s", cache_dir);
+  else if (default_cache_dir(dir, dir_size)) return errno = 0, -1;
+  if (make_dirs(dir)) return -1;
+  snprintf(key, 17, "%016llx", (unsigned long long)fnv1a(symbol, fnv1a(src, 14695981039346656037ULL)));
+  snprintf(base, base_size, "%s/%s", dir, key);
+  return 0;
+}
+
+int salta_jit_cc_cached(const char *src, const char *symbol, const char *cache_dir) {
+  char dir[4096], base[4200], so_path[4300], sum_path[4300], key[17];
+  if (!src || !symbol || entry_base(src, symbol, cache_dir, dir, sizeof dir, base, sizeof base, key)) return 0;
+  snprintf(so_path, sizeof so_path, "%s.so", base);
+  snprintf(sum_path, sizeof sum_path, "%s.sum", base);
+  return entry_state(so_path, sum_path) >= 0;   /* a library without its checksum yet is whole (renamed into place) */
+}
+
+int salta_jit_cc_background(const char *src, const char *symbol, const char *cache_dir) {
+  /* the shell starts the compile in the background and exits at once, so
+  ** that the compile is nobody's child to wait for; the library lands by an
+  ** atomic rename, and the next load writes its checksum. The paths are the
+  ** script's arguments ($1 ..), never part of its text. */
+  static const char script[] =
+      "(nice \"$0\" -O2 -shared -fPIC -std=c11 -o \"$1\" \"$2\" -lm && mv -f \"$1\" \"$3.so\" && "
+      "mv -f \"$2\" \"$3.c\"; rm -f \"$1\" \"$2\") </dev/null >/dev/null 2>&1 &";
+  char dir[4096], base[4200], c_path[4300], tmp_path[4300], key[17];
+  const char *cc = getenv("CC");
+  char *argv[] = {"/bin/sh", "-c", (char *)script, (char *)(cc && cc[0] ? cc : "cc"), tmp_path, c_path, base, NULL};
+  pid_t pid;
+  int status;
+  if (!src || !symbol) return SALTA_EINPUT;
+  if (entry_base(src, symbol, cache_dir, dir, sizeof dir, base, sizeof base, key)) return SALTA_EJIT;
+  snprintf(c_path, sizeof c_path, "%s.bg%ld.c", base, (long)getpid());
+  snprintf(tmp_path, sizeof tmp_path, "%s.bg%ld.so", base, (long)getpid());
+  if (write_file(c_path, src)) return SALTA_EJIT;
+  if (posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, environ) != 0) return remove(c_path), SALTA_EJIT;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) break;
+  return SALTA_OK;
+}
+
 int salta_jit_compile_cc(salta_jit *jit, const char *src, const char *symbol,
                          const char *model_name, const char *cache_dir) {
   char dir[4096], base[4200], c_path[4300], so_path[4300], tmp_path[4300], log_path[4300], sum_path[4300];
@@ -302,14 +347,10 @@ int salta_jit_compile_cc(salta_jit *jit, const char *src, const char *symbol,
   if (!jit) return SALTA_EINPUT;
   if (!src || !symbol) return salta__fail(jit->err, SALTA_EINPUT, "jit: salta_jit_compile_cc needs the source and the symbol");
   if (jit->dl) return salta__fail(jit->err, SALTA_EINPUT, "jit: handle already holds a model");
-  if (cache_dir) snprintf(dir, sizeof dir, "%s", cache_dir);
-  else if (default_cache_dir(dir, sizeof dir))
-    return salta__fail(jit->err, SALTA_EJIT, "model '%s': no cache directory", name);
-  if (make_dirs(dir))
-    return salta__fail(jit->err, SALTA_EJIT, "model '%s': cannot create cache directory %s: %s",
-                       name, dir, strerror(errno));
-  snprintf(key, sizeof key, "%016llx", (unsigned long long)fnv1a(symbol, fnv1a(src, 14695981039346656037ULL)));
-  snprintf(base, sizeof base, "%s/%s", dir, key);
+  if (entry_base(src, symbol, cache_dir, dir, sizeof dir, base, sizeof base, key))
+    return errno ? salta__fail(jit->err, SALTA_EJIT, "model '%s': cannot create cache directory %s: %s", name, dir,
+                               strerror(errno))
+                 : salta__fail(jit->err, SALTA_EJIT, "model '%s': no cache directory", name);
   snprintf(so_path, sizeof so_path, "%s.so", base);
   snprintf(sum_path, sizeof sum_path, "%s.sum", base);
   jit->cached = stat(so_path, &st) == 0;
