@@ -90,7 +90,7 @@ $(BUILD)/salta: $(HOST_OBJ) $(CORE_OBJ) $(ENGINE_OBJ)
 $(BUILD)/tests/%: engine/tests/%.c engine/tests/check.h $(BUILD)/libsalta.a | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libsalta.a $(ENGINE_LIBS)
 
-$(BUILD) $(BUILD)/engine $(BUILD)/bindings $(BUILD)/tests $(BUILD)/lua/salta:
+$(BUILD) $(BUILD)/engine $(BUILD)/bindings $(BUILD)/tests $(BUILD)/lua/salta $(BUILD)/bench:
 	mkdir -p $@
 
 test: deps all $(TEST_BIN)
@@ -106,8 +106,13 @@ fuzz: deps
 	SALTA_BIN=build-san/salta OPENBLAS_NUM_THREADS=1 build/salta fuzz/fuzz.lua $$(($(FUZZ_SECONDS) / 2)) \
 	  $$(($(FUZZ_SEED) + 1000000)) 2
 
-bench: deps all
-	OPENBLAS_NUM_THREADS=1 $(BUILD)/salta examples/bench.lua
+# the hand-written C floor the bench compares the default route with
+FLOOR_BIN := $(BUILD)/bench/floor_balls $(BUILD)/bench/floor_cauer
+$(BUILD)/bench/%: examples/bench/%.c | $(BUILD)/bench
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -o $@ $< -lm
+
+bench: deps all $(FLOOR_BIN)
+	SALTA_FLOOR_DIR=$(BUILD)/bench OPENBLAS_NUM_THREADS=1 $(BUILD)/salta examples/bench.lua
 
 demo: deps all
 	$(BUILD)/salta examples/demo.lua

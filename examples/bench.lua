@@ -211,6 +211,54 @@ do
   end
 end
 
+print("\n== the floor: salta's default route against hand-written C (loss + gradient, rtol = atol = 1e-6) ==")
+print("   default route: salta.lsq with no method, backend or solver (auto: ERK here; cc kernels once built);")
+print("   floor: examples/bench/floor_balls.c (closed-form flight and event times, derivatives through them),")
+print("   floor_cauer.c (fused Dormand-Prince with sensitivities on salta's steps), gcc -O2; interleaved rounds")
+local floor_rows = {}
+do
+  local floor_dir = os.getenv("SALTA_FLOOR_DIR") or "build/bench"
+  local fin = dofile("examples/bench/floor_input.lua")
+  local input_dir = tmpdir()
+  for _, c in ipairs({ { "balls", "balls N15, 501 x 30 positions, 3 params", 110.0, function(path)
+    return fin.write_balls(path, 15, { default = true }) end },
+    { "cauer", "Cauer, 501 x 5 states, 7 params", 28.4, function(path) return fin.write_cauer(path, { default = true }) end } }) do
+    local path = input_dir .. "/" .. c[1] .. ".txt"
+    local L, p = c[4](path)
+    local v, g = L:value_and_grad(p)
+    local fl, sl, out = {}, {}, ""
+    for _ = 1, 9 do
+      local f = io.popen(("%s/floor_%s %s 200"):format(floor_dir, c[1], path))
+      out = f:read("a")
+      f:close()
+      fl[#fl + 1] = tonumber(out:match("median_us ([%d%.]+)"))
+      local xs = {}
+      for k = 1, 41 do
+        local t0 = clock()
+        L:value_and_grad(p)
+        xs[k] = clock() - t0
+      end
+      sl[#sl + 1] = stats(xs) * 1e6
+    end
+    assert(#fl == 9 and fl[1], "the floor program did not run: " .. out)
+    -- agreement: the floor's loss and gradient against salta's
+    local dev = math.abs(tonumber(out:match("loss (%S+)")) - v) / math.abs(v)
+    local k = 0
+    for x in out:match("grad ([^\n]+)"):gmatch("%S+") do
+      k = k + 1
+      dev = math.max(dev, math.abs(tonumber(x) - g[k]) / math.max(math.abs(g[k]), 1e-300))
+    end
+    local fmed, fmin, fmax = stats(fl)
+    local smed, smin, smax = stats(sl)
+    local st = L:stats()
+    print(("  %-44s floor %8.1f us (min %.1f, max %.1f)"):format(c[2], fmed, fmin, fmax))
+    print(("  %-44s salta %8.1f us (min %.1f, max %.1f): %.1fx the floor [%s, %s kernels]; loss and gradient agree to %.1e"):format(
+      "", smed, smin, smax, smed / fmed, st.method, L.model.compile_info.backend, dev))
+    floor_rows[#floor_rows + 1] = { c[2] .. " [default route]", smed / 1e3, smin / 1e3, smax / 1e3, c[3], smed / fmed }
+  end
+  os.execute("rm -rf " .. input_dir)
+end
+
 print("\n== event location: guard evaluations per event (plain simulation, rtol 1e-6) ==")
 print(("%-40s %8s %12s %10s"):format("model (integrator)", "events", "guard evals", "per event"))
 for _, r in ipairs(guard_summary) do
@@ -218,7 +266,11 @@ for _, r in ipairs(guard_summary) do
 end
 
 print("\n== summary: ms per loss-and-gradient evaluation (25 runs, single thread) ==")
-print(("%-64s %9s %9s %9s %9s %8s"):format("model [integrator]", "median", "min", "max", "JAX-AD", "speedup"))
+print(("%-64s %9s %9s %9s %9s %8s %8s"):format("model [integrator]", "median", "min", "max", "JAX-AD", "speedup",
+  "/floor"))
+for _, r in ipairs(floor_rows) do
+  print(("%-64s %9.3f %9.3f %9.3f %9.1f %7.0fx %7.1fx"):format(r[1], r[2], r[3], r[4], r[5], r[5] / r[2], r[6]))
+end
 for _, r in ipairs(summary) do
   print(("%-64s %9.3f %9.3f %9.3f %9.1f %7.0fx"):format(r[1], r[2], r[3], r[4], r[5], r[5] / r[2]))
 end
