@@ -79,41 +79,36 @@ static int newton_failed(erk *r, double t, const salta__zfail *why) {
                      r->env.dae->d->name, t, why->eq + 1, why->residual);
 }
 
-/* out := sum_k c[k] K[k] for k < nk (1 to 7), summed in the order of k
-** (each sum is the one a loop over k per component computes), in one pass
-** over the components; with Y, out := Y + h sum instead (a stage). */
+/* out := sum_k c[k] K[k] for k < nk (1 to 7), summed in the order of k,
+** in one pass over the components; with Y, out := Y + sum_k (h c[k]) K[k]
+** instead (a stage). */
 static void combine(double *restrict out, const double *c, double *const *K, int nk, int m,
                     const double *restrict Y, double h) {
   const double *restrict K0 = K[0], *restrict K1 = K[1], *restrict K2 = K[2], *restrict K3 = K[3],
                *restrict K4 = K[4], *restrict K5 = K[5], *restrict K6 = K[6];
-  const double c0 = c[0], c1 = nk > 1 ? c[1] : 0, c2 = nk > 2 ? c[2] : 0, c3 = nk > 3 ? c[3] : 0,
-               c4 = nk > 4 ? c[4] : 0, c5 = nk > 5 ? c[5] : 0, c6 = nk > 6 ? c[6] : 0;
+  const double s = Y ? h : 1, c0 = s * c[0], c1 = nk > 1 ? s * c[1] : 0, c2 = nk > 2 ? s * c[2] : 0,
+               c3 = nk > 3 ? s * c[3] : 0, c4 = nk > 4 ? s * c[4] : 0, c5 = nk > 5 ? s * c[5] : 0,
+               c6 = nk > 6 ? s * c[6] : 0;
   int i;
+/* one loop per stage count, with and without Y */
+#define SALTA__COMBINE(sum)                                    \
+  do {                                                         \
+    if (Y)                                                     \
+      for (i = 0; i < m; ++i) out[i] = Y[i] + (sum);           \
+    else                                                       \
+      for (i = 0; i < m; ++i) out[i] = (sum);                  \
+  } while (0)
   switch (nk) {
-    case 1:
-      for (i = 0; i < m; ++i) out[i] = c0 * K0[i];
-      break;
-    case 2:
-      for (i = 0; i < m; ++i) out[i] = c0 * K0[i] + c1 * K1[i];
-      break;
-    case 3:
-      for (i = 0; i < m; ++i) out[i] = c0 * K0[i] + c1 * K1[i] + c2 * K2[i];
-      break;
-    case 4:
-      for (i = 0; i < m; ++i) out[i] = c0 * K0[i] + c1 * K1[i] + c2 * K2[i] + c3 * K3[i];
-      break;
-    case 5:
-      for (i = 0; i < m; ++i) out[i] = c0 * K0[i] + c1 * K1[i] + c2 * K2[i] + c3 * K3[i] + c4 * K4[i];
-      break;
-    case 6:
-      for (i = 0; i < m; ++i) out[i] = c0 * K0[i] + c1 * K1[i] + c2 * K2[i] + c3 * K3[i] + c4 * K4[i] + c5 * K5[i];
-      break;
+    case 1: SALTA__COMBINE(c0 * K0[i]); break;
+    case 2: SALTA__COMBINE(c0 * K0[i] + c1 * K1[i]); break;
+    case 3: SALTA__COMBINE(c0 * K0[i] + c1 * K1[i] + c2 * K2[i]); break;
+    case 4: SALTA__COMBINE(c0 * K0[i] + c1 * K1[i] + c2 * K2[i] + c3 * K3[i]); break;
+    case 5: SALTA__COMBINE(c0 * K0[i] + c1 * K1[i] + c2 * K2[i] + c3 * K3[i] + c4 * K4[i]); break;
+    case 6: SALTA__COMBINE(c0 * K0[i] + c1 * K1[i] + c2 * K2[i] + c3 * K3[i] + c4 * K4[i] + c5 * K5[i]); break;
     default:
-      for (i = 0; i < m; ++i)
-        out[i] = c0 * K0[i] + c1 * K1[i] + c2 * K2[i] + c3 * K3[i] + c4 * K4[i] + c5 * K5[i] + c6 * K6[i];
+      SALTA__COMBINE(c0 * K0[i] + c1 * K1[i] + c2 * K2[i] + c3 * K3[i] + c4 * K4[i] + c5 * K5[i] + c6 * K6[i]);
   }
-  if (Y)
-    for (i = 0; i < m; ++i) out[i] = Y[i] + h * out[i];
+#undef SALTA__COMBINE
 }
 
 /* Y' at (t, Y); z is the warm start and returns the solved algebraics. */

@@ -29,13 +29,12 @@ int salta__events_init(salta__events *ev, salta__dae *dae) {
   ev->ne = d->ne;
   /* one block of per-guard flags, one of values */
   q = ev->armed = calloc(6 * m, sizeof(int));
-  p = ev->stuck_t = calloc((11 + SAMPLES + 1) * m + 4 * n, sizeof(double));
+  p = ev->stuck_t = calloc((12 + SAMPLES + 1) * m + 4 * n, sizeof(double));
   ev->brackets = calloc(m, sizeof(salta__bracket));
   ev->cols = malloc(sizeof(int) * ((size_t)ex->nnz + 1));
-  ev->quiet = malloc(m);
   ev->ejac[SALTA_WRT_X] = malloc(sizeof(double) * ((size_t)d->e.d[SALTA_WRT_X].nnz + (size_t)d->e.d[SALTA_WRT_Z].nnz +
                                                     (size_t)d->e.d[SALTA_WRT_T].nnz + 1));
-  if (!q || !p || !ev->brackets || !ev->cols || !ev->quiet || !ev->ejac[SALTA_WRT_X]) {
+  if (!q || !p || !ev->brackets || !ev->cols || !ev->ejac[SALTA_WRT_X]) {
     salta__events_free(ev);
     return salta__fail(dae->err, SALTA_EMEM, "out of memory");
   }
@@ -52,6 +51,7 @@ int salta__events_init(salta__events *ev, salta__dae *dae) {
   ev->rate_p = p, p += m;
   ev->clear_sign = p, p += m;
   ev->rscale_p = p, p += m;
+  ev->quiet_margin = p, p += m;
   ev->samples = p, p += (SAMPLES + 1) * m;
   ev->w_probe = p, p += n;
   ev->flow = p, p += n;
@@ -70,7 +70,6 @@ void salta__events_free(salta__events *ev) {
   free(ev->stuck_t);
   free(ev->brackets);
   free(ev->cols);
-  free(ev->quiet);
   free(ev->ejac[SALTA_WRT_X]);
   free(ev->log);
   salta__dbuf_free(&ev->w_minus);
@@ -268,29 +267,35 @@ static int first_bracket(salta__events *ev, const salta__interp *ip, int j, cons
   return SALTA_OK;
 }
 
-/* Marks the one-sided guards whose samples hold no crossing for
-** first_bracket to find: every sample clear of the firing side, and no
-** parabola through three consecutive ones dipping to it. With u the value
-** turned so that clear is positive, a parabola convex in u (qa > 0) whose
-** vertex lies between its outer samples stays above u1 - qa there, which
-** is kept clear of zero by more than the rounding of first_bracket's own
-** test. A loop over the guards without branches, so that it vectorises. */
+/* The quiet margin of each guard: positive when its samples hold no
+** crossing for first_bracket to find (a one-sided guard whose every sample
+** is clear of its firing side, and no parabola through three consecutive
+** ones dips to it). With u the value turned so that clear is positive, a
+** parabola convex in u (qa > 0) whose vertex lies between its outer
+** samples stays above u1 - qa there, which must be clear of zero by more
+** than the rounding of first_bracket's own test; for a concave one u1 - qa
+** exceeds u1, so the bound is taken for every triple. Loops over the
+** guards without branches, so that they vectorise. */
 static void mark_quiet(salta__events *ev) {
   const double *G = ev->samples, *sgn = ev->clear_sign;
+  double *mg = ev->quiet_margin;
   const int ne = ev->ne;
   int j, i;
-  for (j = 0; j < ne; ++j) {
-    double u0 = sgn[j] * G[j], lowest = u0, dips = 0;
-    for (i = 1; i <= SAMPLES; ++i) {
-      double u = sgn[j] * G[(size_t)i * ne + j];
-      lowest = u < lowest ? u : lowest;
+  for (j = 0; j < ne; ++j) mg[j] = sgn[j] * G[j];
+  for (i = 1; i <= SAMPLES; ++i) {
+    const double *g = G + (size_t)i * ne;
+    for (j = 0; j < ne; ++j) {
+      double u = sgn[j] * g[j];
+      mg[j] = u < mg[j] ? u : mg[j];
     }
-    for (i = 1; i < SAMPLES; ++i) {
-      double a = sgn[j] * G[(size_t)(i - 1) * ne + j], b = sgn[j] * G[(size_t)i * ne + j],
-             c = sgn[j] * G[(size_t)(i + 1) * ne + j], qa = 0.5 * (c - 2 * b + a);
-      dips += qa > 0 && !(b - qa > 1e-12 * (a + b + c));
+  }
+  for (i = 1; i < SAMPLES; ++i) {
+    const double *g0 = G + (size_t)(i - 1) * ne, *g1 = g0 + ne, *g2 = g1 + ne;
+    for (j = 0; j < ne; ++j) {
+      double a = sgn[j] * g0[j], b = sgn[j] * g1[j], c = sgn[j] * g2[j],
+             low = b - 0.5 * (c - 2 * b + a) - 1e-12 * (a + b + c);
+      mg[j] = low < mg[j] ? low : mg[j];
     }
-    ev->quiet[j] = lowest > 0 && dips == 0;
   }
 }
 
@@ -338,7 +343,7 @@ int salta__events_locate(salta__events *ev, const salta__interp *ip, double t_st
   for (j = 0; j < ne; ++j) {
     int found = 0;
     ev->crossing[j] = 0;
-    if (!ev->armed[j] || (ev->quiet[j] && !ev->leaving[j])) continue;
+    if (!ev->armed[j] || (ev->quiet_margin[j] > 0 && !ev->leaving[j])) continue;
     if ((st = first_bracket(ev, ip, j, ts, &br[nb], &found))) return st;
     if (found) ev->crossing[j] = 1, ++nb;
   }

@@ -50,7 +50,8 @@ typedef struct salta__events {
   int *crossing;                /* whether it has a bracket in the current step */
   double *clear_sign;           /* -direction: > 0 times a value clear of its firing side
                                    (0 for two-sided guards) */
-  unsigned char *quiet;         /* per guard: no crossing possible among the step's samples */
+  double *quiet_margin;         /* per guard: > 0 when no crossing is possible among the
+                                   step's samples */
   /* location scratch */
   double *samples;              /* sampled guard values of a step, a row per sample */
   salta__bracket *brackets;
