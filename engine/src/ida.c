@@ -32,6 +32,8 @@ typedef struct ida {
   SUNLinearSolver LS;
   salta__pattern pat;           /* the iteration matrix's pattern (KLU) */
   double *S, *Sp;               /* n x ns: sensitivities and their derivatives */
+  double *w_restart;            /* the state of the last restart (n) */
+  double t_restart, h_restart;  /* its time and the first step it was given (0: IDAS's) */
   double **cols_S, **cols_Sp, **cols_R;   /* the sensitivity residual's columns */
   int ready;                    /* IDAInit and its solvers are set up */
   int bad_row;                  /* a residual row found not finite during a step, or -1 */
@@ -231,12 +233,33 @@ static int ida_start(void *self, double t0, const double *w, const double *S) {
   return SALTA_OK;
 }
 
+/* Re-initialises IDAS at t from the restart state (w_restart, S) with
+** first step h0 (0: IDAS's own choice). */
+static int reinit(ida *c, double t, double h0) {
+  memcpy(N_VGetArrayPointer(c->y), c->w_restart, sizeof(double) * (size_t)c->n);
+  if (set_derivatives(c, t)) return SALTA_ESOLVER;
+  if (IDAReInit(c->mem, t, c->y, c->yp) || IDASetStopTime(c->mem, c->env.o->tf) || IDASetInitStep(c->mem, h0) ||
+      (c->ns > 0 && IDASensReInit(c->mem, IDA_STAGGERED, c->yS, c->ypS)))
+    return fail_idas(c, IDA_ILL_INPUT, t);
+  c->t_restart = t, c->h_restart = h0;
+  return SALTA_OK;
+}
+
 static int ida_step(void *self, double tf, double *t_old, double *t_new) {
   ida *c = self;
   double tret = 0, tn, hu;
-  int flag = IDASolve(c->mem, tf, &tret, c->y, c->yp, IDA_ONE_STEP);
+  long nst = -1;
+  int flag = IDASolve(c->mem, tf, &tret, c->y, c->yp, IDA_ONE_STEP), st;
+  if (flag < 0 && c->h_restart > 0 && IDAGetNumSteps(c->mem, &nst) == IDA_SUCCESS && nst == 0) {
+    /* a restart's first step failed from the step it was given: again
+    ** from the run's init_step or IDAS's own */
+    accumulate_stats(c);
+    c->bad_row = -1;
+    if ((st = reinit(c, c->t_restart, c->env.o->init_step))) return st;
+    flag = IDASolve(c->mem, tf, &tret, c->y, c->yp, IDA_ONE_STEP);
+  }
   if (flag < 0) {
-    long nst = -1;
+    nst = -1;
     if (IDAGetCurrentTime(c->mem, &tn) == IDA_SUCCESS) tret = tn;
     if (flag == IDA_ILL_INPUT && c->bad_row < 0 && IDAGetNumSteps(c->mem, &nst) == IDA_SUCCESS && nst == 0)
       return fail_first_step(c, tret);
@@ -302,16 +325,18 @@ static int ida_end_state(void *self, double *w, double *S) {
   return ida_sens_at(self, tn, S);
 }
 
+/* Restarts at t from (w, S): at order 1, from a tenth of the step the run
+** last took (IDAS's own first step is tiny, and climbing back up from it
+** costs many steps after every event; the whole last step, taken at a
+** higher order, fails the order-1 error test too often). */
 static int ida_restart(void *self, double t, const double *w, const double *S) {
   ida *c = self;
+  double h_last = 0;
+  if (IDAGetLastStep(c->mem, &h_last) != IDA_SUCCESS || !(h_last > 0)) h_last = 0;
   accumulate_stats(c);   /* IDAReInit zeroes the counters */
-  memcpy(N_VGetArrayPointer(c->y), w, sizeof(double) * (size_t)c->n);
+  memcpy(c->w_restart, w, sizeof(double) * (size_t)c->n);
   if (c->ns > 0) memcpy(c->S, S, sizeof(double) * (size_t)c->n * c->ns);
-  if (set_derivatives(c, t)) return SALTA_ESOLVER;
-  if (IDAReInit(c->mem, t, c->y, c->yp) || IDASetStopTime(c->mem, c->env.o->tf) ||
-      (c->ns > 0 && IDASensReInit(c->mem, IDA_STAGGERED, c->yS, c->ypS)))
-    return fail_idas(c, IDA_ILL_INPUT, t);
-  return SALTA_OK;
+  return reinit(c, t, 0.1 * h_last);
 }
 
 static void ida_free(void *self) {
@@ -332,6 +357,7 @@ static void ida_free(void *self) {
   if (c->ctx) SUNContext_Free(&c->ctx);
   salta__pattern_free(&c->pat);
   free(c->S);
+  free(c->w_restart);
   free(c->cols_S);
   free(c);
 }
@@ -349,6 +375,7 @@ static int alloc_ida(ida *c) {
   c->yp = N_VNew_Serial(n, c->ctx);
   c->id = N_VNew_Serial(n, c->ctx);
   c->dky = N_VNew_Serial(n, c->ctx);
+  c->w_restart = malloc(sizeof(double) * (size_t)n);
   if (c->sparse) {
     if (salta__pattern_build(&c->pat, c->env.dae->d)) return -1;
     c->A = SUNSparseMatrix(n, n, c->pat.nnz, CSC_MAT, c->ctx);
@@ -358,7 +385,7 @@ static int alloc_ida(ida *c) {
     c->LS = salta__lapack_dense(n, c->ctx);
   }
   c->mem = IDACreate(c->ctx);
-  if (!c->y || !c->yp || !c->id || !c->dky || !c->A || !c->LS || !c->mem) return -1;
+  if (!c->y || !c->yp || !c->id || !c->dky || !c->w_restart || !c->A || !c->LS || !c->mem) return -1;
   if (IDASetErrHandlerFn(c->mem, error_handler, c)) return -1;   /* IDAS's own handler prints */
   if (ns > 0) {
     c->yS = N_VCloneVectorArray(ns, c->y);
