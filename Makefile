@@ -108,7 +108,7 @@ fuzz: deps
 
 # the hand-written C floor the bench compares the default route with
 FLOOR_BIN := $(BUILD)/bench/floor_balls $(BUILD)/bench/floor_cauer
-$(BUILD)/bench/%: examples/bench/%.c | $(BUILD)/bench
+$(BUILD)/bench/%: examples/bench/%.c examples/bench/floor_harness.h | $(BUILD)/bench
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -o $@ $< -lm
 
 bench: deps all $(FLOOR_BIN)

@@ -36,6 +36,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "floor_harness.h"
+
 enum { NP = 3 };                           /* free parameters */
 enum { PG, PEG, PEB };                     /* g, e_g, e_b */
 enum { SX, SY, SVX, SVY };                 /* a ball's states */
@@ -264,16 +266,7 @@ static void evaluate(const problem *pb, work *w, double *loss, double *grad) {
   memcpy(grad, a.g, sizeof a.g);
 }
 
-/* ---- input and timing ------------------------------------------------------------------ */
-
-static int num(FILE *f, double *v) { return fscanf(f, "%lf", v) == 1 ? 0 : -1; }
-
-static int nums(FILE *f, double *v, int n) {
-  int i;
-  for (i = 0; i < n; ++i)
-    if (num(f, v + i)) return -1;
-  return 0;
-}
+/* ---- input and timing (floor_harness.h) ------------------------------------------------------------------ */
 
 static int read_problem(const char *path, problem *pb) {
   FILE *f = fopen(path, "r");
@@ -303,22 +296,19 @@ done:
   return st;
 }
 
-static double now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
-}
+typedef struct run { const problem *pb; work *w; } run;
 
-static int by_value(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
+static int run_eval(void *ctx, double *loss, double *grad) {
+  const run *r = ctx;
+  evaluate(r->pb, r->w, loss, grad);
+  return 0;
 }
 
 int main(int argc, char **argv) {
   problem pb;
   work w;
-  double loss = 0, grad[NP], *us;
-  int reps = argc > 2 ? atoi(argv[2]) : 200, k;
+  run r = {&pb, &w};
+  int reps = argc > 2 ? atoi(argv[2]) : 200, st;
   if (argc < 2 || reps < 1) {
     fprintf(stderr, "usage: %s INPUT [REPEATS]\n", argv[0]);
     return 2;
@@ -331,20 +321,8 @@ int main(int argc, char **argv) {
   w.wall_t = malloc(sizeof(double) * (size_t)pb.n);
   w.wall_k = malloc(sizeof(int) * (size_t)pb.n);
   w.pair_t = malloc(sizeof(double) * (size_t)pb.n * pb.n);
-  us = malloc(sizeof(double) * (size_t)reps);
-  if (!w.b || !w.wall_t || !w.wall_k || !w.pair_t || !us) return 1;
-  for (k = -1; k < reps; ++k) {   /* k = -1: the warm-up */
-    double t0 = now_us();
-    evaluate(&pb, &w, &loss, grad);
-    if (k >= 0) us[k] = now_us() - t0;
-  }
-  qsort(us, (size_t)reps, sizeof(double), by_value);
-  printf("loss %.17g\ngrad", loss);
-  for (k = 0; k < NP; ++k) printf(" %.17g", grad[k]);
-  printf("\nmedian_us %.3f\nmin_us %.3f\nmax_us %.3f\n",
-         reps % 2 ? us[reps / 2] : 0.5 * (us[reps / 2 - 1] + us[reps / 2]), us[0], us[reps - 1]);
-  free(us);
+  st = !w.b || !w.wall_t || !w.wall_k || !w.pair_t ? 1 : floor_time(argv[0], run_eval, &r, NP, reps);
   free(w.b); free(w.wall_t); free(w.wall_k); free(w.pair_t);
   free(pb.x0); free(pb.times); free(pb.data);
-  return 0;
+  return st;
 }

@@ -31,6 +31,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "floor_harness.h"
+
 enum { NX = 5, NZ = 3, NP = 7, NM = NX * (1 + NP), SAMPLES = 4 };
 enum { L2I, L1I, C5V, C3V, C1V };          /* states */
 enum { Z5, Z3, Z1 };                       /* algebraics: C5_v', C3_v', C1_v' */
@@ -449,16 +451,7 @@ static int evaluate(const problem *pb, erk *r, double *loss, double *grad) {
   return 0;
 }
 
-/* ---- input and timing -------------------------------------------------------------- */
-
-static int num(FILE *f, double *v) { return fscanf(f, "%lf", v) == 1 ? 0 : -1; }
-
-static int nums(FILE *f, double *v, int n) {
-  int i;
-  for (i = 0; i < n; ++i)
-    if (num(f, v + i)) return -1;
-  return 0;
-}
+/* ---- input and timing (floor_harness.h) -------------------------------------------------------------- */
 
 static int read_problem(const char *path, problem *pb) {
   FILE *f = fopen(path, "r");
@@ -486,22 +479,18 @@ done:
   return st;
 }
 
-static double now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
-}
+typedef struct run { const problem *pb; erk *r; } run;
 
-static int by_value(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
+static int run_eval(void *ctx, double *loss, double *grad) {
+  const run *c = ctx;
+  return evaluate(c->pb, c->r, loss, grad);
 }
 
 int main(int argc, char **argv) {
   problem pb;
   erk *r = malloc(sizeof *r);
-  double loss = 0, grad[NP], *us;
-  int reps = argc > 2 ? atoi(argv[2]) : 200, k;
+  run c = {&pb, r};
+  int reps = argc > 2 ? atoi(argv[2]) : 200, st;
   if (argc < 2 || reps < 1 || !r) {
     fprintf(stderr, "usage: %s INPUT [REPEATS]\n", argv[0]);
     return 2;
@@ -510,24 +499,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s: cannot read the input file %s\n", argv[0], argv[1]);
     return 1;
   }
-  if (!(us = malloc(sizeof(double) * (size_t)reps))) return 1;
-  for (k = -1; k < reps; ++k) {   /* k = -1: the warm-up */
-    double t0 = now_us();
-    if (evaluate(&pb, r, &loss, grad)) {
-      fprintf(stderr, "%s: the integration failed (step size underflow or grazing event)\n", argv[0]);
-      return 1;
-    }
-    if (k >= 0) us[k] = now_us() - t0;
-  }
-  qsort(us, (size_t)reps, sizeof(double), by_value);
-  printf("loss %.17g\ngrad", loss);
-  for (k = 0; k < NP; ++k) printf(" %.17g", grad[k]);
-  printf("\nmedian_us %.3f\nmin_us %.3f\nmax_us %.3f\n",
-         reps % 2 ? us[reps / 2] : 0.5 * (us[reps / 2 - 1] + us[reps / 2]), us[0], us[reps - 1]);
-  if (getenv("FLOOR_STATS")) fprintf(stderr, "steps %ld, rejected %ld\n", r->steps, r->fails);
-  free(us);
+  st = floor_time(argv[0], run_eval, &c, NP, reps);
+  if (!st && getenv("FLOOR_STATS")) fprintf(stderr, "steps %ld, rejected %ld\n", r->steps, r->fails);
   free(pb.times);
   free(pb.data);
   free(r);
-  return 0;
+  return st;
 }
