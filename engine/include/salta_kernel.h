@@ -9,7 +9,7 @@
 #ifndef SALTA_KERNEL_H
 #define SALTA_KERNEL_H
 
-#define SALTA_ABI_VERSION 3
+#define SALTA_ABI_VERSION 4
 
 /*
 ** A kernel evaluates one vector function or one sparse Jacobian at a point.
@@ -82,6 +82,11 @@ typedef struct salta_model_def {
   salta_guard_fn e_one;        /* guard j alone; NULL: the engine evaluates e */
   const int *y_state;          /* ny: j where output i is state j (y_i = x_j),
                                   else -1; NULL: none known */
+  salta_function_def start;    /* x0 = start(p), n = nx, read at t0 (x and z
+                                  are x_start and z_start); eval NULL: the
+                                  constant x_start */
+  const unsigned char *e_terminal; /* ne: 1 where the event ends the run;
+                                      NULL: none does */
 } salta_model_def;
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "adjoint_impl.h"
 #include "linsol.h"
+#include "start.h"
 
 /* ---- the consistent discrete forward ---------------------------------------- */
 
@@ -320,7 +321,7 @@ int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, in
   if (!a.wts || !a.ys) { st = salta__fail(l->err, SALTA_EMEM, "out of memory"); goto done; }
   if (consistent) {
     double *w0 = salta__adj_node(&a, 0);
-    memcpy(w0, x0 ? x0 : a.d->x_start, sizeof(double) * (size_t)a.nx);
+    if ((st = salta__start_values(a.d, o.t0, p, x0, w0, l->err))) goto done;
     if (a.nz) memcpy(w0 + a.nx, a.d->z_start, sizeof(double) * (size_t)a.nz);
     if ((st = salta__adj_solve_z(&a, a.tau[0], w0))) goto done;
     for (s = 0; s < a.nseg; ++s)
@@ -330,6 +331,10 @@ int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, in
   }
   l->dae.bad.sp = NULL;   /* the forward Newton's trial matrices are not the gradient's */
   if ((st = salta__adj_sweep(&a, &v, gp, gp + a.np))) goto done;
+  if (salta__start_follows_p(a.d, x0) && salta__start_chain(a.d, o.t0, p, gp + a.np, gp)) {
+    st = salta__fail(l->err, SALTA_EMEM, "out of memory");
+    goto done;
+  }
   if (value) *value = v;
   for (k = 0; k < l->ns && grad; ++k) {
     grad[k] = l->dirs[k] >= 0 ? gp[l->dirs[k]] : gp[a.np - l->dirs[k] - 1];

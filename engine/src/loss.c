@@ -10,6 +10,7 @@
 #include "blend.h"
 #include "errors.h"
 #include "loss_impl.h"
+#include "start.h"
 #include "salta.h"
 #include "sim_impl.h"
 #include "tol.h"
@@ -388,15 +389,22 @@ int salta_loss_grad_fd(salta_loss *l, const double *p, const double *x0, double 
   if (!pp) return salta__fail(l->err, SALTA_EMEM, "out of memory");
   xx = pp + d->np;
   for (k = 0; k < l->ns && st == SALTA_OK; ++k) {
+    /* a parameter moves the start with it when the start follows p; a
+    ** start value moves alone */
     int dir = l->dirs[k], i;
-    double base = dir >= 0 ? p[dir] : (x0 ? x0[-dir - 1] : d->x_start[-dir - 1]);
-    double step = h * fmax(1.0, fabs(base));
+    double base, step;
+    if (dir < 0 && (st = salta__start_values(d, l->opts.t0, p, x0, xx, l->err))) break;
+    base = dir >= 0 ? p[dir] : xx[-dir - 1];
+    step = h * fmax(1.0, fabs(base));
     for (i = 0; i < 4 && st == SALTA_OK; ++i) {
       memcpy(pp, p, sizeof(double) * (size_t)d->np);
-      memcpy(xx, x0 ? x0 : d->x_start, sizeof(double) * (size_t)d->nx);
-      if (dir >= 0) pp[dir] = base + steps[i] * step;
-      else xx[-dir - 1] = base + steps[i] * step;
-      st = salta_loss_eval(l, pp, xx, &v[i], NULL, NULL, NULL);
+      if (dir >= 0) {
+        pp[dir] = base + steps[i] * step;
+        st = salta_loss_eval(l, pp, x0, &v[i], NULL, NULL, NULL);
+      } else {
+        xx[-dir - 1] = base + steps[i] * step;
+        st = salta_loss_eval(l, pp, xx, &v[i], NULL, NULL, NULL);
+      }
     }
     if (st == SALTA_OK)
       grad[k] = (4 * (v[0] - v[1]) / (2 * step) - (v[2] - v[3]) / (4 * step)) / 3;

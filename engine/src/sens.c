@@ -9,6 +9,7 @@
 
 #include "errors.h"
 #include "sens.h"
+#include "start.h"
 #include "tol.h"
 
 int salta__sens_init(salta__sens *sn, salta__dae *dae, const int *dirs, int ns) {
@@ -139,12 +140,14 @@ void salta__sens_prime(salta__sens *sn, double t, const double *w, const double 
   }
 }
 
-int salta__sens_initial(salta__sens *sn, double t0, const double *w, double *S) {
+int salta__sens_initial(salta__sens *sn, double t0, const double *w, int start_follows_p, double *S) {
   salta__dae *a = sn->dae;
   int k, n = a->n;
   memset(S, 0, sizeof(double) * (size_t)n * sn->ns);
   for (k = 0; k < sn->ns; ++k)
     if (sn->dirs[k] < 0) S[(size_t)k * n + (-sn->dirs[k] - 1)] = 1.0;
+  if (start_follows_p && salta__start_seed(a->d, t0, a->p, sn->dirs, sn->ns, n, S))
+    return salta__fail(a->err, SALTA_EMEM, "out of memory");
   if (salta__sens_fill_z(sn, t0, w, S))
     return salta__fail(a->err, SALTA_ESOLVER, "model '%s': g_z is singular at t = %g (initial sensitivities)",
                        a->d->name, t0);

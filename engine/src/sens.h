@@ -47,9 +47,10 @@ typedef struct salta__jump {
 int salta__sens_init(salta__sens *sn, salta__dae *dae, const int *dirs, int ns);
 void salta__sens_free(salta__sens *sn);
 
-/* S at the start (t0, w): unit columns for initial-state directions, z rows
-** from the implicit function theorem. */
-int salta__sens_initial(salta__sens *sn, double t0, const double *w, double *S);
+/* S at the start (t0, w): unit columns for initial-state directions, the
+** start function's d x0 / dp on parameter directions when the start
+** follows p, z rows from the implicit function theorem. */
+int salta__sens_initial(salta__sens *sn, double t0, const double *w, int start_follows_p, double *S);
 /* S's z rows from its x rows at (t, w): 0, or -1 when g_z is singular. */
 int salta__sens_fill_z(salta__sens *sn, double t, const double *w, double *S);
 /* Sp's x rows = f_x s_x + f_z s_z + f_p; z rows 0. */

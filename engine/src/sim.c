@@ -12,6 +12,7 @@
 #include "integrator.h"
 #include "sim_impl.h"
 #include "sparselu.h"
+#include "start.h"
 #include "tol.h"
 
 /* ---- results --------------------------------------------------------------- */
@@ -328,9 +329,10 @@ static int alloc_run(salta_sim *s, int nt) {
     r->cap_ns = s->ns;
     if (!r->cap) return -1;
   }
-  p = run->w = malloc(sizeof(double) * (5 * n + 2 * n * ns + ne * ns + 2 * (ny + ny * ns) + 8));
+  p = run->w = malloc(sizeof(double) * (6 * n + 2 * n * ns + ne * ns + 2 * (ny + ny * ns) + 8));
   if (!p) return -1;
   p += n;
+  run->x0 = p, p += n;
   run->z_polish = p, p += n;
   run->w_minus = p, p += n;
   run->w_plus = p, p += n;
@@ -384,7 +386,7 @@ static int run_with(salta_sim *s, const salta_sim_options *o, int method, int wa
       method == SALTA_METHOD_ERK ? SALTA_LS_NONE : salta__use_klu(o, s->n) ? SALTA_LS_KLU : SALTA_LS_DENSE;
   if ((st = consistent_start(s, o, x0)) || (st = store_step(s, o->t0, s->run.w))) return st;
   if (s->ns > 0 && ((st = salta__sens_init(&s->sens, &s->dae, s->dirs, s->ns)) ||
-                    (st = salta__sens_initial(&s->sens, o->t0, s->run.w, s->run.S)) ||
+                    (st = salta__sens_initial(&s->sens, o->t0, s->run.w, s->run.start_follows_p, s->run.S)) ||
                     (st = salta__sens_check(&s->sens, s->run.S, s->n, s->n, o->t0))))
     return st;
   env.dae = &s->dae;
@@ -461,8 +463,7 @@ int salta__sim_run_planned(salta_sim *s, const salta_sim_options *o, const doubl
   memset(&s->stats, 0, sizeof s->stats);
   s->err[0] = '\0';
   s->stats.linear_solver = SALTA_LS_NONE;
-  if (!x0) x0 = d->x_start;
-  if ((st = check_inputs(s, o, p, x0, times, nt))) return st;
+  if ((st = check_inputs(s, o, p, x0 ? x0 : d->x_start, times, nt))) return st;
   if (alloc_run(s, nt) || plan_run(s, plan->y, plan->ny, nt)) {
     free(s->run.w);
     free(s->run.plan_x);
@@ -474,7 +475,9 @@ int salta__sim_run_planned(salta_sim *s, const salta_sim_options *o, const doubl
   salta__dae_set_params(&s->dae, p);
   s->dae.newton_iters = 0;
   s->dae.bad.sp = NULL;
-  st = run_chosen(s, o, x0, times, nt);
+  s->run.start_follows_p = salta__start_follows_p(d, x0);
+  st = salta__start_values(d, o->t0, p, x0, s->run.x0, s->err);
+  if (st == SALTA_OK) st = run_chosen(s, o, s->run.x0, times, nt);
   s->stats.guard_evals = s->events.probes;
   s->stats.alg_newton_iters = s->dae.newton_iters;
   s->stats.events = s->events.nlog;

@@ -29,6 +29,8 @@ typedef struct salta__results {
 typedef struct salta__run {
   const salta_sim_options *o;
   double t;                     /* where the integration is */
+  double *x0;                   /* the start state (nx) */
+  int start_follows_p;          /* it is the model's start function at p */
   double *w;                    /* its state there (n) */
   double *w_minus, *w_plus;     /* the limits at an event (n each) */
   double *S, *S_step;           /* n x ns: S at t; S at a point inside a step */

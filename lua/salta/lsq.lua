@@ -106,6 +106,10 @@ function M.new(spec)
     local st = type(n) == "string" and n:match("^x0%.(.+)$")
     if st then
       self.dirs[k] = -(xidx[st] or fail("free '%s': no state '%s'", n, st))
+      if model.symbolic.start then
+        fail("free '%s': the start values of model '%s' depend on the parameters; free those parameters "
+          .. "instead, or give the start values as numbers", n, model.name)
+      end
     else
       self.dirs[k] = pidx[n] or fail("free '%s' is not a parameter of model '%s'", tostring(n), model.name)
     end

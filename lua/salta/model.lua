@@ -21,8 +21,10 @@ M.Model = Model
 -- Normalises a list of declarations into names and values. Accepts
 -- {"a", "b"}, {{"a", 1.0}, ...}, {{name = "a", start = 1.0}, ...} and, for
 -- maps {a = 1.0, b = 2.0}, sorts by name so the order is reproducible.
-local function declarations(model_name, what, decl, value_key, overrides)
-  local names, values, seen = {}, {}, {}
+-- With allow_fn, a value may be a function (of the parameters): it is
+-- returned in fns[i], with values[i] = 0.
+local function declarations(model_name, what, decl, value_key, overrides, allow_fn)
+  local names, values, seen, fns = {}, {}, {}, {}
   decl = decl or {}
   if type(decl) ~= "table" then
     error(("model '%s': %s must be a table, got %s"):format(model_name, what, type(decl)), 0)
@@ -48,13 +50,16 @@ local function declarations(model_name, what, decl, value_key, overrides)
     end
     if seen[name] then error(("model '%s': %s '%s' is declared twice"):format(model_name, what, name), 0) end
     if overrides and overrides[name] ~= nil then v = overrides[name] end
-    if type(v) ~= "number" then
-      error(("model '%s': %s '%s' needs a number, got %s"):format(model_name, what, name, type(v)), 0)
+    if allow_fn and type(v) == "function" then
+      fns[i], v = v, 0.0
+    elseif type(v) ~= "number" then
+      error(("model '%s': %s '%s' needs a number%s, got %s"):format(model_name, what, name,
+        allow_fn and " or a function of the parameters" or "", type(v)), 0)
     end
     seen[name] = true
     names[i], values[i] = name, v + 0.0
   end
-  return names, values
+  return names, values, fns
 end
 M.declarations = declarations
 
@@ -144,11 +149,46 @@ end
 
 local DIRECTIONS = { up = 1, down = -1, both = 0 }
 
+-- Start values given as functions of the parameters: traced with the
+-- parameter proxy into expressions of p alone (one per state, constants for
+-- the others), or nil when every start value is a number. x0 takes their
+-- values at the nominal parameters.
+local function start_values(name, xn, x0, fns, P, pv, p0)
+  if next(fns) == nil then return nil end
+  local env = {}
+  for i, v in ipairs(pv) do env[v] = p0[i] end
+  local exprs = {}
+  for i, n in ipairs(xn) do
+    if fns[i] then
+      local what = "start of state '" .. n .. "'"
+      local v = trace(name, what, fns[i], P)
+      if type(v) ~= "number" and not expr.is_node(v) then
+        error(("model '%s', %s: must return a number or an expression of the parameters, got %s"):format(
+          name, what, type(v)), 0)
+      end
+      exprs[i] = check_value(name, what, "the start value", v)
+      for dep in pairs(expr.deps(exprs[i])) do
+        if dep.kind ~= "p" then
+          error(("model '%s', %s: reads '%s'; a start value depends on the parameters only"):format(
+            name, what, expr.show(dep)), 0)
+        end
+      end
+      x0[i] = expr.eval(exprs[i], env)
+      if x0[i] ~= x0[i] or x0[i] == math.huge or x0[i] == -math.huge then
+        error(("model '%s', %s: is %s at the nominal parameters"):format(name, what, tostring(x0[i])), 0)
+      end
+    else
+      exprs[i] = expr.const(x0[i])
+    end
+  end
+  return exprs
+end
+
 -- Builds the symbolic description of a salta.dae{} table.
 local function describe(spec)
   local name = spec.name or "model"
   if type(name) ~= "string" then error("salta.dae: name must be a string", 0) end
-  local xn, x0 = declarations(name, "state", spec.states, "start", spec.start)
+  local xn, x0, x0_fns = declarations(name, "state", spec.states, "start", spec.start, true)
   local zn, z0 = declarations(name, "algebraic", spec.algebraics, "start", spec.start)
   local pn, p0 = declarations(name, "parameter", spec.params or spec.parameters, "value")
   local all = {}
@@ -167,6 +207,7 @@ local function describe(spec)
     name = name, x_names = xn, z_names = zn, p_names = pn, x_start = x0, z_start = z0,
     p_nominal = p0, vars = { x = xv, z = zv, p = pv, t = T },
   }
+  d.start = start_values(name, xn, x0, x0_fns, P, pv, p0)
   d.f = #xn > 0 and collect(name, "f", trace(name, "f", spec.f, T, X, Z, P), xn) or {}
   if #zn > 0 then
     if not spec.g then error(("model '%s': %d algebraics but no g"):format(name, #zn), 0) end

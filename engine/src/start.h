@@ -1,0 +1,30 @@
+/*
+** start.h -- the start state as a function of the parameters (internal):
+** a model's start values are constants (x_start) or expressions of p (its
+** start function); a start state given to a run overrides both.
+*/
+#ifndef SALTA_START_H
+#define SALTA_START_H
+
+#include "salta_kernel.h"
+
+/* Whether a run's start state follows p: none given, and the model has a
+** start function. */
+int salta__start_follows_p(const salta_model_def *d, const double *x0_given);
+
+/* out (nx) := x0_given, or the model's start values at (t0, p).
+** SALTA_ESOLVER (message in err) when a start value is not finite. */
+int salta__start_values(const salta_model_def *d, double t0, const double *p, const double *x0_given,
+                        double *out, char *err);
+
+/* Adds d x0 / d p[dirs[k]] into the state rows of column k of S (n x ns,
+** column-major) for every parameter direction (dirs[k] >= 0). SALTA_EMEM. */
+int salta__start_seed(const salta_model_def *d, double t0, const double *p, const int *dirs, int ns, int n,
+                      double *S);
+
+/* grad_p (np) += (d x0 / d p)^T grad_x0 (nx): the start's share of a
+** gradient by the start state. SALTA_EMEM. */
+int salta__start_chain(const salta_model_def *d, double t0, const double *p, const double *grad_x0,
+                       double *grad_p);
+
+#endif
