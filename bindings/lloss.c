@@ -91,6 +91,9 @@ static int loss_configure(lua_State *L) {
   salta_l_sim_options(L, 2, &o, "salta.lsq");   /* a scalar atol: the loss keeps no borrowed arrays */
   if (salta_loss_set_options(u->loss, &o) || salta_loss_set_blend(u->loss, salta_l_optnumber(L, 2, "blend", 0, "salta.lsq")))
     return salta_l_error(L, "%s", salta_loss_errmsg(u->loss));
+  lua_getfield(L, 2, "drop_after_end");
+  salta_loss_set_drop_after_end(u->loss, lua_toboolean(L, -1));
+  lua_pop(L, 1);
   lua_getfield(L, 2, "free");
   if (!lua_isnil(L, -1)) {
     int ns, *dirs = check_ints(L, lua_absindex(L, -1), &ns), k;

@@ -84,6 +84,12 @@ void salta_l_pushstats(lua_State *L, const salta_sim *sim) {
   lua_setfield(L, -2, "method");
   lua_pushboolean(L, st.stiff_restart);
   lua_setfield(L, -2, "stiff_restart");
+  if (st.terminal_event >= 0) {   /* 1-based; the Lua layer names it */
+    lua_pushinteger(L, st.terminal_event + 1);
+    lua_setfield(L, -2, "terminal_event");
+  }
+  lua_pushnumber(L, st.t_end);
+  lua_setfield(L, -2, "t_end");
 }
 
 static void push_result(lua_State *L, salta_sim *sim, const salta_model_def *d) {

@@ -197,6 +197,8 @@ typedef struct salta_sim_stats {
   int linear_solver;     /* the one the run used: SALTA_LS_DENSE, SALTA_LS_KLU, or SALTA_LS_NONE (ERK) */
   int method;            /* the integrator that produced the results: SALTA_METHOD_BDF or _ERK */
   int stiff_restart;     /* AUTO: this run found ERK unstable and restarted with BDF */
+  int terminal_event;    /* the terminal event that ended the run, or -1 */
+  double t_end;          /* where the run ended: tf, or that event's time */
 } salta_sim_stats;
 
 /* Event semantics, the same for every route (simulation, sensitivities,
@@ -214,6 +216,9 @@ typedef struct salta_sim_stats {
 **    band; if the reset turned it around, it is armed at once and fires at
 **    its own next crossing.
 **  - An output time equal to an event time sees the post-event state.
+**  - A group with a terminal event (salta_model_def.e_terminal) fires, and
+**    the run ends at its time: output times after it get no outputs
+**    (salta_sim_nout is smaller than nt), and stats.t_end says where.
 **  - Errors (SALTA_ESOLVER) name the event, the time and the value: a
 **    guard that is not finite, a guard crossing against its direction or a
 **    turned-around guard that never gets clear (a Zeno point), zeno_count
@@ -308,6 +313,10 @@ int salta_loss_set_options(salta_loss *loss, const salta_sim_options *o);
 int salta_loss_set_blend(salta_loss *loss, double beta);
 /* The free directions of the gradient (see salta_sim_set_sens). */
 int salta_loss_set_free(salta_loss *loss, const int *dirs, int ns);
+/* Targets after a terminal event's end of the run: an error (SALTA_EINPUT
+** naming the event and the first such target; the default) or, with drop
+** = 1, zero residuals (the loss keeps its normalisation over all data). */
+int salta_loss_set_drop_after_end(salta_loss *loss, int drop);
 int salta_loss_nresid(const salta_loss *loss);
 
 /* Evaluates at parameters p (np) and initial state x0 (NULL: start

@@ -158,6 +158,13 @@ static int steps_inside(const salta__adj *a, salta_sim *sim, int s, double *sigm
   return m;
 }
 
+/* Where the forward run ended: tf, or a terminal event's time. */
+static double stats_t_end(const salta_sim *sim) {
+  salta_sim_stats st;
+  salta_sim_stats_get(sim, &st);
+  return st.t_end;
+}
+
 /* A segment per event group of the forward run, and the mesh: mesh_k
 ** uniform steps per segment, or the integrator's steps (mesh_k = 0). */
 static int build(salta__adj *a, salta_sim *sim, int mesh_k, const salta_sim_options *o) {
@@ -178,7 +185,7 @@ static int build(salta__adj *a, salta_sim *sim, int mesh_k, const salta_sim_opti
     a->tau[++s] = r.t;
   }
   a->nseg = s + 1;
-  a->tau[a->nseg] = o->tf;
+  a->tau[a->nseg] = stats_t_end(sim);
   for (s = 0; s < a->nseg; ++s) {
     int m = mesh_k > 0 ? mesh_k : steps_inside(a, sim, s, NULL) + 1;
     a->segs[s].node0 = (int)total;
@@ -312,6 +319,7 @@ int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, in
   l->last = l->vsim;
   if ((st = salta_sim_run(l->vsim, &o, p, x0, l->times, l->nt)))
     return salta__fail(l->err, st, "%s", salta_sim_errmsg(l->vsim));
+  if ((st = salta__loss_check_reach(l))) return st;
   gp = malloc(sizeof(double) * (size_t)(a.np + a.nx + 1));
   a.gy = malloc(sizeof(double) * ((size_t)a.d->ny + 1));
   if (!gp || !a.gy || alloc_adj(&a, &o)) { st = salta__fail(l->err, SALTA_EMEM, "out of memory"); goto done; }

@@ -232,7 +232,7 @@ static int discrete_loss(salta__adj *a, double *c, double *dLdtau, double *grad_
   const salta_model_def *d = a->d;
   double scale = 1.0 / sqrt((double)l->nres), L = 0;
   int k, j, sg, st;
-  for (k = 0; k < l->nt; ++k) {
+  for (k = 0; k < l->nk; ++k) {   /* targets past a terminal event weigh nothing */
     double T = l->times[k];
     int seg0 = 0, seg1 = a->nseg - 1;
     if (l->beta > 0) {

@@ -124,6 +124,7 @@ int salta_loss_set_free(salta_loss *l, const int *dirs, int ns) {
 /* Segment boundaries: b[0] = t0, one per event group, b[nb-1] = tf;
 ** rec[i] is the event record of boundary i (or -1). */
 static int boundaries(salta_loss *l, double *b, int *rec) {
+  salta_sim_stats st;
   int k, nb = 0, nev = salta_sim_nevents(l->last);
   b[nb] = l->opts.t0, rec[nb++] = -1;
   for (k = 0; k < nev; ++k) {
@@ -131,7 +132,8 @@ static int boundaries(salta_loss *l, double *b, int *rec) {
     salta_sim_event(l->last, k, &r);
     if (r.group == k) b[nb] = r.t, rec[nb++] = k;
   }
-  b[nb] = l->opts.tf, rec[nb++] = -1;
+  salta_sim_stats_get(l->last, &st);
+  b[nb] = st.t_end, rec[nb++] = -1;   /* tf, or where a terminal event ended the run */
   return nb;
 }
 
@@ -219,7 +221,7 @@ static int nonfinite_error(salta_loss *l, const double *b, const int *rec, int n
                            double scale, int need_sens) {
   const salta_model_def *d = l->d;
   int k, j, i;
-  for (k = 0; k < l->nt; ++k) {
+  for (k = 0; k < l->nk; ++k) {
     const double *y, *dy;
     target_outputs(l, k, need_sens, &y, &dy);
     for (j = 0; j < l->nout; ++j) {
@@ -251,7 +253,8 @@ static int nonfinite_error(salta_loss *l, const double *b, const int *rec, int n
 static double residual_sum(salta_loss *l, double scale) {
   double L = 0;
   int k, j;
-  for (k = 0; k < l->nt; ++k) {
+  for (k = l->nk * l->nout; k < l->nt * l->nout; ++k) l->coef[k] = 0;
+  for (k = 0; k < l->nk; ++k) {
     const double *y, *dy, *data = l->data + (size_t)k * l->nout;
     double *coef = l->coef + (size_t)k * l->nout;
     salta__sim_planned_out(l->last, k, &y, &dy);
@@ -275,7 +278,7 @@ static double residual_sum_full(salta_loss *l, double scale, int need_sens, doub
                                 const double *b, const int *rec, int nb, double *dyh, double *tmp) {
   double L = 0;
   int k, j, i, m = 0, ns = l->ns;
-  for (k = 0; k < l->nt; ++k) {
+  for (k = 0; k < l->nk; ++k) {
     const double *y, *dy;
     target_outputs(l, k, need_sens, &y, &dy);
     for (j = 0; j < l->nout; ++j) {
@@ -294,6 +297,16 @@ static double residual_sum_full(salta_loss *l, double scale, int need_sens, doub
       ++m;
     }
   }
+  /* targets past a terminal event: zero residuals */
+  for (; k < l->nt; ++k)
+    for (j = 0; j < l->nout; ++j) {
+      size_t kj = (size_t)k * l->nout + j;
+      l->coef[kj] = 0;
+      if (isnan(l->data[kj])) continue;
+      if (resid) resid[m] = 0;
+      if (jac) memset(jac + (size_t)m * ns, 0, sizeof(double) * (size_t)ns);
+      ++m;
+    }
   return L;
 }
 
@@ -302,7 +315,7 @@ static double residual_sum_full(salta_loss *l, double scale, int need_sens, doub
 ** sums (each in the data's order, as a running sum per residual adds them). */
 static void gradient(const salta_loss *l, double *grad) {
   const double *y, *dy;
-  size_t kj, n = (size_t)l->nt * l->nout, ns = (size_t)l->ns, i0;
+  size_t kj, n = (size_t)l->nk * l->nout, ns = (size_t)l->ns, i0;
   salta__sim_planned_out(l->last, 0, &y, &dy);   /* the rows of every target, contiguous */
   for (i0 = 0; i0 < ns; i0 += 4) {
     double g0 = 0, g1 = 0, g2 = 0, g3 = 0;
@@ -324,6 +337,28 @@ static void gradient(const salta_loss *l, double *grad) {
   }
 }
 
+/* The targets the last run reached: all, or those up to its terminal
+** event when the loss drops the others; else an error naming the first
+** one past the end. */
+int salta__loss_check_reach(salta_loss *l) {
+  salta_sim_stats st;
+  l->nk = salta_sim_nout(l->last);
+  if (l->nk >= l->nt || l->drop_after_end) return SALTA_OK;
+  salta_sim_stats_get(l->last, &st);
+  return salta__fail(l->err, SALTA_EINPUT,
+                     "model '%s': terminal event '%s' ended the run at t = %.17g, before target time %d (t = %g): "
+                     "end the targets there, or drop the targets after the end (salta.lsq option after_end = "
+                     "\"drop\"; C: salta_loss_set_drop_after_end)",
+                     l->d->name, st.terminal_event >= 0 ? l->d->e_names[st.terminal_event] : "?", st.t_end, l->nk + 1,
+                     l->times[l->nk]);
+}
+
+int salta_loss_set_drop_after_end(salta_loss *l, int drop) {
+  if (!l) return SALTA_EINPUT;
+  l->drop_after_end = drop != 0;
+  return SALTA_OK;
+}
+
 int salta_loss_eval(salta_loss *l, const double *p, const double *x0, double *value,
                     double *grad, double *resid, double *jac) {
   int need_sens = (grad || jac), st, nb = 0, ns;
@@ -340,6 +375,7 @@ int salta_loss_eval(salta_loss *l, const double *p, const double *x0, double *va
   plan.y = l->outputs, plan.ny = l->nout, plan.event_outputs = l->beta > 0;
   if ((st = salta__sim_run_planned(l->last, &l->opts, p, x0, l->times, l->nt, &plan)))
     return salta__fail(l->err, st, "%s", salta_sim_errmsg(l->last));
+  if ((st = salta__loss_check_reach(l))) return st;
   if (l->beta > 0) {
     int nev = salta_sim_nevents(l->last);
     b = malloc(sizeof(double) * (size_t)(nev + 2));

@@ -17,6 +17,8 @@ struct salta_loss {
   const double *p;                 /* during an evaluation */
   const salta_model_def *d;
   int nt, nout, nres, ns;
+  int nk;                       /* targets the last run reached (a terminal event ends it early) */
+  int drop_after_end;           /* targets past a terminal event: 0 an error, 1 zero residuals */
   double *times, *data, *weights;  /* data: nt x nout by time, NaN = missing */
   double *coef;                    /* nt x nout: d L / d prediction of each datum (0: missing) */
   int *outputs;
@@ -26,5 +28,10 @@ struct salta_loss {
   salta__dae dae;                  /* the adjoint's local algebra */
   char err[SALTA_ERRMSG_SIZE];
 };
+
+/* Sets nk from the last run: every target, or those before a terminal
+** event's end when the loss drops the others; else SALTA_EINPUT naming
+** the event and the first target past the end. */
+int salta__loss_check_reach(salta_loss *l);
 
 #endif

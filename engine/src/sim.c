@@ -137,6 +137,15 @@ static int interp_at(void *ctx, double t, double *w, const int *cols, int ncols)
 
 /* The group located at tau: its left limit from the step, the composite
 ** reset, the sensitivity jump, and the outputs at tau (right-continuous). */
+/* The first terminal event of the group that fired at tau, if any, ends
+** the run there. */
+static void note_terminal(salta_sim *s, double tau) {
+  const unsigned char *term = s->d->e_terminal;
+  int q;
+  for (q = 0; term && q < s->events.nfire && s->stats.terminal_event < 0; ++q)
+    if (term[s->events.fire[q]]) s->stats.terminal_event = s->events.fire[q], s->stats.t_end = tau;
+}
+
 static int fire_group(salta_sim *s, const salta__integrator *it, double tau, const double *times, int nt, int *k) {
   salta__run *run = &s->run;
   size_t nS = (size_t)s->n * s->ns;
@@ -156,6 +165,7 @@ static int fire_group(salta_sim *s, const salta__integrator *it, double tau, con
   if ((st = store_step(s, tau, run->w_plus))) return st;
   memcpy(run->w, run->w_plus, sizeof(double) * (size_t)s->n);
   run->t = tau;
+  note_terminal(s, tau);
   while (*k < nt && times[*k] <= tau) store_output(s, times[*k], run->w, run->S), ++*k;
   return SALTA_OK;
 }
@@ -235,6 +245,7 @@ static int segment_loop(salta_sim *s, const salta__integrator *it, const double 
     if (nfire < 0) return nfire;
     if (nfire > 0) {
       if ((st = fire_group(s, it, tau, times, nt, &k))) return st;
+      if (s->stats.terminal_event >= 0) return SALTA_OK;   /* no outputs past it */
       if (salta__at_end(tau, o->tf)) break;
       if ((st = it->ops->restart(it->self, tau, run->w, run->S))) return st;
       continue;
@@ -401,6 +412,12 @@ static int run_with(salta_sim *s, const salta_sim_options *o, int method, int wa
   return st;
 }
 
+static void reset_stats(salta_sim *s, const salta_sim_options *o) {
+  memset(&s->stats, 0, sizeof s->stats);
+  s->stats.terminal_event = -1;
+  s->stats.t_end = o->tf;
+}
+
 /* The run with the chosen integrator; AUTO's ERK that finds the model
 ** stiff starts over with BDF, which the simulation keeps. */
 static int run_chosen(salta_sim *s, const salta_sim_options *o, const double *x0, const double *times, int nt) {
@@ -409,7 +426,7 @@ static int run_chosen(salta_sim *s, const salta_sim_options *o, const double *x0
   if (st != SALTA__ESTIFF) return st;
   if (s->ns > 0) salta__sens_free(&s->sens);
   clear_results(s);
-  memset(&s->stats, 0, sizeof s->stats);
+  reset_stats(s, o);
   s->dae.newton_iters = 0;
   s->dae.bad.sp = NULL;
   s->auto_method = SALTA_METHOD_BDF;
@@ -460,7 +477,7 @@ int salta__sim_run_planned(salta_sim *s, const salta_sim_options *o, const doubl
     return salta__fail(s->err, SALTA_EINPUT, "model '%s': salta_sim_run needs options, parameters and %s",
                        d->name, nt < 0 ? "a non-negative number of output times" : "the output times");
   clear_results(s);
-  memset(&s->stats, 0, sizeof s->stats);
+  reset_stats(s, o);
   s->err[0] = '\0';
   s->stats.linear_solver = SALTA_LS_NONE;
   if ((st = check_inputs(s, o, p, x0 ? x0 : d->x_start, times, nt))) return st;

@@ -51,6 +51,14 @@ local function load_data(spec, model)
   return times, columns
 end
 
+-- after_end: what targets past a terminal event's end of the run are:
+-- "error" (the default) or "drop" (zero residuals).
+local function after_end(v)
+  if v == nil or v == "error" then return false end
+  if v == "drop" then return true end
+  error(("salta.lsq: after_end must be \"error\" or \"drop\", got %s"):format(tostring(v)), 0)
+end
+
 function M.new(spec)
   if type(spec) ~= "table" then fail("expected a table") end
   if type(spec.free) == "string" then
@@ -127,7 +135,8 @@ function M.new(spec)
   self.options = { t0 = self.t0, tf = self.tf, rtol = spec.rtol, atol = spec.atol,
     max_events = spec.max_events, max_step = spec.max_step, blend = spec.blend,
     linear_solver = spec.linear_solver, max_steps = spec.max_steps, zeno_count = spec.zeno_count,
-    zeno_window = spec.zeno_window, method = spec.method, free = #self.dirs > 0 and self.dirs or nil }
+    zeno_window = spec.zeno_window, method = spec.method, free = #self.dirs > 0 and self.dirs or nil,
+    drop_after_end = after_end(spec.after_end) }
   self.core:configure(self.options)
   return self
 end
@@ -323,7 +332,11 @@ end
 -- on a growing sequence of these.
 -- stats(): the statistics of the last evaluation's simulation (as
 -- trajectory:stats()).
-function Loss:stats() return self.core:stats() end
+function Loss:stats()
+  local st = self.core:stats()
+  if st.terminal_event then st.terminal_event = self.model.events[st.terminal_event] end
+  return st
+end
 
 function Loss:window(t_end)
   if type(t_end) ~= "number" or t_end ~= t_end then

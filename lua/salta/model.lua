@@ -235,7 +235,7 @@ local function describe(spec)
     for i, n in ipairs(xn) do d.y_names[i], d.h[i] = n, xv[i] end
     for i, n in ipairs(zn) do d.y_names[#xn + i], d.h[#xn + i] = n, zv[i] end
   end
-  d.e_names, d.e_dir, d.e, d.r = {}, {}, {}, {}
+  d.e_names, d.e_dir, d.e, d.r, d.e_terminal = {}, {}, {}, {}, {}
   local seen = {}
   for j, ev in ipairs(spec.events or {}) do
     options.check("event", ev, ("model '%s': event %d"):format(name, j))
@@ -267,7 +267,7 @@ local function describe(spec)
         r[i] = check_value(name, what .. " reset", "'" .. xn[i] .. "'", v)
       end
     end
-    d.e_names[j], d.e_dir[j], d.r[j] = en, dir, r
+    d.e_names[j], d.e_dir[j], d.r[j], d.e_terminal[j] = en, dir, r, ev.terminal == true
   end
   return d
 end

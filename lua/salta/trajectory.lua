@@ -24,6 +24,12 @@ function M.new(model, raw, opts)
     outputs = model.outputs, t0 = opts.t0, tf = opts.tf,
     _events = {}, _stats = raw.stats,
   }, Trajectory)
+  -- a terminal event ended the run: t_end (< tf) and the event's name
+  local te = raw.stats and raw.stats.terminal_event
+  if te then
+    raw.stats.terminal_event = model.events[te]
+    self.t_end = raw.stats.t_end
+  end
   for k, e in ipairs(raw.events) do
     self._events[k] = {
       t = e.t, index = e.index, name = e.name, group = e.group, group_size = e.group_size,
@@ -42,13 +48,14 @@ end
 function Trajectory:events() return self._events end
 function Trajectory:stats() return self._stats end
 
--- Segment boundaries: t0, each distinct event time, tf.
+-- Segment boundaries: t0, each distinct event time, tf (or the end a
+-- terminal event set).
 function Trajectory:segments()
-  local b = { self.t0 }
+  local b, tf = { self.t0 }, self.t_end or self.tf
   for _, e in ipairs(self._events) do
     if e.t ~= b[#b] then b[#b + 1] = e.t end
   end
-  if b[#b] ~= self.tf then b[#b + 1] = self.tf end
+  if b[#b] ~= tf then b[#b + 1] = tf end
   return b
 end
 
