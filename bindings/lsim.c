@@ -57,6 +57,7 @@ static void push_events(lua_State *L, salta_sim *sim, const salta_model_def *d) 
     lua_pushstring(L, d->e_names[r.event]); lua_setfield(L, -2, "name");
     set_long(L, "group", r.group + 1);
     set_long(L, "group_size", r.group_size);
+    set_long(L, "cascade", r.cascade);
     salta_l_pushvec(L, r.x_minus, d->nx); lua_setfield(L, -2, "x_minus");
     salta_l_pushvec(L, r.z_minus, d->nz); lua_setfield(L, -2, "z_minus");
     salta_l_pushvec(L, r.x_plus, d->nx); lua_setfield(L, -2, "x_plus");

@@ -215,6 +215,12 @@ typedef struct salta_sim_stats {
 **    time tolerance) is not armed until it has left its firing side by that
 **    band; if the reset turned it around, it is armed at once and fires at
 **    its own next crossing.
+**  - Event iteration: when the resets of a group push an armed guard
+**    outside it clearly past zero, that guard's event fires at the same
+**    instant in a new group (a cascade round, event_record.cascade), its
+**    resets reading the previous round's state; more than 32 rounds is an
+**    error naming the events. A round's sensitivity jump and adjoint block
+**    keep the instant of the located group (d tau / dp is its).
 **  - An output time equal to an event time sees the post-event state.
 **  - A group with a terminal event (salta_model_def.e_terminal) fires, and
 **    the run ends at its time: output times after it get no outputs
@@ -236,6 +242,8 @@ typedef struct salta_event_record {
   double t;
   int event;
   int group, group_size;
+  int cascade;           /* 0: its group was located in time; k: fired in round k of the event
+                            iteration after it (a reset pushed its guard across zero) */
   const double *x_minus, *z_minus, *x_plus, *z_plus;
 } salta_event_record;
 

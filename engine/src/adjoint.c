@@ -110,6 +110,12 @@ static int solve_segment(salta__adj *a, int s) {
   double t0, t1, G0, G1, t_forward;
   int it, st;
   if (g->count == 0) return march(a, s);
+  if (g->cascade) {   /* event iteration: at the instant the segment starts */
+    a->tau[s + 1] = a->tau[s];
+    if ((st = march(a, s))) return st;
+    return salta__dae_reset(a->dae, a->events + g->first, g->count, a->tau[s + 1],
+                            salta__adj_node(a, g->node0 + g->m), salta__adj_node(a, a->segs[s + 1].node0));
+  }
   name = a->d->e_names[a->events[g->first]];
   t0 = t_forward = a->tau[s + 1];
   if ((st = march(a, s))) return st;
@@ -182,6 +188,7 @@ static int build(salta__adj *a, salta_sim *sim, int mesh_k, const salta_sim_opti
     if (r.group != k) continue;
     a->segs[s].first = k;
     a->segs[s].count = r.group_size;
+    a->segs[s].cascade = r.cascade > 0;
     a->tau[++s] = r.t;
   }
   a->nseg = s + 1;

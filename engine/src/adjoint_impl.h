@@ -21,6 +21,8 @@
 typedef struct salta__adj_seg {
   int node0, m;                 /* first node index, number of steps */
   int first, count;             /* its closing group: events[first .. first + count); 0 for the last */
+  int cascade;                  /* that group is a round of event iteration: its time is the
+                                   previous group's, and the segment has zero length */
 } salta__adj_seg;
 
 typedef struct salta__adj {

@@ -286,14 +286,18 @@ static double event_terminal(salta__adj *a, int s, sweep_buf *b) {
   const double *wm = salta__adj_node(a, g->node0 + g->m);
   salta__dae_reset_tmul(a->dae, members, g->count, SALTA_WRT_X, tb, wm, -1, b->nu, b->rhs);
   salta__dae_reset_tmul(a->dae, members, g->count, SALTA_WRT_Z, tb, wm, -1, b->nu, b->rhs + a->nx);
+  if (g->cascade) return 0;   /* no guard equation: its time is the previous group's */
   return salta__dae_guard_row(a->dae, members[0], tb, wm, NULL, b->rhsb, a->ep);
 }
 
 /* The event time's stationarity fixes mu (the guard's multiplier) of the
 ** group ending segment s: the adjoint of its steps is lam + mu lamb. Adds
 ** the event block's parameter terms. The guard's rate along the flow must
-** pass the grazing rule. */
-static int event_time(salta__adj *a, int s, double et, double start_term, sweep_buf *b, double *grad_p) {
+** pass the grazing rule. A round of event iteration has no guard
+** equation: its time is the segment's start, so the stationarity's terms
+** pass to that time (*carry). */
+static int event_time(salta__adj *a, int s, double et, double start_term, sweep_buf *b, double *grad_p,
+                      double *carry) {
   const salta__adj_seg *g = &a->segs[s];
   const salta_model_def *d = a->d;
   const int *members = a->events + g->first;
@@ -310,6 +314,13 @@ static int event_time(salta__adj *a, int s, double et, double start_term, sweep_
   memset(a->tterm, 0, sizeof(double) * (size_t)n);
   salta__dae_add_dense(a->dae, &d->g.d[SALTA_WRT_T], tb, wp, 1, a->tterm, n, a->nx, 0);
   tconst += rt + dot(b->nu, a->tterm, n);
+  *carry = 0;
+  if (g->cascade) {
+    *carry = tconst;
+    salta__dae_reset_tmul(a->dae, members, g->count, SALTA_WRT_P, tb, wm, -1, b->nu, grad_p);
+    salta__dae_add_transpose(a->dae, &d->g.d[SALTA_WRT_P], tb, wp, 1, b->nu, a->nx, grad_p);
+    return SALTA_OK;
+  }
   if (salta__dae_flow(a->dae, tb, wm, a->flow, a->flow + a->nx))
     return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: g_z singular at t = %.17g", d->name, tb);
   salta__dae_guard_rates(a->dae, tb, wm, a->flow, a->flow + a->nx, NULL, 0, a->rate, a->rscale, NULL);
@@ -378,15 +389,15 @@ static int sweep_with(salta__adj *a, sweep_buf *b, double *value, double *grad_p
   if ((st = discrete_loss(a, b->c, b->dLdtau, grad_p, b->dy, b->wh, b->rhs, value))) return st;
   for (s = a->nseg - 1; s >= 0; --s) {
     const salta__adj_seg *g = &a->segs[s];
-    int affine = g->count > 0;
-    double et = 0;
+    int event = g->count > 0, affine = event && !g->cascade;
+    double et = 0, carry = 0;
     memcpy(b->rhs, b->c + (size_t)(g->node0 + g->m) * n, sizeof(double) * (size_t)n);
     memset(b->rhsb, 0, sizeof(double) * (size_t)n);
-    if (affine) et = event_terminal(a, s, b);
+    if (event) et = event_terminal(a, s, b);
     if ((st = sweep_steps(a, s, affine, b))) return st;
-    if (affine && (st = event_time(a, s, et, start_term, b, grad_p))) return st;
+    if (event && (st = event_time(a, s, et, start_term, b, grad_p, &carry))) return st;
     step_params(a, s, b, grad_p);
-    start_term = 0;
+    start_term = carry;
     if (s > 0)
       for (i = 0; i < g->m; ++i) {
         dR_dtau(a, s, i, 0, a->dR);

@@ -3,6 +3,7 @@
 ** checks (see events.h).
 */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,8 +29,8 @@ int salta__events_init(salta__events *ev, salta__dae *dae) {
   ev->d = d;
   ev->ne = d->ne;
   /* one block of per-guard flags, one of values */
-  q = ev->armed = calloc(6 * m, sizeof(int));
-  p = ev->stuck_t = calloc((12 + SAMPLES + 1) * m + 4 * n, sizeof(double));
+  q = ev->armed = calloc(8 * m, sizeof(int));
+  p = ev->stuck_t = calloc((13 + SAMPLES + 1) * m + 4 * n, sizeof(double));
   ev->brackets = calloc(m, sizeof(salta__bracket));
   ev->cols = malloc(sizeof(int) * ((size_t)ex->nnz + 1));
   ev->ejac[SALTA_WRT_X] = malloc(sizeof(double) * ((size_t)d->e.d[SALTA_WRT_X].nnz + (size_t)d->e.d[SALTA_WRT_Z].nnz +
@@ -40,6 +41,7 @@ int salta__events_init(salta__events *ev, salta__dae *dae) {
   }
   ev->stuck = q + m, ev->leaving = q + 2 * m, ev->crossing = q + 3 * m, ev->fire = q + 4 * m;
   ev->stuck_list = q + 5 * m;
+  ev->next = q + 6 * m, ev->armed_pre = q + 7 * m;
   p += m;
   ev->leave_t = p, p += m;
   ev->band0 = p, p += m;
@@ -52,6 +54,7 @@ int salta__events_init(salta__events *ev, salta__dae *dae) {
   ev->clear_sign = p, p += m;
   ev->rscale_p = p, p += m;
   ev->quiet_margin = p, p += m;
+  ev->g_pre = p, p += m;
   ev->samples = p, p += (SAMPLES + 1) * m;
   ev->w_probe = p, p += n;
   ev->flow = p, p += n;
@@ -408,7 +411,7 @@ static int log_group(salta__events *ev, double tau, const double *wm, const doub
     if (salta__dbuf_push(&ev->w_minus, wm, (size_t)n) || salta__dbuf_push(&ev->w_plus, wp, (size_t)n))
       return salta__fail(ev->dae->err, SALTA_EMEM, "out of memory");
     r = &ev->log[ev->nlog++];
-    r->t = tau, r->event = ev->fire[k], r->group = first, r->group_size = ev->nfire;
+    r->t = tau, r->event = ev->fire[k], r->group = first, r->group_size = ev->nfire, r->cascade = ev->cascade;
   }
   return SALTA_OK;
 }
@@ -449,7 +452,7 @@ static int check_directions(salta__events *ev, double tau, const double *wm) {
   const salta_model_def *d = ev->d;
   int k, j, st;
   if ((st = rates_at(ev, tau, wm, "at an event", NULL, 0, ev->flow, ev->rate, ev->rscale, ev->ejac))) return st;
-  for (k = 0; k < ev->nfire; ++k) {
+  for (k = 0; k < ev->nfire && ev->cascade == 0; ++k) {   /* a cascade's guards did not cross in time */
     int dir;
     j = ev->fire[k];
     dir = d->e_direction[j];
@@ -501,13 +504,67 @@ static int rearm_after(salta__events *ev, double tau, const double *wp) {
   return SALTA_OK;
 }
 
+/* Whether guard j went from g_pre (clear) to clearly past zero on its
+** firing side at e: a reset pushed it across. */
+static int pushed_across(const salta__events *ev, int j, double e) {
+  double before = ev->g_pre[j];
+  switch (ev->d->e_direction[j]) {
+    case SALTA_DIR_DOWN: return before > 0 && e < -ev->band[j];
+    case SALTA_DIR_UP: return before < 0 && e > ev->band[j];
+    default: return before * e < 0 && fabs(e) > 0.1 * ev->band[j];
+  }
+}
+
+/* The armed guards outside the group that its resets pushed across. */
+static void find_next(salta__events *ev) {
+  int j, k = 0;
+  ev->nnext = 0;
+  for (j = 0; j < ev->ne; ++j) {
+    while (k < ev->nfire && ev->fire[k] < j) ++k;
+    if (k < ev->nfire && ev->fire[k] == j) continue;
+    if (ev->armed_pre[j] && pushed_across(ev, j, ev->g_start[j])) ev->next[ev->nnext++] = j;
+  }
+}
+
 int salta__events_fire(salta__events *ev, double tau, const double *wm, double *wp) {
   int st;
+  /* the guards before the resets: at the located instant, or where the
+  ** previous round's resets left them */
+  memcpy(ev->g_pre, ev->cascade == 0 ? ev->g_probe : ev->g_start, sizeof(double) * (size_t)ev->ne);
+  memcpy(ev->armed_pre, ev->armed, sizeof(int) * (size_t)ev->ne);
   if ((st = check_directions(ev, tau, wm))) return st;
   if ((st = salta__dae_reset(ev->dae, ev->fire, ev->nfire, tau, wm, wp))) return st;
   if ((st = log_group(ev, tau, wm, wp))) return st;
   if ((st = check_counts(ev, tau))) return st;
-  return rearm_after(ev, tau, wp);
+  if ((st = rearm_after(ev, tau, wp))) return st;
+  find_next(ev);
+  return SALTA_OK;
+}
+
+int salta__events_next_round(salta__events *ev, double tau) {
+  const salta_model_def *d = ev->d;
+  int k;
+  if (ev->nnext == 0) {
+    ev->cascade = 0;
+    return 0;
+  }
+  if (ev->cascade >= SALTA__CASCADE_MAX) {
+    char names[512];
+    size_t len = 0;
+    names[0] = '\0';
+    for (k = 0; k < ev->nfire && len + 1 < sizeof names; ++k)
+      len += (size_t)snprintf(names + len, sizeof names - len, "%s'%s'", k ? ", " : "", d->e_names[ev->fire[k]]);
+    for (k = 0; k < ev->nnext && len + 1 < sizeof names; ++k)
+      len += (size_t)snprintf(names + len, sizeof names - len, ", '%s'", d->e_names[ev->next[k]]);
+    return salta__fail(ev->dae->err, SALTA_ESOLVER,
+                       "model '%s': event iteration does not settle at t = %.17g: after %d rounds the resets of %s "
+                       "keep pushing guards across zero (a loop of events)",
+                       d->name, tau, SALTA__CASCADE_MAX, names);
+  }
+  memcpy(ev->fire, ev->next, sizeof(int) * (size_t)ev->nnext);
+  ev->nfire = ev->nnext;
+  ev->nnext = 0;
+  return ++ev->cascade, ev->nfire;
 }
 
 /* A guard whose reset sent it off its firing side ("leaving") but which is
@@ -542,7 +599,7 @@ int salta__events_start(salta__events *ev, const salta_sim_options *o, double t0
   const salta_model_def *d = ev->d;
   int j;
   ev->o = o;
-  ev->nlog = ev->nfire = 0;
+  ev->nlog = ev->nfire = ev->nnext = ev->cascade = 0;
   ev->w_minus.n = ev->w_plus.n = 0;
   ev->probes = 0;
   ev->bad_guard = -1;

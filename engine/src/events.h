@@ -29,7 +29,9 @@ typedef struct salta__interp {
   int exact_z;
 } salta__interp;
 
-typedef struct salta__event_rec { double t; int event, group, group_size; } salta__event_rec;
+/* A logged event; cascade: the round of event iteration that fired its
+** group (0: a crossing located in time). */
+typedef struct salta__event_rec { double t; int event, group, group_size, cascade; } salta__event_rec;
 
 /* A guard's bracket of its earliest crossing in a step. */
 typedef struct salta__bracket { double lo, hi, elo, ehi; int guard, refined; } salta__bracket;
@@ -64,6 +66,10 @@ typedef struct salta__events {
   double *rate_p, *rscale_p, *flow_p;   /* the same after its resets, for the one-sided */
   int *stuck_list;                      /* guards they left at zero (only theirs) */
   int *fire, nfire;             /* the located group, in declaration order */
+  int cascade;                  /* its round of event iteration (0: located in time) */
+  int *next, nnext;             /* the group its resets pushed across zero (event iteration) */
+  int *armed_pre;               /* the arming before the group's resets */
+  double *g_pre;                /* guard values before the group's resets */
   /* the log */
   salta__event_rec *log;
   int nlog, log_cap;
@@ -86,9 +92,16 @@ int salta__events_start(salta__events *ev, const salta_sim_options *o, double t0
 ** 0 for none; or a negative status. */
 int salta__events_locate(salta__events *ev, const salta__interp *ip, double t_start, double t_from,
                          double t_end, double *tau);
-/* Fires the located group at tau from the left limit wm (z consistent):
-** checks, composite reset into wp, the log, re-arming. */
+/* Fires the group in ev->fire at tau from the left limit wm (z
+** consistent): checks, composite reset into wp, the log, re-arming; and
+** finds the armed guards its resets pushed clearly past zero (ev->next:
+** event iteration, as Modelica's). */
 int salta__events_fire(salta__events *ev, double tau, const double *wm, double *wp);
+/* Makes ev->next the group to fire at the same instant (its cascade round
+** one more): its size, 0 when the iteration has settled, or an error when
+** it has not within SALTA__CASCADE_MAX rounds (a loop), naming its events. */
+#define SALTA__CASCADE_MAX 32
+int salta__events_next_round(salta__events *ev, double tau);
 /* An accepted step that ended at t with no event: re-arms the guards that
 ** left their firing side; the next step starts from their values at t. */
 int salta__events_step_done(salta__events *ev, double t);

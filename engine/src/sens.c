@@ -256,14 +256,17 @@ static void member_rows(salta__sens *sn, int q, int j, double tau, const salta__
 }
 
 int salta__sens_jump(salta__sens *sn, double tau, const salta__left_limit *lm, const double *wp, const int *ev,
-                     int nev, double *S, salta__jump *out) {
+                     int nev, const double *tau_p_fixed, double *S, salta__jump *out) {
   salta__dae *a = sn->dae;
   const salta_model_def *d = a->d;
   const double *wm = lm->w;
   size_t nS = (size_t)a->n * sn->ns;
   int q, k, i, st, n = a->n, nx = a->nx;
   memcpy(sn->S_minus, S, sizeof(double) * nS);
-  if ((st = event_times(sn, tau, lm, ev, nev, out->tau_p))) return st;
+  if (tau_p_fixed)   /* event iteration: the instant moves with the crossing that began it */
+    for (q = 0; q < nev; ++q) memcpy(out->tau_p + (size_t)q * sn->ns, tau_p_fixed, sizeof(double) * (size_t)sn->ns);
+  else if ((st = event_times(sn, tau, lm, ev, nev, out->tau_p)))
+    return st;
   if (out->outputs) {
     d->h.eval(tau, wm, wm + nx, a->p, out->y_minus);
     output_along(sn, tau, wm, sn->S_minus, lm->xdot, lm->zdot, out->tau_p, out->dy_minus);

@@ -66,9 +66,10 @@ void salta__sens_output(salta__sens *sn, double t, const double *w, const double
 ** non-finite Jacobian kernel value seen (the likely cause). */
 int salta__sens_check(salta__sens *sn, const double *S, int rows, int ld, double t);
 /* The jump of S (in: at the left limit lm; out: at the right limit wp)
-** through the group ev[0..nev) at tau; fills out. A grazing member is an
-** error. */
+** through the group ev[0..nev) at tau; fills out. Each member's tau_p is
+** its own crossing's, or tau_p_fixed (ns) for a round of event iteration.
+** A grazing member is an error. */
 int salta__sens_jump(salta__sens *sn, double tau, const salta__left_limit *lm, const double *wp, const int *ev,
-                     int nev, double *S, salta__jump *out);
+                     int nev, const double *tau_p_fixed, double *S, salta__jump *out);
 
 #endif

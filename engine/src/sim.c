@@ -146,26 +146,43 @@ static void note_terminal(salta_sim *s, double tau) {
     if (term[s->events.fire[q]]) s->stats.terminal_event = s->events.fire[q], s->stats.t_end = tau;
 }
 
+/* One round at tau: the group in events.fire from run->w_minus (whose
+** sensitivities are in S_step) into w_plus and run->S. */
+static int fire_round(salta_sim *s, double tau) {
+  salta__run *run = &s->run;
+  salta__events *ev = &s->events;
+  int st, nfire = ev->nfire, cascade = ev->cascade;
+  if ((st = salta__events_fire(ev, tau, run->w_minus, run->w_plus))) return st;
+  if (s->ns > 0) {
+    const salta__left_limit lm = {run->w_minus, ev->flow, ev->flow + s->nx, ev->rate, ev->rscale, ev->ejac};
+    memcpy(run->S, run->S_step, sizeof(double) * (size_t)s->n * s->ns);
+    if ((st = salta__sens_jump(&s->sens, tau, &lm, run->w_plus, ev->fire, nfire, cascade ? run->tau_p0 : NULL,
+                               run->S, &run->jump)) ||
+        (st = salta__sens_check(&s->sens, run->S, s->n, s->n, tau)) || (run->jump.outputs && (st = store_jump(s, nfire))))
+      return st;
+    /* the first round's instant, which event iteration keeps */
+    if (!cascade) memcpy(run->tau_p0, run->jump.tau_p, sizeof(double) * (size_t)s->ns);
+  }
+  return store_step(s, tau, run->w_plus);
+}
+
+/* The located group at tau and the rounds of event iteration after it. */
 static int fire_group(salta_sim *s, const salta__integrator *it, double tau, const double *times, int nt, int *k) {
   salta__run *run = &s->run;
-  size_t nS = (size_t)s->n * s->ns;
-  int st, nfire = s->events.nfire;
+  int st;
   if ((st = outputs_in_step(s, it, times, nt, k, tau, 0))) return st;
   if ((st = state_in_step(s, it, tau, run->w_minus, run->S_step))) return st;
   if ((st = store_step(s, tau, run->w_minus))) return st;
-  if ((st = salta__events_fire(&s->events, tau, run->w_minus, run->w_plus))) return st;
-  if (s->ns > 0) {
-    const salta__events *ev = &s->events;
-    const salta__left_limit lm = {run->w_minus, ev->flow, ev->flow + s->nx, ev->rate, ev->rscale, ev->ejac};
-    memcpy(run->S, run->S_step, sizeof(double) * nS);
-    if ((st = salta__sens_jump(&s->sens, tau, &lm, run->w_plus, ev->fire, nfire, run->S, &run->jump)) ||
-        (st = salta__sens_check(&s->sens, run->S, s->n, s->n, tau)) || (run->jump.outputs && (st = store_jump(s, nfire))))
-      return st;
+  for (;;) {
+    if ((st = fire_round(s, tau))) return st;
+    note_terminal(s, tau);
+    if (s->stats.terminal_event >= 0 || (st = salta__events_next_round(&s->events, tau)) == 0) break;
+    if (st < 0) return st;
+    memcpy(run->w_minus, run->w_plus, sizeof(double) * (size_t)s->n);
+    if (s->ns > 0) memcpy(run->S_step, run->S, sizeof(double) * (size_t)s->n * s->ns);
   }
-  if ((st = store_step(s, tau, run->w_plus))) return st;
   memcpy(run->w, run->w_plus, sizeof(double) * (size_t)s->n);
   run->t = tau;
-  note_terminal(s, tau);
   while (*k < nt && times[*k] <= tau) store_output(s, times[*k], run->w, run->S), ++*k;
   return SALTA_OK;
 }
@@ -340,7 +357,7 @@ static int alloc_run(salta_sim *s, int nt) {
     r->cap_ns = s->ns;
     if (!r->cap) return -1;
   }
-  p = run->w = malloc(sizeof(double) * (6 * n + 2 * n * ns + ne * ns + 2 * (ny + ny * ns) + 8));
+  p = run->w = malloc(sizeof(double) * (6 * n + 2 * n * ns + ns + ne * ns + 2 * (ny + ny * ns) + 8));
   if (!p) return -1;
   p += n;
   run->x0 = p, p += n;
@@ -350,6 +367,7 @@ static int alloc_run(salta_sim *s, int nt) {
   run->w_step = p, p += n;
   run->S = p, p += n * ns;
   run->S_step = p, p += n * ns;
+  run->tau_p0 = p, p += ns;
   run->jump.tau_p = p, p += ne * ns;
   run->jump.y_minus = p, p += ny;
   run->jump.dy_minus = p, p += ny * ns;
@@ -584,6 +602,7 @@ int salta_sim_event(const salta_sim *s, int k, salta_event_record *rec) {
   rec->event = e->event;
   rec->group = e->group;
   rec->group_size = e->group_size;
+  rec->cascade = e->cascade;
   rec->x_minus = salta__events_w_minus(&s->events, k);
   rec->z_minus = rec->x_minus + s->nx;
   rec->x_plus = salta__events_w_plus(&s->events, k);

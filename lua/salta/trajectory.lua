@@ -33,7 +33,7 @@ function M.new(model, raw, opts)
   for k, e in ipairs(raw.events) do
     self._events[k] = {
       t = e.t, index = e.index, name = e.name, group = e.group, group_size = e.group_size,
-      simultaneous = e.group_size > 1,
+      simultaneous = e.group_size > 1, cascade = e.cascade,
       x_minus = by_name(model.states, e.x_minus), x_plus = by_name(model.states, e.x_plus),
       z_minus = by_name(model.algebraics, e.z_minus), z_plus = by_name(model.algebraics, e.z_plus),
     }
