@@ -87,6 +87,11 @@ typedef struct salta_model_def {
                                   constant x_start */
   const unsigned char *e_terminal; /* ne: 1 where the event ends the run;
                                       NULL: none does */
+  const int *x_mode;           /* nx: for the mode of an if-expression (a
+                                  state f keeps constant), the event whose
+                                  guard sets it at the start (1 where the
+                                  guard is < 0, else 0); -1 for other
+                                  states; NULL: no modes */
 } salta_model_def;
 
 #endif

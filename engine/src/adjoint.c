@@ -338,6 +338,7 @@ int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, in
     double *w0 = salta__adj_node(&a, 0);
     if ((st = salta__start_values(a.d, o.t0, p, x0, w0, l->err))) goto done;
     if (a.nz) memcpy(w0 + a.nx, a.d->z_start, sizeof(double) * (size_t)a.nz);
+    if (salta__start_modes(a.dae, o.t0, w0)) { st = salta__fail(l->err, SALTA_EMEM, "out of memory"); goto done; }
     if ((st = salta__adj_solve_z(&a, a.tau[0], w0))) goto done;
     for (s = 0; s < a.nseg; ++s)
       if ((st = solve_segment(&a, s))) goto done;

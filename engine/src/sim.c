@@ -384,6 +384,7 @@ static int consistent_start(salta_sim *s, const salta_sim_options *o, const doub
   int j;
   memcpy(w, x0, sizeof(double) * (size_t)s->nx);
   if (s->nz) memcpy(w + s->nx, d->z_start, sizeof(double) * (size_t)s->nz);
+  if (salta__start_modes(&s->dae, o->t0, w)) return salta__fail(s->err, SALTA_EMEM, "out of memory");
   if (salta__dae_solve_z(&s->dae, o->t0, w, w + s->nx, &why))
     return salta__fail(s->err, SALTA_ESOLVER,
                        "model '%s': inconsistent initial state at t = %g: Newton on g did not converge; "

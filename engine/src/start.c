@@ -61,3 +61,41 @@ int salta__start_chain(const salta_model_def *d, double t0, const double *p, con
   free(v);
   return SALTA_OK;
 }
+
+/* A mode whose guard is at zero at the start takes the side its guard is
+** heading to (a comparison of two values that start equal, such as a
+** diode's voltages, holds or not from the first instant on). */
+#define MODE_AT_ZERO 1e-12
+
+int salta__start_modes(salta__dae *a, double t0, double *w) {
+  const salta_model_def *d = a->d;
+  double *g, *flow, *rate, *rscale;
+  int round, i, changed = 1;
+  if (!d->x_mode || d->ne == 0) return SALTA_OK;
+  if (!(g = malloc(sizeof(double) * (3 * (size_t)d->ne + (size_t)a->n)))) return SALTA_EMEM;
+  rate = g + d->ne, rscale = rate + d->ne, flow = rscale + d->ne;
+  for (round = 0; round < 4 && changed; ++round) {
+    int heading = 0;
+    changed = 0;
+    d->e.eval(t0, w, w + a->nx, a->p, g);
+    for (i = 0; i < a->nx; ++i)
+      if (d->x_mode[i] >= 0 && fabs(g[d->x_mode[i]]) <= MODE_AT_ZERO) heading = 1;
+    if (heading && salta__dae_flow(a, t0, w, flow, flow + a->nx) == 0)
+      salta__dae_guard_rates(a, t0, w, flow, flow + a->nx, NULL, 0, rate, rscale, NULL);
+    else
+      heading = 0;
+    for (i = 0; i < a->nx; ++i) {
+      int j = d->x_mode[i];
+      double v, e;
+      if (j < 0) continue;
+      e = g[j];
+      if (heading && fabs(e) <= MODE_AT_ZERO) e = rate[j];
+      v = e < 0 ? 1.0 : 0.0;
+      if (w[i] != v) w[i] = v, changed = 1;
+    }
+    /* z from the modes' equations; a failure shows in the caller's solve */
+    if (changed && a->nz) salta__dae_solve_z(a, t0, w, w + a->nx, NULL);
+  }
+  free(g);
+  return SALTA_OK;
+}

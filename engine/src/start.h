@@ -6,6 +6,7 @@
 #ifndef SALTA_START_H
 #define SALTA_START_H
 
+#include "dae.h"
 #include "salta_kernel.h"
 
 /* Whether a run's start state follows p: none given, and the model has a
@@ -26,5 +27,10 @@ int salta__start_seed(const salta_model_def *d, double t0, const double *p, cons
 ** gradient by the start state. SALTA_EMEM. */
 int salta__start_chain(const salta_model_def *d, double t0, const double *p, const double *grad_x0,
                        double *grad_p);
+
+/* Sets the modes of if-expressions in w (x then z, at t0) from their
+** guards, re-solving z after a change, until they agree (a few rounds).
+** SALTA_EMEM. */
+int salta__start_modes(salta__dae *a, double t0, double *w);
 
 #endif

@@ -360,6 +360,12 @@ function M.generate(m, abi, symbol)
     for j = 1, #m.e do flags[j] = m.e_terminal[j] and 1 or 0 end
     chunks[#chunks + 1] = "static const unsigned char e_terminal[] = {" .. table.concat(flags, ",") .. "};"
   end
+  local any_mode = next(m.x_mode or {}) ~= nil
+  if any_mode then
+    local idx = {}
+    for i = 1, #m.x_names do idx[i] = m.x_mode[i] and m.x_mode[i] - 1 or -1 end
+    chunks[#chunks + 1] = int_array("x_mode", idx)
+  end
   local body = table.concat(chunks, "\n")
   local hash = M.hash(body .. symbol)
   local function ref(name, n) return n > 0 and name or "0" end
@@ -374,7 +380,7 @@ function M.generate(m, abi, symbol)
     "  " .. F .. ",", "  " .. G .. ",", "  " .. H .. ",", "  " .. E .. ",",
     "  " .. ref("resets", #R) .. ", " .. ref("r_assign", #R) .. ", " .. e_one .. ", "
       .. (any_state and "y_state" or "0") .. ",",
-    "  " .. S .. ", " .. (terminal and "e_terminal" or "0"),
+    "  " .. S .. ", " .. (terminal and "e_terminal" or "0") .. ", " .. (any_mode and "x_mode" or "0"),
     "};", "" }, "\n")
   return body .. "\n" .. def, hash
 end

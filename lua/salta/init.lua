@@ -42,6 +42,10 @@ end
 
 salta.pi = math.pi
 
+-- conditions: salta.ifelse(salta.lt(a, b), x, y), salta.noevent(c)
+local cond = require("salta.cond")
+for _, k in ipairs({ "lt", "le", "gt", "ge", "ifelse", "noevent" }) do salta[k] = cond[k] end
+
 -- least squares over a model and data (lua/salta/lsq.lua)
 function salta.lsq(spec) return require("salta.lsq").new(spec) end
 function salta.fit(spec) return require("salta.fit").fit(spec) end
@@ -71,7 +75,9 @@ salta -- hybrid DAE models, simulation, exact gradients, fitting
   r = salta.fit{ loss = L, start=, method = "lm"|"lbfgsb"|"adam", truth=, horizon = true }
   print(r), r:to_json(path), salta.plot.trajectory(path, tr, opts)
   salta.compare_fits({ r:row("label", loss), {label=, errors=, loss=, ...} }, names)
-  salta.sin/cos/exp/log/sqrt/tanh/sigmoid/abs/min/max/pow ... on expressions]])
+  salta.sin/cos/exp/log/sqrt/tanh/sigmoid/abs/min/max/pow ... on expressions
+  salta.ifelse(salta.lt(a, b), x, y)        an if-expression (a zero-crossing in f, g)
+  salta.noevent(c), salta.le/gt/ge          a condition without an event; comparisons]])
 end
 
 return salta

@@ -8,6 +8,7 @@ local expr = require("salta.expr")
 local jit = require("salta.jit")
 local index_of = require("salta.names").index_of
 local options = require("salta.options")
+local cond = require("salta.cond")
 
 local M = {}
 
@@ -184,11 +185,56 @@ local function start_values(name, xn, x0, fns, P, pv, p0)
   return exprs
 end
 
+-- Discrete variables: { {"on", true}, {"count", 0} } (or a map): names,
+-- values (booleans as 1 and 0) and which were booleans.
+local function discrete_declarations(name, decl)
+  local list, boolean = {}, {}
+  if decl == nil then return {}, {}, {} end
+  if type(decl) ~= "table" then
+    error(("model '%s': discrete must be a table, got %s"):format(name, type(decl)), 0)
+  end
+  local function value(v, i)
+    if type(v) == "boolean" then boolean[i] = true; return v and 1 or 0 end
+    return v
+  end
+  if #decl > 0 then
+    for i, d in ipairs(decl) do
+      if type(d) == "table" then
+        list[i] = { d.name or d[1], value(d.start or d.value or d[2] or 0, i) }
+      else
+        list[i] = d
+      end
+    end
+  else
+    local keys = {}
+    for k in pairs(decl) do keys[#keys + 1] = k end
+    table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+    for i, k in ipairs(keys) do list[i] = { k, value(decl[k], i) } end
+  end
+  local names, values = declarations(name, "discrete variable", list, "start")
+  return names, values, boolean
+end
+
+-- g traced into d.g (algebraic equations, one per algebraic).
+local function traced_g(d, spec, name, zn, T, X, Z, P)
+  if #zn == 0 then
+    d.g = {}
+    return
+  end
+  if not spec.g then error(("model '%s': %d algebraics but no g"):format(name, #zn), 0) end
+  local gn = {}
+  for i = 1, #zn do gn[i] = "equation " .. i end
+  d.g = collect(name, "g", trace(name, "g", spec.g, T, X, Z, P), gn)
+end
+
 -- Builds the symbolic description of a salta.dae{} table.
 local function describe(spec)
   local name = spec.name or "model"
   if type(name) ~= "string" then error("salta.dae: name must be a string", 0) end
   local xn, x0, x0_fns = declarations(name, "state", spec.states, "start", spec.start, true)
+  local ncont = #xn
+  local dn, d0, boolean = discrete_declarations(name, spec.discrete)
+  for i, n in ipairs(dn) do xn[ncont + i], x0[ncont + i] = n, d0[i] end
   local zn, z0 = declarations(name, "algebraic", spec.algebraics, "start", spec.start)
   local pn, p0 = declarations(name, "parameter", spec.params or spec.parameters, "value")
   local all = {}
@@ -206,17 +252,35 @@ local function describe(spec)
   local d = {
     name = name, x_names = xn, z_names = zn, p_names = pn, x_start = x0, z_start = z0,
     p_nominal = p0, vars = { x = xv, z = zv, p = pv, t = T },
+    n_continuous = ncont, discrete = {}, x_mode = {},
   }
+  for i, n in ipairs(dn) do d.discrete[n] = boolean[i] and "boolean" or "number" end
   d.start = start_values(name, xn, x0, x0_fns, P, pv, p0)
-  d.f = #xn > 0 and collect(name, "f", trace(name, "f", spec.f, T, X, Z, P), xn) or {}
-  if #zn > 0 then
-    if not spec.g then error(("model '%s': %d algebraics but no g"):format(name, #zn), 0) end
-    local gn = {}
-    for i = 1, #zn do gn[i] = "equation " .. i end
-    d.g = collect(name, "g", trace(name, "g", spec.g, T, X, Z, P), gn)
-  else
-    d.g = {}
+  -- f gives the continuous states' derivatives; discrete values and the
+  -- modes of if-expressions in f and g stay constant between events
+  cond.begin(name, #xn + 1)
+  local cn = { table.unpack(xn, 1, ncont) }
+  local ok, err = pcall(function()
+    local res = ncont > 0 and trace(name, "f", spec.f, T, X, Z, P) or {}
+    if type(res) == "table" and not expr.is_node(res) then
+      for k in pairs(res) do
+        if d.discrete[k] then
+          error(("model '%s', f: gives a derivative for discrete variable '%s'; discrete variables change only "
+            .. "in the resets of events"):format(name, k), 0)
+        end
+      end
+    end
+    d.f = ncont > 0 and collect(name, "f", res, cn) or {}
+    for i = ncont + 1, #xn do d.f[i] = expr.ZERO end
+    traced_g(d, spec, name, zn, T, X, Z, P)
+  end)
+  local modes = cond.finish()
+  if not ok then error(err, 0) end
+  for k, m in ipairs(modes) do
+    xn[#xn + 1], x0[#x0 + 1], xv[#xv + 1], d.f[#d.f + 1] = m.name, 0.0, m.var, expr.ZERO
+    if d.start then d.start[#xn] = expr.ZERO end
   end
+  d.modes = modes
   if spec.h then
     local res = trace(name, "h", spec.h, T, X, Z, P)
     local yn = spec.outputs
@@ -232,8 +296,9 @@ local function describe(spec)
     d.y_names, d.h = yn, collect(name, "h", res, yn)
   else
     d.y_names, d.h = {}, {}
-    for i, n in ipairs(xn) do d.y_names[i], d.h[i] = n, xv[i] end
-    for i, n in ipairs(zn) do d.y_names[#xn + i], d.h[#xn + i] = n, zv[i] end
+    local nv = #xn - #modes   -- every state and discrete value, not the hidden modes
+    for i = 1, nv do d.y_names[i], d.h[i] = xn[i], xv[i] end
+    for i, n in ipairs(zn) do d.y_names[nv + i], d.h[nv + i] = n, zv[i] end
   end
   d.e_names, d.e_dir, d.e, d.r, d.e_terminal = {}, {}, {}, {}, {}
   local seen = {}
@@ -264,10 +329,28 @@ local function describe(spec)
           error(("model '%s', %s reset: names unknown state '%s' (states: %s)"):format(
             name, what, tostring(k), table.concat(xn, ", ")), 0)
         end
+        if type(v) == "boolean" and d.discrete[xn[i]] then v = v and 1 or 0 end
         r[i] = check_value(name, what .. " reset", "'" .. xn[i] .. "'", v)
       end
     end
     d.e_names[j], d.e_dir[j], d.r[j], d.e_terminal[j] = en, dir, r, ev.terminal == true
+  end
+  -- an if-expression's zero-crossings: its mode becomes 1 where the
+  -- compared difference goes below zero and 0 where it goes above (two
+  -- one-sided events, so that one left at zero by its own switch is
+  -- armed again as the difference moves away)
+  for k, m in ipairs(modes) do
+    local i = #xn - #modes + k
+    for _, side in ipairs({ { "true", -1, 1 }, { "false", 1, 0 } }) do
+      local j, r, en = #d.e + 1, {}, ("condition %d %s"):format(k, side[1])
+      if seen[en] then
+        error(("model '%s': event name '%s' is taken by an if-expression's zero-crossing"):format(name, en), 0)
+      end
+      for q = 1, #xn do r[q] = xv[q] end
+      r[i] = expr.const(side[3])
+      d.e_names[j], d.e_dir[j], d.e[j], d.r[j], d.e_terminal[j] = en, side[2], m.guard, r, false
+      if side[3] == 1 then d.x_mode[i] = j end
+    end
   end
   return d
 end

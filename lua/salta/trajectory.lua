@@ -24,6 +24,20 @@ function M.new(model, raw, opts)
     outputs = model.outputs, t0 = opts.t0, tf = opts.tf,
     _events = {}, _stats = raw.stats,
   }, Trajectory)
+  -- discrete variables by name, booleans as declared
+  local kinds = model.symbolic and model.symbolic.discrete or {}
+  if next(kinds) then
+    self.discrete = {}
+    for n, kind in pairs(kinds) do
+      local col = self.x[n]
+      if kind == "boolean" and col then
+        local b = {}
+        for i, v in ipairs(col) do b[i] = v ~= 0 end
+        col = b
+      end
+      self.discrete[n] = col
+    end
+  end
   -- a terminal event ended the run: t_end (< tf) and the event's name
   local te = raw.stats and raw.stats.terminal_event
   if te then
