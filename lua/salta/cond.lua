@@ -49,33 +49,44 @@ function M.noevent(c)
   return setmetatable({ op = c.op, g = c.g, event = false }, Cond)
 end
 
--- The model being traced: where ifelse registers its modes (nil outside f
--- and g, where conditions need no event).
+-- The model being traced: where f and g create hidden states (the modes
+-- of if-expressions, the values of step inputs); nil outside f and g,
+-- where conditions need no event.
 local active
 
--- begin(model_name, first_index): ifelse in the closures traced until
--- finish() creates modes as states first_index, first_index + 1, ...
+-- begin(model_name, first_index): the hidden states created until finish()
+-- are states first_index, first_index + 1, ...
 function M.begin(model_name, first_index)
-  active = { name = model_name, next = first_index, modes = {}, by_guard = {} }
+  active = { name = model_name, next = first_index, hidden = {}, by_key = {} }
 end
 
--- finish(): the modes created, { name, var, guard } each, in order.
+-- finish(): the hidden states created, in order: { name, var, kind, ... }.
 function M.finish()
   local a = active
   active = nil
-  return a and a.modes or {}
+  return a and a.hidden or {}
+end
+
+function M.tracing() return active ~= nil end
+
+-- hidden(kind, key, fields): the hidden state for key (one per key),
+-- named "_<kind><k>", with fields kept for the model to complete it: its
+-- variable and its record.
+function M.hidden(kind, key, fields)
+  local h = active.by_key[key]
+  if h then return h.var, h end
+  local k = #active.hidden + 1
+  h = fields or {}
+  h.kind, h.name = kind, "_" .. kind .. k
+  h.var = expr.var("x", active.next, h.name)
+  active.next = active.next + 1
+  active.hidden[k] = h
+  active.by_key[key] = h
+  return h.var, h
 end
 
 local function mode_of(g)
-  local m = active.by_guard[g]
-  if m then return m.var end
-  local k = #active.modes + 1
-  local name = "_mode" .. k
-  m = { name = name, var = expr.var("x", active.next, name), guard = g }
-  active.next = active.next + 1
-  active.modes[k] = m
-  active.by_guard[g] = m
-  return m.var
+  return (M.hidden("mode", g, { guard = g }))
 end
 
 -- ifelse(c, a, b): a where the condition holds, else b.

@@ -312,6 +312,18 @@ function M.subst(n, map)
   return go(n)
 end
 
+-- Unary functions defined at run time (input tables): op's numeric value
+-- fn, its derivative the unary function deriv (false: zero almost
+-- everywhere), its C function cname (whose source the model emits).
+local deriv_of = {}
+M.c_names = {}
+function M.register_unary(op, fn, deriv, cname)
+  unary_num[op] = fn
+  deriv_of[op] = deriv
+  M.c_names[op] = cname
+  builders[op] = function(a) return apply_unary(op, a) end
+end
+
 builders = {
   add = add, mul = mul, div = div, pow = pow, neg = neg,
   min = function(a, b) return minmax("min", a, b) end,
@@ -406,6 +418,8 @@ function M.diff(n, v)
     elseif op == "min" then r = M.select_le(a, b, d(a), d(b))
     elseif op == "max" then r = M.select_le(a, b, d(b), d(a))
     elseif op == "ifle" then r = M.select_le(a, b, d(e[3]), d(e[4]))
+    elseif deriv_of[op] ~= nil then
+      r = deriv_of[op] and mul(apply_unary(deriv_of[op], a), d(a)) or ZERO
     elseif op == "implicit" then
       -- implicit function theorem: du/dv = -(dres/dv) / (dres/du) at u = e
       local u = e[2]

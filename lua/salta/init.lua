@@ -46,6 +46,9 @@ salta.pi = math.pi
 local cond = require("salta.cond")
 for _, k in ipairs({ "lt", "le", "gt", "ge", "ifelse", "noevent" }) do salta[k] = cond[k] end
 
+-- inputs from data: salta.table{ t =, v =, interp = } (lua/salta/input.lua)
+function salta.table(spec) return require("salta.input").new(spec) end
+
 -- least squares over a model and data (lua/salta/lsq.lua)
 function salta.lsq(spec) return require("salta.lsq").new(spec) end
 function salta.fit(spec) return require("salta.fit").fit(spec) end
@@ -77,7 +80,9 @@ salta -- hybrid DAE models, simulation, exact gradients, fitting
   salta.compare_fits({ r:row("label", loss), {label=, errors=, loss=, ...} }, names)
   salta.sin/cos/exp/log/sqrt/tanh/sigmoid/abs/min/max/pow ... on expressions
   salta.ifelse(salta.lt(a, b), x, y)        an if-expression (a zero-crossing in f, g)
-  salta.noevent(c), salta.le/gt/ge          a condition without an event; comparisons]])
+  salta.noevent(c), salta.le/gt/ge          a condition without an event; comparisons
+  salta.table{ t=, v=, interp = "linear"|"step"|"cubic" } or { csv=, t = col, v = col }
+                                            an input: salta.dae{ inputs = { u = tab } }, read as u.u(t)]])
 end
 
 return salta

@@ -9,6 +9,7 @@ local jit = require("salta.jit")
 local index_of = require("salta.names").index_of
 local options = require("salta.options")
 local cond = require("salta.cond")
+local input = require("salta.input")
 
 local M = {}
 
@@ -216,7 +217,7 @@ local function discrete_declarations(name, decl)
 end
 
 -- g traced into d.g (algebraic equations, one per algebraic).
-local function traced_g(d, spec, name, zn, T, X, Z, P)
+local function traced_g(d, spec, name, zn, T, X, Z, P, U)
   if #zn == 0 then
     d.g = {}
     return
@@ -224,7 +225,53 @@ local function traced_g(d, spec, name, zn, T, X, Z, P)
   if not spec.g then error(("model '%s': %d algebraics but no g"):format(name, #zn), 0) end
   local gn = {}
   for i = 1, #zn do gn[i] = "equation " .. i end
-  d.g = collect(name, "g", trace(name, "g", spec.g, T, X, Z, P), gn)
+  d.g = collect(name, "g", trace(name, "g", spec.g, T, X, Z, P, U), gn)
+end
+
+-- A table read in f or g at an argument that moves with t: each
+-- breakpoint is an event without a reset (hidden from the trajectory's
+-- event list), so that no step crosses a kink or a jump.
+local function input_events(d, name, xv, uses, T, seen)
+  local done = {}
+  d.e_hidden = d.e_hidden or {}
+  for _, u in ipairs(uses) do
+    local key = u.table.hash .. ":" .. u.arg.id
+    if not done[key] and expr.deps(u.arg)[T] then
+      done[key] = true
+      for k, tk in ipairs(u.table:breakpoints()) do
+        local j, r = #d.e + 1, {}
+        for q = 1, #xv do r[q] = xv[q] end
+        -- a held step input takes the value after the breakpoint
+        if u.held then r[u.held.index] = expr.const(u.table.v[k + 1]) end
+        local en = ("input %s breakpoint %d"):format(u.name, k)
+        while seen[en] do en = en .. "'" end
+        seen[en] = true
+        d.e_names[j], d.e_dir[j], d.e[j], d.r[j], d.e_terminal[j] = en, 1, u.arg - tk, r, false
+        d.e_hidden[j] = true
+      end
+    end
+  end
+end
+
+-- The tables a model reads (for their C source), and the range checks of
+-- its reads: an argument t + shift(p), or one of the parameters alone.
+local function input_tables(uses_fg, uses_other, T)
+  local tables, seen, checks = {}, {}, {}
+  for _, list in ipairs({ uses_fg, uses_other }) do
+    for _, u in ipairs(list) do
+      if not seen[u.table.hash] then
+        seen[u.table.hash] = true
+        tables[#tables + 1] = u.table
+      end
+      local dt = expr.diff(u.arg, T)
+      if dt.op == "const" and dt.value == 1 then
+        checks[#checks + 1] = { name = u.name, table = u.table, arg = u.arg, shift = expr.subst(u.arg, { [T] = expr.ZERO }) }
+      elseif not expr.deps(u.arg)[T] then
+        checks[#checks + 1] = { name = u.name, table = u.table, arg = u.arg, fixed = u.arg }
+      end
+    end
+  end
+  return tables, checks
 end
 
 -- Builds the symbolic description of a salta.dae{} table.
@@ -249,6 +296,11 @@ local function describe(spec)
   local Z, zv = proxy(name, "algebraic", "z", zn)
   local P, pv = proxy(name, "parameter", "p", pn)
   local T = expr.var("t", 1, "t")
+  -- inputs: the fifth argument of every closure; reads in f and g, whose
+  -- breakpoints become events, are kept apart from the others
+  local uses_fg, uses_other = {}, {}
+  local U = input.proxy(name, spec.inputs, uses_fg, T)
+  local U_other = input.proxy(name, spec.inputs, uses_other, T)
   local d = {
     name = name, x_names = xn, z_names = zn, p_names = pn, x_start = x0, z_start = z0,
     p_nominal = p0, vars = { x = xv, z = zv, p = pv, t = T },
@@ -261,7 +313,7 @@ local function describe(spec)
   cond.begin(name, #xn + 1)
   local cn = { table.unpack(xn, 1, ncont) }
   local ok, err = pcall(function()
-    local res = ncont > 0 and trace(name, "f", spec.f, T, X, Z, P) or {}
+    local res = ncont > 0 and trace(name, "f", spec.f, T, X, Z, P, U) or {}
     if type(res) == "table" and not expr.is_node(res) then
       for k in pairs(res) do
         if d.discrete[k] then
@@ -272,17 +324,37 @@ local function describe(spec)
     end
     d.f = ncont > 0 and collect(name, "f", res, cn) or {}
     for i = ncont + 1, #xn do d.f[i] = expr.ZERO end
-    traced_g(d, spec, name, zn, T, X, Z, P)
+    traced_g(d, spec, name, zn, T, X, Z, P, U)
   end)
-  local modes = cond.finish()
+  local hidden = cond.finish()
   if not ok then error(err, 0) end
-  for k, m in ipairs(modes) do
-    xn[#xn + 1], x0[#x0 + 1], xv[#xv + 1], d.f[#d.f + 1] = m.name, 0.0, m.var, expr.ZERO
-    if d.start then d.start[#xn] = expr.ZERO end
+  local held = false
+  for _, h in ipairs(hidden) do
+    xn[#xn + 1], x0[#x0 + 1], xv[#xv + 1], d.f[#d.f + 1] = h.name, 0.0, h.var, expr.ZERO
+    h.index = #xn
+    held = held or h.kind == "input"
   end
-  d.modes = modes
+  -- a held step input starts at the table's value at t0 (a start
+  -- expression the engine evaluates at t0)
+  if held then
+    d.start = d.start or {}
+    for i = 1, #xn do d.start[i] = d.start[i] or expr.const(x0[i]) end
+    for _, h in ipairs(hidden) do
+      if h.kind == "input" then
+        d.start[h.index] = h.value
+        x0[h.index] = h.use.table.v[1]
+      elseif h.kind == "mode" then
+        d.start[h.index] = expr.ZERO
+      end
+    end
+  elseif d.start then
+    for _, h in ipairs(hidden) do d.start[h.index] = expr.ZERO end
+  end
+  local modes = {}
+  for _, h in ipairs(hidden) do if h.kind == "mode" then modes[#modes + 1] = h end end
+  d.modes, d.hidden = modes, hidden
   if spec.h then
-    local res = trace(name, "h", spec.h, T, X, Z, P)
+    local res = trace(name, "h", spec.h, T, X, Z, P, U_other)
     local yn = spec.outputs
     if not yn then
       yn = {}
@@ -296,7 +368,7 @@ local function describe(spec)
     d.y_names, d.h = yn, collect(name, "h", res, yn)
   else
     d.y_names, d.h = {}, {}
-    local nv = #xn - #modes   -- every state and discrete value, not the hidden modes
+    local nv = #xn - #hidden   -- every state and discrete value, not the hidden states
     for i = 1, nv do d.y_names[i], d.h[i] = xn[i], xv[i] end
     for i, n in ipairs(zn) do d.y_names[nv + i], d.h[nv + i] = n, zv[i] end
   end
@@ -313,12 +385,12 @@ local function describe(spec)
       error(("model '%s', %s: direction must be \"up\", \"down\" or \"both\", got %s"):format(
         name, what, tostring(ev.direction)), 0)
     end
-    local gval = trace(name, what .. " guard", ev.guard, T, X, Z, P)
+    local gval = trace(name, what .. " guard", ev.guard, T, X, Z, P, U_other)
     d.e[j] = check_value(name, what .. " guard", "the guard", gval)
     local r = {}
     for i = 1, #xn do r[i] = xv[i] end
     if ev.reset then
-      local res = trace(name, what .. " reset", ev.reset, T, X, Z, P)
+      local res = trace(name, what .. " reset", ev.reset, T, X, Z, P, U_other)
       if type(res) ~= "table" or expr.is_node(res) then
         error(("model '%s', %s reset: must return {state = value, ...}, got %s"):format(name, what, type(res)), 0)
       end
@@ -340,7 +412,7 @@ local function describe(spec)
   -- one-sided events, so that one left at zero by its own switch is
   -- armed again as the difference moves away)
   for k, m in ipairs(modes) do
-    local i = #xn - #modes + k
+    local i = m.index
     for _, side in ipairs({ { "true", -1, 1 }, { "false", 1, 0 } }) do
       local j, r, en = #d.e + 1, {}, ("condition %d %s"):format(k, side[1])
       if seen[en] then
@@ -352,6 +424,8 @@ local function describe(spec)
       if side[3] == 1 then d.x_mode[i] = j end
     end
   end
+  input_events(d, name, xv, uses_fg, T, seen)
+  d.input_tables, d.input_checks = input_tables(uses_fg, uses_other, T)
   return d
 end
 M.describe = describe
@@ -477,9 +551,35 @@ function Model:simulate(opts)
   if type(opts.atol) == "table" then raw_opts.atol_vec = opts.atol else raw_opts.atol = opts.atol end
   local p = self:vector("params", opts.params, self.params, self.p0)
   local x0 = opts.x0 and self:vector("x0", opts.x0, self.states, self.x0) or nil
+  self:check_input_range(p, t0, tf, 3)
   local raw, err = self.core:simulate_raw(raw_opts, p, x0, times)
   if not raw then error(err, 0) end  -- the engine names model, element and time
   return require("salta.trajectory").new(self, raw, { t0 = t0, tf = tf })
+end
+
+-- Every input read on [t0, tf] at parameters p lies inside its table;
+-- else an error naming the input, the time and the argument.
+function Model:check_input_range(p, t0, tf, level)
+  local checks = self.symbolic.input_checks
+  if not checks or #checks == 0 then return end
+  local env = {}
+  for i, v in ipairs(self.symbolic.vars.p) do env[v] = p[i] end
+  for _, c in ipairs(checks) do
+    local tab, lo, hi = c.table, c.table.t[1], c.table.t[#c.table.t]
+    local a, b, at
+    if c.shift then
+      local sh = expr.eval(c.shift, env)
+      a, b = t0 + sh, tf + sh
+      at = not (a >= lo) and t0 or tf
+    else
+      a = expr.eval(c.fixed, env)
+      b, at = a, t0
+    end
+    if not (a >= lo and b <= hi) then
+      error(("model '%s': input '%s' is read at %s = %.6g (at t = %.6g), outside its table [%.6g, %.6g]"):format(
+        self.name, c.name, expr.show(c.arg), at == t0 and a or b, at, lo, hi), level or 2)
+    end
+  end
 end
 
 function Model:c_source()

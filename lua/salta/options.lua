@@ -13,7 +13,7 @@ local M = {}
 local TABLES = {
   dae = { name = "string", states = "table", algebraics = "table", params = "table", parameters = "table",
     f = "function", g = "function", h = "function", outputs = "table", events = "table", start = "table",
-    discrete = "table",
+    discrete = "table", inputs = "table",
     backend = "string", cache_dir = "string" },
   event = { name = "string", direction = "string", guard = "function", reset = "function", terminal = "boolean" },
   simulate = { t0 = "number", tf = "number", times = "table", params = "table", x0 = "table", rtol = "number",

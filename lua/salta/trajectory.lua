@@ -44,13 +44,16 @@ function M.new(model, raw, opts)
     raw.stats.terminal_event = model.events[te]
     self.t_end = raw.stats.t_end
   end
-  for k, e in ipairs(raw.events) do
-    self._events[k] = {
+  local hidden = model.symbolic and model.symbolic.e_hidden or {}
+  for _, e in ipairs(raw.events) do
+    if hidden[e.index] then goto continue end   -- an input's breakpoint
+    self._events[#self._events + 1] = {
       t = e.t, index = e.index, name = e.name, group = e.group, group_size = e.group_size,
       simultaneous = e.group_size > 1, cascade = e.cascade,
       x_minus = by_name(model.states, e.x_minus), x_plus = by_name(model.states, e.x_plus),
       z_minus = by_name(model.algebraics, e.z_minus), z_plus = by_name(model.algebraics, e.z_plus),
     }
+    ::continue::
   end
   if raw.steps then
     self.steps = { t = raw.steps.t, x = by_name(model.states, raw.steps.x),
