@@ -10,6 +10,7 @@ local index_of = require("salta.names").index_of
 local options = require("salta.options")
 local cond = require("salta.cond")
 local input = require("salta.input")
+local hybrid = require("salta.hybrid")
 
 local M = {}
 
@@ -228,52 +229,6 @@ local function traced_g(d, spec, name, zn, T, X, Z, P, U)
   d.g = collect(name, "g", trace(name, "g", spec.g, T, X, Z, P, U), gn)
 end
 
--- A table read in f or g at an argument that moves with t: each
--- breakpoint is an event without a reset (hidden from the trajectory's
--- event list), so that no step crosses a kink or a jump.
-local function input_events(d, name, xv, uses, T, seen)
-  local done = {}
-  d.e_hidden = d.e_hidden or {}
-  for _, u in ipairs(uses) do
-    local key = u.table.hash .. ":" .. u.arg.id
-    if not done[key] and expr.deps(u.arg)[T] then
-      done[key] = true
-      for k, tk in ipairs(u.table:breakpoints()) do
-        local j, r = #d.e + 1, {}
-        for q = 1, #xv do r[q] = xv[q] end
-        -- a held step input takes the value after the breakpoint
-        if u.held then r[u.held.index] = expr.const(u.table.v[k + 1]) end
-        local en = ("input %s breakpoint %d"):format(u.name, k)
-        while seen[en] do en = en .. "'" end
-        seen[en] = true
-        d.e_names[j], d.e_dir[j], d.e[j], d.r[j], d.e_terminal[j] = en, 1, u.arg - tk, r, false
-        d.e_hidden[j] = true
-      end
-    end
-  end
-end
-
--- The tables a model reads (for their C source), and the range checks of
--- its reads: an argument t + shift(p), or one of the parameters alone.
-local function input_tables(uses_fg, uses_other, T)
-  local tables, seen, checks = {}, {}, {}
-  for _, list in ipairs({ uses_fg, uses_other }) do
-    for _, u in ipairs(list) do
-      if not seen[u.table.hash] then
-        seen[u.table.hash] = true
-        tables[#tables + 1] = u.table
-      end
-      local dt = expr.diff(u.arg, T)
-      if dt.op == "const" and dt.value == 1 then
-        checks[#checks + 1] = { name = u.name, table = u.table, arg = u.arg, shift = expr.subst(u.arg, { [T] = expr.ZERO }) }
-      elseif not expr.deps(u.arg)[T] then
-        checks[#checks + 1] = { name = u.name, table = u.table, arg = u.arg, fixed = u.arg }
-      end
-    end
-  end
-  return tables, checks
-end
-
 -- Builds the symbolic description of a salta.dae{} table.
 local function describe(spec)
   local name = spec.name or "model"
@@ -328,31 +283,7 @@ local function describe(spec)
   end)
   local hidden = cond.finish()
   if not ok then error(err, 0) end
-  local held = false
-  for _, h in ipairs(hidden) do
-    xn[#xn + 1], x0[#x0 + 1], xv[#xv + 1], d.f[#d.f + 1] = h.name, 0.0, h.var, expr.ZERO
-    h.index = #xn
-    held = held or h.kind == "input"
-  end
-  -- a held step input starts at the table's value at t0 (a start
-  -- expression the engine evaluates at t0)
-  if held then
-    d.start = d.start or {}
-    for i = 1, #xn do d.start[i] = d.start[i] or expr.const(x0[i]) end
-    for _, h in ipairs(hidden) do
-      if h.kind == "input" then
-        d.start[h.index] = h.value
-        x0[h.index] = h.use.table.v[1]
-      elseif h.kind == "mode" then
-        d.start[h.index] = expr.ZERO
-      end
-    end
-  elseif d.start then
-    for _, h in ipairs(hidden) do d.start[h.index] = expr.ZERO end
-  end
-  local modes = {}
-  for _, h in ipairs(hidden) do if h.kind == "mode" then modes[#modes + 1] = h end end
-  d.modes, d.hidden = modes, hidden
+  hybrid.add_hidden_states(d, hidden)
   if spec.h then
     local res = trace(name, "h", spec.h, T, X, Z, P, U_other)
     local yn = spec.outputs
@@ -407,25 +338,8 @@ local function describe(spec)
     end
     d.e_names[j], d.e_dir[j], d.r[j], d.e_terminal[j] = en, dir, r, ev.terminal == true
   end
-  -- an if-expression's zero-crossings: its mode becomes 1 where the
-  -- compared difference goes below zero and 0 where it goes above (two
-  -- one-sided events, so that one left at zero by its own switch is
-  -- armed again as the difference moves away)
-  for k, m in ipairs(modes) do
-    local i = m.index
-    for _, side in ipairs({ { "true", -1, 1 }, { "false", 1, 0 } }) do
-      local j, r, en = #d.e + 1, {}, ("condition %d %s"):format(k, side[1])
-      if seen[en] then
-        error(("model '%s': event name '%s' is taken by an if-expression's zero-crossing"):format(name, en), 0)
-      end
-      for q = 1, #xn do r[q] = xv[q] end
-      r[i] = expr.const(side[3])
-      d.e_names[j], d.e_dir[j], d.e[j], d.r[j], d.e_terminal[j] = en, side[2], m.guard, r, false
-      if side[3] == 1 then d.x_mode[i] = j end
-    end
-  end
-  input_events(d, name, xv, uses_fg, T, seen)
-  d.input_tables, d.input_checks = input_tables(uses_fg, uses_other, T)
+  hybrid.add_hidden_events(d, name, uses_fg, T, seen)
+  d.input_tables, d.input_checks = hybrid.input_tables(uses_fg, uses_other, T)
   return d
 end
 M.describe = describe
