@@ -138,7 +138,7 @@ static int solve_segment(salta__adj *a, int s) {
   if (it == 40)
     return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: the discrete time of event '%s' near "
                        "t = %.17g did not converge", a->d->name, name, t1);
-  if (!(a->tau[s + 1] > a->tau[s]) || !(a->tau[s + 1] < a->tau[a->nseg]))
+  if (!(a->tau[s + 1] > a->tau[s]) || !(a->tau[s + 1] <= a->tau[a->nseg]))
     return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: on its mesh, event '%s' (at t = %.17g in the "
                        "forward run) moved to t = %.17g, out of its segment: the mesh does not resolve the "
                        "trajectory there: use mesh = \"steps\" or a finer mesh", a->d->name, name, t_forward,

@@ -128,7 +128,8 @@ static int interpolate(salta__adj *a, int s, double T, interval *ip, double *wh)
   w0 = salta__adj_node(a, a->segs[s].node0 + lo);
   w1 = salta__adj_node(a, a->segs[s].node0 + lo + 1);
   ti = salta__adj_time(a, s, lo), tj = salta__adj_time(a, s, lo + 1), h = tj - ti, sv = Tc - ti;
-  ca = sv - sv * sv / (2 * h), cb = sv * sv / (2 * h), th = sv / h;
+  /* a segment of zero length (a cascade round, an event at tf) holds its node */
+  ca = h > 0 ? sv - sv * sv / (2 * h) : 0, cb = h > 0 ? sv * sv / (2 * h) : 0, th = h > 0 ? sv / h : 0;
   d->f.eval(ti, w0, w0 + nx, a->p, a->fa);
   d->f.eval(tj, w1, w1 + nx, a->p, a->fb);
   for (kk = 0; kk < nx; ++kk) wh[kk] = w0[kk] + ca * a->fa[kk] + cb * a->fb[kk];
@@ -188,7 +189,7 @@ static int source(salta__adj *a, int s, double T, double wfac, double *c, double
     salta__dae_add_transpose(a->dae, &d->f.d[SALTA_WRT_P], ip.ti, w0, ip.ca, rhs, 0, grad_p);
     salta__dae_add_transpose(a->dae, &d->f.d[SALTA_WRT_P], ip.tj, w1, ip.cb, rhs, 0, grad_p);
     /* the node times (and a clipped T) move with the segment's ends */
-    for (kk = 0; kk < 2; ++kk) {
+    for (kk = 0; kk < 2 && ip.h > 0; ++kk) {
       double dti = kk ? si : 1 - si, dtj = kk ? sj : 1 - sj, dT = (ip.clip < 0 && !kk) || (ip.clip > 0 && kk) ? 1 : 0;
       double ds = dT - dti, dh = dtj - dti, sv = ip.sv, h = ip.h, dLdt = 0;
       double dca = ds - sv * ds / h + sv * sv * dh / (2 * h * h), dcb = sv * ds / h - sv * sv * dh / (2 * h * h);

@@ -26,7 +26,7 @@ function M.add_hidden_states(d, hidden)
     for _, h in ipairs(hidden) do
       if h.kind == "input" then
         d.start[h.index] = h.value
-        x0[h.index] = h.use.table.v[1]
+        x0[h.index] = h.nominal
       elseif h.kind == "mode" then
         d.start[h.index] = expr.ZERO
       end
@@ -52,8 +52,11 @@ local function input_events(d, uses, T, seen)
       for k, tk in ipairs(u.table:breakpoints()) do
         local j, r = #d.e + 1, {}
         for q = 1, #xv do r[q] = xv[q] end
-        -- a held step input takes the value after the breakpoint
-        if u.held then r[u.held.index] = expr.const(u.table.v[k + 1]) end
+        -- a held input takes the piece after the breakpoint (point k + 1)
+        if u.held then
+          local piece = u.table:piece(k + 1)
+          for q, h in ipairs(u.held) do r[h.index] = expr.const(piece[q]) end
+        end
         local en = ("input %s breakpoint %d"):format(u.name, k)
         while seen[en] do en = en .. "'" end
         seen[en] = true

@@ -214,6 +214,15 @@ function Table:read(arg)
   return expr.unary(name .. "_0", arg)
 end
 
+-- The piece of the table from point k on: a step's value, a line's
+-- intercept and slope (v = intercept + slope s).
+function Table:piece(k)
+  local t, v = self.t, self.v
+  if self.interp == "step" then return { v[k] } end
+  local slope = (v[k + 1] - v[k]) / (t[k + 1] - t[k])
+  return { v[k] - slope * t[k], slope, intercept = v[k] - slope * t[k], slope = slope }
+end
+
 -- Breakpoints whose crossing is an event in f and g: interior points of a
 -- linear table (its slope jumps), every point but the first of a step table.
 function Table:breakpoints()
@@ -240,15 +249,23 @@ function M.proxy(model_name, inputs, uses, time_var)
       if not expr.is_node(e) or not uses then return e end
       local use = { name = n, table = tab, arg = expr.lift(arg) }
       uses[#uses + 1] = use
-      -- a step table read along t in f or g: a hidden state holding the
-      -- current value, set by its breakpoints' events, so that the jump
-      -- of f is an event's (the left limit sees the value before it)
-      if tab.interp == "step" and expr.deps(use.arg)[time_var] and cond.tracing() then
-        local var, rec = cond.hidden("input", tab.hash .. ":" .. use.arg.id, { use = use, value = e })
-        use.held = rec
+      if not (expr.deps(use.arg)[time_var] and cond.tracing()) or tab.interp == "cubic" then return e end
+      -- a step or linear table read along t in f or g: hidden states hold
+      -- the current piece (a step's value; a line's intercept and slope),
+      -- set by its breakpoints' events, so that no step of the integrator
+      -- sees a jump or a kink, and the jump of f is an event's
+      local key = tab.hash .. ":" .. use.arg.id
+      if tab.interp == "step" then
+        local var, rec = cond.hidden("input", key, { use = use, value = e, nominal = tab.v[1] })
+        use.held = { rec }
         return var
       end
-      return e
+      local slope, c1 = expr.unary("salta_in_" .. tab.hash .. "_1", use.arg), tab:piece(1)
+      local v0, r0 = cond.hidden("input", key .. ":0", { use = use, value = e - slope * use.arg,
+        nominal = c1.intercept })
+      local v1, r1 = cond.hidden("input", key .. ":1", { use = use, value = slope, nominal = c1.slope })
+      use.held = { r0, r1 }
+      return v0 + v1 * use.arg
     end
   end
   return setmetatable({}, {

@@ -6,6 +6,9 @@
 
 local expr = require("salta.expr")
 local index_of = require("salta.names").index_of
+local cond = require("salta.cond")
+local input = require("salta.input")
+local hybrid = require("salta.hybrid")
 
 local M = {}
 
@@ -165,6 +168,8 @@ function Parser:prefix()
   local t = self:next()
   if t.k == "num" then return expr.const(t.v + 0.0) end
   if t.k == "name" then
+    if t.v == "if" then return self:if_expression() end
+    if t.v == "true" or t.v == "false" then return expr.const(t.v == "true" and 1 or 0) end
     if self:is("(") then return self:call(t) end
     return self:resolve(t)
   end
@@ -182,6 +187,7 @@ function Parser:resolve(t)
   local env = self.in_prev > 0 and self.prev_env or self.env
   local v = env[t.v]
   if type(v) == "string" then self:fail(v, t) end
+  if type(v) == "function" then return v() end   -- an input table alone: read at time
   if v == nil then self:fail(("unknown name '%s'"):format(t.v), t) end
   return v
 end
@@ -207,7 +213,20 @@ end
 
 function Parser:call(t)
   local name = t.v
-  if name == "prev" then return self:prev(t) end
+  if name == "prev" or name == "pre" then
+    if not self.prev_env and name == "pre" then   -- Modelica's pre outside a when: the value now
+      local args = self:arguments()
+      arity_check(self, t, args, 1)
+      return args[1]
+    end
+    return self:prev(t)
+  end
+  local read = self.env[name]
+  if type(read) == "function" then   -- an input table, read at its argument
+    local args = self:arguments()
+    arity_check(self, t, args, 1)
+    return read(args[1])
+  end
   if name == "der" then self:fail("der(...) is only allowed on the left of an f equation", t) end
   local unary, binary = expr.unary_num[name], BINARY_FUNCS[name]
   if not unary and not binary then self:fail(("unknown function '%s'"):format(name), t) end
@@ -241,6 +260,50 @@ function Parser:equation()
 end
 
 local COMPARE = { ["<"] = -1, ["<="] = -1, [">"] = 1, [">="] = 1 }
+local COND_OF = { ["<"] = "lt", ["<="] = "le", [">"] = "gt", [">="] = "ge" }
+
+function Parser:expect_word(w)
+  local t = self:next()
+  if not (t.k == "name" and t.v == w) then self:unexpected(t, "'" .. w .. "'") end
+end
+
+-- A condition of an if-expression: a comparison, noEvent(comparison), a
+-- discrete boolean (or not one), true or false.
+function Parser:if_condition()
+  local t = self:peek()
+  if t.k == "name" and (t.v == "noEvent" or t.v == "noevent") then
+    self:next()
+    self:expect("(")
+    local c = self:if_condition()
+    self:expect(")")
+    return cond.noevent(c)
+  end
+  if t.k == "name" and t.v == "not" then
+    self:next()
+    local c = self:if_condition()
+    if cond.is_cond(c) then self:fail("'not' applies to a discrete boolean here; flip the comparison instead", t) end
+    return expr.sub(expr.ONE, c)
+  end
+  local lhs = self:expression(0)
+  local op = self:peek()
+  if op.k == "op" and COND_OF[op.v] then
+    self:next()
+    return cond[COND_OF[op.v]](lhs, self:expression(0))
+  end
+  return lhs   -- a 0/1 value: a discrete boolean
+end
+
+-- if c then a [elseif c2 then b ...] else e, as Modelica's if-expression:
+-- in f and g a comparison switches at its zero-crossing (salta.ifelse).
+function Parser:if_expression()
+  local c = self:if_condition()
+  self:expect_word("then")
+  local a = self:expression(0)
+  local t = self:next()
+  if t.k == "name" and t.v == "elseif" then return cond.ifelse(c, a, self:if_expression()) end
+  if not (t.k == "name" and t.v == "else") then self:unexpected(t, "'else' or 'elseif'") end
+  return cond.ifelse(c, a, self:expression(0))
+end
 
 -- lhs OP rhs -> guard lhs - rhs, direction (the condition becomes true as
 -- the guard falls through 0 for < and <=, rises through 0 for > and >=).
@@ -267,11 +330,12 @@ end
 
 -- Declarations ------------------------------------------------------------------------
 
-local function number_value(model, what, d, key)
+local function number_value(model, what, d, key, allow_expr)
   local v = d[key]
   if is_null(v) then v = 0.0 end
   if type(v) == "boolean" then v = v and 1.0 or 0.0 end
   if type(v) == "string" then v = tonumber(v) or v end
+  if allow_expr and type(v) == "string" then return 0.0 end   -- an expression: parse_starts
   if type(v) ~= "number" then
     error(("model '%s': %s '%s' has a %s %s, expected a number"):format(model, what, d.name, type(v), key), 0)
   end
@@ -281,13 +345,13 @@ local function number_value(model, what, d, key)
 end
 
 -- names, values of a list of {name, <key> = value} entries, in file order.
-local function declarations(model, what, list, key)
+local function declarations(model, what, list, key, allow_expr)
   local names, values = {}, {}
   for i, d in ipairs(list_of(list)) do
     if type(d) ~= "table" or type(d.name) ~= "string" or d.name == "" then
       error(("model '%s': %s[%d] has no name"):format(model, what, i), 0)
     end
-    names[i], values[i] = d.name, number_value(model, what, d, key)
+    names[i], values[i] = d.name, number_value(model, what, d, key, allow_expr)
   end
   return names, values
 end
@@ -413,8 +477,13 @@ end
 
 local function parse_reinit(d, base, r, items, label)
   local set_by, xi, zi = {}, index_of(d.x_names), index_of(d.z_names)
+  local terminal = false
   for k, s in ipairs(items) do
     local ctx = { model = d.name, label = #items == 1 and label or ("%s[%d]"):format(label, k) }
+    if type(s) == "string" and s:match("^%s*terminate%s*%(.*%)%s*$") then
+      terminal = true
+      goto continue
+    end
     local rec = {}
     local p = new_parser(equation_text(ctx, s), ctx, reinit_env(d, base, rec, xi, zi), base)
     local lhs, rhs = p:equation()
@@ -425,7 +494,9 @@ local function parse_reinit(d, base, r, items, label)
     end
     set_by[i] = ctx.label
     r[i] = solve_reinit(p, lhs, rhs, rec, d.vars.x[i], d.x_names[i])
+    ::continue::
   end
+  return terminal
 end
 
 -- Events ----------------------------------------------------------------------------
@@ -446,21 +517,34 @@ local function event_names(clauses)
   return names
 end
 
+-- The when clauses and their elsewhen branches, each an event (an
+-- elsewhen branch is its own event: branches firing at one instant form a
+-- group, so two setting one variable are an error, not a priority).
 local function parse_events(d, env, list)
-  local clauses = list_of(list)
+  local clauses, flat = list_of(list), {}
   for j, c in ipairs(clauses) do
     if type(c) ~= "table" then
       error(("model '%s': when[%d] must be a table (condition, reinit), got %s"):format(d.name, j, tostring(c)), 0)
     end
+    flat[#flat + 1] = { clause = c, label = ("when[%d]"):format(j) }
+    for k, b in ipairs(list_of(c.elsewhen)) do
+      if type(b) ~= "table" then
+        error(("model '%s': when[%d] elsewhen[%d] must be a table (condition, reinit), got %s"):format(
+          d.name, j, k, tostring(b)), 0)
+      end
+      flat[#flat + 1] = { clause = b, label = ("when[%d] elsewhen[%d]"):format(j, k) }
+    end
   end
-  d.e_names, d.e_dir, d.e, d.r = event_names(clauses), {}, {}, {}
-  for j, c in ipairs(clauses) do
-    local label = ("when[%d]"):format(j)
+  local plain = {}
+  for k, f in ipairs(flat) do plain[k] = f.clause end
+  d.e_names, d.e_dir, d.e, d.r, d.e_terminal = event_names(plain), {}, {}, {}, {}
+  for j, f in ipairs(flat) do
+    local c, label = f.clause, f.label
     local ctx = { model = d.name, label = label .. " condition" }
     d.e[j], d.e_dir[j] = new_parser(equation_text(ctx, c.condition), ctx, env):condition()
     local r = {}
     for i, x in ipairs(d.vars.x) do r[i] = x end
-    parse_reinit(d, env, r, list_of(c.reinit), label .. " reinit")
+    d.e_terminal[j] = parse_reinit(d, env, r, list_of(c.reinit), label .. " reinit")
     d.r[j] = r
   end
 end
@@ -474,24 +558,119 @@ local function make_vars(kind, names)
 end
 
 -- describe_spec(tbl, name): the decoded spec table as a model description.
-function M.describe_spec(tbl, name)
+-- Start values written as expressions of the parameters: parsed into
+-- d.start (constants for the others), their nominal values into x_start.
+local function parse_starts(d, list)
+  local penv = { }
+  for i, n in ipairs(d.p_names) do penv[n] = d.vars.p[i] end
+  local values, any = {}, false
+  for i, v in ipairs(d.vars.p) do values[v] = d.p_nominal[i] end
+  local start = {}
+  for i, decl in ipairs(list_of(list)) do
+    if type(decl.start) == "string" and not tonumber(decl.start) then
+      local ctx = { model = d.name, label = ("state '%s' start"):format(decl.name) }
+      local p = new_parser(decl.start, ctx, setmetatable({}, { __index = function(_, n)
+        return penv[n] or ("a start value depends on the parameters only, not on '%s'"):format(n)
+      end }))
+      start[i] = p:expression(0)
+      p:finish()
+      d.x_start[i] = expr.eval(start[i], values)
+      any = true
+    else
+      start[i] = expr.const(d.x_start[i])
+    end
+  end
+  if any then
+    for i = #start + 1, #d.x_names do start[i] = expr.const(d.x_start[i]) end
+    d.start = start
+  end
+end
+
+-- Input tables: { name, t = [...], v = [...], interp } or { name, csv =
+-- path (relative to the spec's folder), t = column, v = column, interp }.
+local function parse_inputs(d, list, dir)
+  local inputs = {}
+  for i, u in ipairs(list_of(list)) do
+    if type(u) ~= "table" or type(u.name) ~= "string" or u.name == "" then
+      error(("model '%s': inputs[%d] has no name"):format(d.name, i), 0)
+    end
+    local spec = { t = u.t, v = u.v, interp = not is_null(u.interp) and u.interp or nil, name = u.name }
+    if not is_null(u.csv) then
+      spec.csv = (u.csv:sub(1, 1) == "/" or not dir) and u.csv or (dir .. "/" .. u.csv)
+    end
+    local ok, tab = pcall(input.new, spec)
+    if not ok then error(("model '%s': input '%s': %s"):format(d.name, u.name, tostring(tab)), 0) end
+    inputs[u.name] = tab
+  end
+  return inputs
+end
+
+-- An environment whose input names read their table: name(arg), or the
+-- name alone at time; reads are collected in uses.
+local function with_inputs(env, d, inputs, uses)
+  local proxy = input.proxy(d.name, inputs, uses, d.vars.t)
+  local out = setmetatable({}, { __index = env })
+  for n in pairs(inputs) do
+    local read = proxy[n]
+    out[n] = function(arg) return read(arg or d.vars.t) end
+  end
+  return out
+end
+
+-- describe_spec(tbl, name, dir): the decoded spec table as a model
+-- description; dir: the folder of the spec file (for input CSV files).
+function M.describe_spec(tbl, name, dir)
   name = name or "model"
   local d = { name = name }
-  d.x_names, d.x_start = declarations(name, "state", tbl.states, "start")
+  d.x_names, d.x_start = declarations(name, "state", tbl.states, "start", true)
+  local ncont = #d.x_names
+  local dn, d0 = declarations(name, "discrete variable", tbl.discrete, "start")
+  d.discrete = {}
+  for i, n in ipairs(dn) do
+    d.x_names[ncont + i], d.x_start[ncont + i] = n, d0[i]
+    local decl = list_of(tbl.discrete)[i]
+    d.discrete[n] = (decl.type == "bool" or decl.type == "boolean" or type(decl.start) == "boolean") and "boolean"
+      or "number"
+  end
   d.z_names, d.z_start = declarations(name, "algebraic variable", tbl.alg_vars, "start")
   d.p_names, d.p_nominal = declarations(name, "parameter", tbl.parameters, "value")
+  local inputs = parse_inputs(d, tbl.inputs, dir)
+  local in_names = {}
+  for n in pairs(inputs) do in_names[#in_names + 1] = n end
   check_unique(name, { { names = d.x_names, what = "a state" },
-    { names = d.z_names, what = "an algebraic variable" }, { names = d.p_names, what = "a parameter" } })
+    { names = d.z_names, what = "an algebraic variable" }, { names = d.p_names, what = "a parameter" },
+    { names = in_names, what = "an input" } })
   d.vars = { x = make_vars("x", d.x_names), z = make_vars("z", d.z_names),
     p = make_vars("p", d.p_names), t = expr.var("t", 1, "t") }
   local env = { time = d.vars.t }
   for _, kind in ipairs({ "x", "z", "p" }) do
     for i, n in ipairs(d[kind .. "_names"]) do env[n] = d.vars[kind][i] end
   end
-  d.f = parse_f(d, env, tbl.f)
-  d.g = parse_g(d, env, tbl.g)
-  d.y_names, d.h = parse_h(d, env, tbl.h)
-  parse_events(d, env, tbl.when)
+  parse_starts(d, tbl.states)
+  -- f and g: if-expressions switch at zero-crossings (hidden modes), step
+  -- inputs are held; the discrete variables' rows of f are 0
+  local uses_fg, uses_other = {}, {}
+  local env_fg, env_other = with_inputs(env, d, inputs, uses_fg), with_inputs(env, d, inputs, uses_other)
+  cond.begin(name, #d.x_names + 1)
+  local ok, err = pcall(function()
+    local discrete_names = { table.unpack(d.x_names, ncont + 1) }
+    local cont = { name = d.name, x_names = { table.unpack(d.x_names, 1, ncont) }, vars = d.vars }
+    d.f = parse_f(cont, env_fg, tbl.f)
+    for i = 1, #discrete_names do d.f[ncont + i] = expr.ZERO end
+    d.g = parse_g(d, env_fg, tbl.g)
+  end)
+  local hidden = cond.finish()
+  if not ok then error(err, 0) end
+  hybrid.add_hidden_states(d, hidden)
+  d.y_names, d.h = parse_h(d, env_other, tbl.h)
+  if #list_of(tbl.h) == 0 then   -- the outputs: states and discrete values, not hidden states
+    for _ = 1, #hidden do d.y_names[#d.y_names] = nil; d.h[#d.h] = nil end
+  end
+  parse_events(d, env_other, tbl.when)
+  local seen = {}
+  for _, n in ipairs(d.e_names) do seen[n] = true end
+  hybrid.add_hidden_events(d, name, uses_fg, d.vars.t, seen)
+  d.input_tables, d.input_checks = hybrid.input_tables(uses_fg, uses_other, d.vars.t)
   return d
 end
 
@@ -567,7 +746,7 @@ end
 function M.load(path, opts)
   opts = opts or {}
   require("salta.options").check("load_spec", opts, "salta.load_spec")
-  local desc = M.describe_spec(read_spec(path), opts.name or default_name(path))
+  local desc = M.describe_spec(read_spec(path), opts.name or default_name(path), path:match("^(.*)[/\\]"))
   return require("salta.model").build(desc, opts)
 end
 
