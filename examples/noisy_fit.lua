@@ -17,14 +17,9 @@ local X = dofile("examples/cauer_experiment.lua")
 local m, FREE, START, OUT, truth, times = X.model, X.FREE, X.START, X.OUT, X.truth, X.times
 local clean = m:simulate{ tf = 20, times = times, rtol = 1e-10, atol = 1e-12 }
 
--- Gaussian noise by Box-Muller on a fixed linear congruential sequence,
+-- Gaussian noise from a fixed seed (salta.gaussian),
 -- so that every run sees the same data
-local seed = 20261202
-local function uniform()
-  seed = (1103515245 * seed + 12345) % 2147483648
-  return (seed + 0.5) / 2147483648
-end
-local function gauss() return math.sqrt(-2 * math.log(uniform())) * math.cos(2 * math.pi * uniform()) end
+local gauss = salta.gaussian(20261202)
 local data = { t = times }
 for _, n in ipairs(OUT) do
   data[n] = {}

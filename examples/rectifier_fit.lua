@@ -22,12 +22,7 @@ local start = { Vf = 0.5, Ron = 3.0, C = 1.5e-4 }
 local times = {}
 for i = 1, 400 do times[i] = i * 2e-4 end
 local clean = m:simulate{ tf = 0.08, times = times, rtol = 1e-10, atol = 1e-12 }
-local seed = 7
-local function uniform()
-  seed = (1103515245 * seed + 12345) % 2147483648
-  return (seed + 0.5) / 2147483648
-end
-local function gauss() return math.sqrt(-2 * math.log(uniform())) * math.cos(2 * math.pi * uniform()) end
+local gauss = salta.gaussian(7)
 local v = {}
 for i, x in ipairs(clean.y.v) do v[i] = x + 0.02 * gauss() end
 print(("rectifier: %d samples of the output voltage, %d diode switchings, noise 20 mV"):format(#times,
@@ -38,10 +33,6 @@ local loss = salta.lsq{ model = m, times = times, data = { v = v }, outputs = { 
 -- a small initial step bound: in log space a step of 100 |x| (the default) leaves any sensible range
 local r = salta.fit{ loss = loss, start = start, method = "lm", truth = truth, print_every = 5, factor = 0.1 }
 print(r:table())
-for _, n in ipairs(FREE) do
-  print(("  %-4s fitted %-12.6g truth %-10.6g error %.2f %%"):format(n, r.params[n], truth[n],
-    100 * math.abs(r.params[n] - truth[n]) / truth[n]))
-end
 
 local fitted = m:simulate{ tf = 0.08, times = times, params = r.params }
 salta.plot.trajectory(outdir .. "/rectifier.png", fitted, { outputs = { "v" }, data = { t = times, v = v },

@@ -20,12 +20,7 @@ local start = { a = 0.13, P = 3.3, T0 = 16.5, T_lo = 18.8, T_hi = 21.2 }
 local times = {}
 for i = 1, 288 do times[i] = i * 0.25 end
 local clean = m:simulate{ tf = 72, times = times, rtol = 1e-10, atol = 1e-12 }
-local seed = 11
-local function uniform()
-  seed = (1103515245 * seed + 12345) % 2147483648
-  return (seed + 0.5) / 2147483648
-end
-local function gauss() return math.sqrt(-2 * math.log(uniform())) * math.cos(2 * math.pi * uniform()) end
+local gauss = salta.gaussian(11)
 local T = {}
 for i, x in ipairs(clean.y.T) do T[i] = x + 0.05 * gauss() end
 print(("thermostat: %d samples over 72 h, %d heater switchings, noise 0.05 deg C"):format(#times,
@@ -35,10 +30,6 @@ local loss = salta.lsq{ model = m, times = times, data = { T = T }, free = FREE,
 local r = salta.fit{ loss = loss, start = start, method = "lm", truth = truth, print_every = 5,
   horizon = { 12, 24, 48 } }
 print(r:table())
-for _, n in ipairs(FREE) do
-  print(("  %-5s fitted %-10.6g truth %-8.6g error %.2f %%"):format(n, r.params[n], truth[n],
-    100 * math.abs(r.params[n] - truth[n]) / truth[n]))
-end
 
 local fitted = m:simulate{ tf = 72, times = times, params = r.params }
 salta.plot.trajectory(outdir .. "/thermostat.png", fitted, { outputs = { "T" }, data = { t = times, T = T },

@@ -85,4 +85,16 @@ function M.write_csv(path, names, columns)
   return require("salta.files").write(path, table.concat(lines, "\n") .. "\n", "salta.write_csv")
 end
 
+-- gaussian(seed): a function drawing standard normal numbers (Box-Muller
+-- on a linear congruential sequence from seed), the same on every
+-- platform, so that synthetic data are reproducible.
+function M.gaussian(seed)
+  seed = math.tointeger(seed) or 1
+  local function uniform()
+    seed = (1103515245 * seed + 12345) % 2147483648
+    return (seed + 0.5) / 2147483648
+  end
+  return function() return math.sqrt(-2 * math.log(uniform())) * math.cos(2 * math.pi * uniform()) end
+end
+
 return M

@@ -58,6 +58,7 @@ salta.plot = setmetatable({}, { __index = function(_, k) return require("salta.p
 salta.json = setmetatable({}, { __index = function(_, k) return require("salta.json")[k] end })
 salta.read_csv = function(path) return require("salta.data").read_csv(path) end
 salta.write_csv = function(path, names, columns) return require("salta.data").write_csv(path, names, columns) end
+salta.gaussian = function(seed) return require("salta.data").gaussian(seed) end
 
 function salta.load_spec(path, opts)
   return require("salta.spec").load(path, opts)
