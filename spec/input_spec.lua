@@ -112,3 +112,17 @@ describe("an input table", function()
       f = function(t, x, z, p, u) return { u.w(t) } end }), "unknown input 'w'")
   end)
 end)
+
+describe("an explicit start state on a model with held inputs", function()
+  it("starts the held pieces at t0 as the model's own start does", function()
+    local m = lag("step")
+    local times = { 2.5, 3.5, 4.5 }
+    local a = m:simulate{ t0 = 2.2, tf = 5, times = times, rtol = 1e-10, atol = 1e-12 }
+    local b = m:simulate{ t0 = 2.2, tf = 5, times = times, rtol = 1e-10, atol = 1e-12, x0 = { x = 0 } }
+    for i = 1, 3 do assert.is_near(a.y.x[i], b.y.x[i], 1e-12) end
+    local l = lag("linear")
+    local c = l:simulate{ t0 = 2.2, tf = 5, times = times, rtol = 1e-10, atol = 1e-12 }
+    local e = l:simulate{ t0 = 2.2, tf = 5, times = times, rtol = 1e-10, atol = 1e-12, x0 = { x = 0 } }
+    for i = 1, 3 do assert.is_near(c.y.x[i], e.y.x[i], 1e-12) end
+  end)
+end)

@@ -173,6 +173,7 @@ end
 local function call(self, p, what)
   local P, X = self:full(p)
   self.model:check_input_range(P, self.t0, self.tf, 0)
+  X = self.model:held_inputs_at(X, P, self.t0)
   local res = table.pack(self.core:eval(P, X, what))
   if res[1] == nil then error(res[2], 0) end  -- the engine names model, element and time
   return table.unpack(res, 1, res.n)
@@ -248,6 +249,7 @@ end
 local function call_adjoint(self, p, opts, want_grad)
   local P, X = self:full(p)
   self.model:check_input_range(P, self.t0, self.tf, 0)
+  X = self.model:held_inputs_at(X, P, self.t0)
   local v, g = self.core:eval_adjoint(P, X, mesh_arg(opts), want_grad, opts.forward == "ida")
   if v == nil then error(g, 0) end
   if not (self.mesh_checked and self.mesh_checked[opts.mesh]) then self:mesh_check(p, opts) end

@@ -466,9 +466,24 @@ function Model:simulate(opts)
   local p = self:vector("params", opts.params, self.params, self.p0)
   local x0 = opts.x0 and self:vector("x0", opts.x0, self.states, self.x0) or nil
   self:check_input_range(p, t0, tf, 3)
+  x0 = self:held_inputs_at(x0 and { table.unpack(x0) }, p, t0)
   local raw, err = self.core:simulate_raw(raw_opts, p, x0, times)
   if not raw then error(err, 0) end  -- the engine names model, element and time
   return require("salta.trajectory").new(self, raw, { t0 = t0, tf = tf })
+end
+
+-- An explicit start state x (an array over the states) with the hidden
+-- states of step and linear inputs set as the model would start them at
+-- (t0, p): a caller names only its own states.
+function Model:held_inputs_at(x, p, t0)
+  local d = self.symbolic
+  if not d.hidden or not x then return x end
+  local env = { [d.vars.t] = t0 }
+  for i, v in ipairs(d.vars.p) do env[v] = p[i] end
+  for _, h in ipairs(d.hidden) do
+    if h.kind == "input" then x[h.index] = expr.eval(h.value, env) end
+  end
+  return x
 end
 
 -- Every input read on [t0, tf] at parameters p lies inside its table;
