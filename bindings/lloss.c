@@ -84,6 +84,22 @@ int salta_l_loss_new(lua_State *L) {
   return 1;
 }
 
+/* loss:nresid(): the number of residuals (finite data). */
+static int loss_nresid(lua_State *L) {
+  lua_pushinteger(L, check_loss(L, 1)->nres);
+  return 1;
+}
+
+/* loss:datum_weights(w): per-datum weights (flat, row per time). */
+static int loss_datum_weights(lua_State *L) {
+  loss_ud *u = check_loss(L, 1);
+  int n = (int)luaL_len(L, 2);
+  double *w = salta_l_scratch(L, n);
+  salta_l_checkvec(L, 2, w, n, "datum weights");
+  if (salta_loss_set_datum_weights(u->loss, w)) return salta_l_error(L, "%s", salta_loss_errmsg(u->loss));
+  return 0;
+}
+
 /* loss:configure{t0, tf, rtol, atol, max_events, ..., blend, free = {dirs}} */
 static int loss_configure(lua_State *L) {
   loss_ud *u = check_loss(L, 1);
@@ -191,6 +207,8 @@ static int loss_stats(lua_State *L) {
 void salta_l_open_loss(lua_State *L) {
   static const luaL_Reg methods[] = {
     {"configure", loss_configure},
+    {"datum_weights", loss_datum_weights},
+    {"nresid", loss_nresid},
     {"eval", loss_eval},
     {"eval_adjoint", loss_eval_adjoint},
     {"nevents", loss_nevents},

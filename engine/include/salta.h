@@ -321,6 +321,10 @@ int salta_loss_set_options(salta_loss *loss, const salta_sim_options *o);
 int salta_loss_set_blend(salta_loss *loss, double beta);
 /* The free directions of the gradient (see salta_sim_set_sens). */
 int salta_loss_set_free(salta_loss *loss, const int *dirs, int ns);
+/* Per-datum weights w (nt x nout, row per target time; copied), multiplying
+** the outputs' weights: 1 / sigma for data with known standard deviations.
+** Each must be finite and >= 0; SALTA_EINPUT names the first that is not. */
+int salta_loss_set_datum_weights(salta_loss *loss, const double *w);
 /* Targets after a terminal event's end of the run: an error (SALTA_EINPUT
 ** naming the event and the first such target; the default) or, with drop
 ** = 1, zero residuals (the loss keeps its normalisation over all data). */

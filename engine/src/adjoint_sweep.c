@@ -248,9 +248,9 @@ static int discrete_loss(salta__adj *a, double *c, double *dLdtau, double *grad_
       double datum = l->data[(size_t)k * l->nout + j], r;
       int yi = l->outputs[j];
       if (isnan(datum)) continue;
-      r = l->weights[j] * (dy[yi] - datum) * scale;
+      r = l->weights[(size_t)k * l->nout + j] * (dy[yi] - datum) * scale;
       L += r * r;
-      a->gy[yi] += 2 * r * l->weights[j] * scale;
+      a->gy[yi] += 2 * r * l->weights[(size_t)k * l->nout + j] * scale;
     }
     for (sg = seg0; sg <= seg1; ++sg) {
       double wfac = 1;

@@ -31,7 +31,7 @@ int salta_loss_create(salta_loss **out, salta_model *model, const double *times,
   l->nout = nout;
   l->times = malloc(sizeof(double) * (size_t)nt);
   l->data = malloc(sizeof(double) * (size_t)nt * nout);
-  l->weights = malloc(sizeof(double) * (size_t)nout);
+  l->weights = malloc(sizeof(double) * (size_t)nt * nout);
   l->outputs = malloc(sizeof(int) * (size_t)nout);
   l->coef = malloc(sizeof(double) * (size_t)nt * nout);
   if (!l->times || !l->data || !l->weights || !l->outputs || !l->coef || salta_sim_create(&l->sim, model) ||
@@ -44,10 +44,10 @@ int salta_loss_create(salta_loss **out, salta_model *model, const double *times,
       return salta__fail(l->err, SALTA_EINPUT, "model '%s': loss output %d is not an output (model has %d)",
                          l->d->name, outputs[j], l->d->ny);
     l->outputs[j] = outputs[j];
-    l->weights[j] = weights ? weights[j] : 1.0;
-    if (!isfinite(l->weights[j]))
+    if (weights && !isfinite(weights[j]))
       return salta__fail(l->err, SALTA_EINPUT, "model '%s': weight of output '%s' is %g",
-                         l->d->name, l->d->y_names[outputs[j]], l->weights[j]);
+                         l->d->name, l->d->y_names[outputs[j]], weights[j]);
+    for (k = 0; k < nt; ++k) l->weights[(size_t)k * nout + j] = weights ? weights[j] : 1.0;
   }
   for (k = 0; k < nt; ++k) {
     if (!isfinite(times[k]) || (k > 0 && times[k] < times[k - 1]))
@@ -234,7 +234,7 @@ static int nonfinite_error(salta_loss *l, const double *b, const int *rec, int n
                            d->y_names[yi], pred, l->times[k]);
       for (i = 0; i < l->ns && need_sens; ++i) {
         char cause[512];
-        double dr = l->weights[j] * scale * dyh[i];
+        double dr = l->weights[(size_t)k * l->nout + j] * scale * dyh[i];
         if (isfinite(dr)) continue;
         salta__dae_bad_text(&l->sim->dae, cause, sizeof cause);
         return salta__fail(l->err, SALTA_ESOLVER,
@@ -259,7 +259,7 @@ static double residual_sum(salta_loss *l, double scale) {
     double *coef = l->coef + (size_t)k * l->nout;
     salta__sim_planned_out(l->last, k, &y, &dy);
     for (j = 0; j < l->nout; ++j) {
-      double ws = l->weights[j] * scale, r;
+      double ws = l->weights[(size_t)k * l->nout + j] * scale, r;
       if (isnan(data[j])) {
         coef[j] = 0;
         continue;
@@ -283,7 +283,7 @@ static double residual_sum_full(salta_loss *l, double scale, int need_sens, doub
     target_outputs(l, k, need_sens, &y, &dy);
     for (j = 0; j < l->nout; ++j) {
       size_t kj = (size_t)k * l->nout + j;
-      double datum = l->data[kj], ws = l->weights[j] * scale, r;
+      double datum = l->data[kj], ws = l->weights[kj] * scale, r;
       l->coef[kj] = 0;
       if (isnan(datum)) continue;
       r = ws * (prediction(l, k, j, y, dy, b, rec, nb, jac || (grad && l->beta > 0) ? dyh : NULL, tmp) - datum);
@@ -351,6 +351,18 @@ int salta__loss_check_reach(salta_loss *l) {
                      "\"drop\"; C: salta_loss_set_drop_after_end)",
                      l->d->name, st.terminal_event >= 0 ? l->d->e_names[st.terminal_event] : "?", st.t_end, l->nk + 1,
                      l->times[l->nk]);
+}
+
+int salta_loss_set_datum_weights(salta_loss *l, const double *w) {
+  size_t kj, n;
+  if (!l) return SALTA_EINPUT;
+  n = (size_t)l->nt * l->nout;
+  for (kj = 0; w && kj < n; ++kj)
+    if (!(w[kj] >= 0) || !isfinite(w[kj]))
+      return salta__fail(l->err, SALTA_EINPUT, "model '%s': the weight of the datum of '%s' at t = %g is %g",
+                         l->d->name, l->d->y_names[l->outputs[kj % l->nout]], l->times[kj / l->nout], w[kj]);
+  for (kj = 0; w && kj < n; ++kj) l->weights[kj] *= w[kj];
+  return SALTA_OK;
 }
 
 int salta_loss_set_drop_after_end(salta_loss *l, int drop) {

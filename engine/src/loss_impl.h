@@ -19,7 +19,7 @@ struct salta_loss {
   int nt, nout, nres, ns;
   int nk;                       /* targets the last run reached (a terminal event ends it early) */
   int drop_after_end;           /* targets past a terminal event: 0 an error, 1 zero residuals */
-  double *times, *data, *weights;  /* data: nt x nout by time, NaN = missing */
+  double *times, *data, *weights;  /* data, weights: nt x nout by time; data NaN = missing */
   double *coef;                    /* nt x nout: d L / d prediction of each datum (0: missing) */
   int *outputs;
   int *dirs;                       /* the free directions (copy) */

@@ -47,7 +47,7 @@ end
 
 -- at(loss, x): the covariance at free parameters x, with J the Jacobian of
 -- the unscaled residuals w (y - d) and s^2 = their sum of squares / (m - n)
--- (m finite data, n free parameters). nil and a message when m <= n, J'J
+-- (m finite data, n free parameters), or 1 with known sigma. nil and a message when m <= n, J'J
 -- is singular (a parameter the data do not determine) or the Jacobian
 -- cannot be computed there. By the forward sensitivities.
 function M.at(loss, x)
@@ -56,16 +56,18 @@ function M.at(loss, x)
   if not ok then return nil, tostring(J) end
   local m = #r   -- one residual per finite datum
   if m <= n then return nil, ("%d data for %d parameters: no residual degrees of freedom"):format(m, n) end
-  -- the loss's residuals are r = w (y - d) / sqrt(m): J'J and the sum of
-  -- squares both carry the factor 1/m, which cancels in s^2 (J'J)^-1
+  -- the loss's residuals are r = w (y - d) / sqrt(N) with N the data of
+  -- their loss (of their experiment, for salta.experiments): unscaled here
+  local counts = loss.residual_counts and loss:residual_counts()
   local A, ssr = {}, 0
   for i = 1, n do A[i] = {}; for j = 1, n do A[i][j] = 0 end end
   for row, Jr in ipairs(J) do
-    ssr = ssr + r[row] ^ 2
+    local u = math.sqrt(counts and counts[row] or m)
+    ssr = ssr + (u * r[row]) ^ 2
     for i = 1, n do
-      local ji = Jr[i] / (loss.log[i] and x[i] or 1)   -- d/d log p = p d/dp
+      local ji = u * Jr[i] / (loss.log[i] and x[i] or 1)   -- d/d log p = p d/dp
       if ji ~= 0 then
-        for j = 1, i do A[i][j] = A[i][j] + ji * Jr[j] / (loss.log[j] and x[j] or 1) end
+        for j = 1, i do A[i][j] = A[i][j] + ji * u * Jr[j] / (loss.log[j] and x[j] or 1) end
       end
     end
   end
@@ -75,7 +77,10 @@ function M.at(loss, x)
     return nil, ("J'J is singular at '%s': the data do not determine it apart from the others"):format(
       loss.free[bad])
   end
-  local s2 = ssr / (m - n)
+  -- known sigma (loss.absolute_sigma): the residuals are in units of their
+  -- standard deviations, so s^2 is 1
+  local absolute = loss.absolute_sigma or (loss.absolute and loss:absolute())
+  local s2 = absolute and 1 or ssr / (m - n)
   for i = 1, n do for j = 1, n do inv[i][j] = inv[i][j] * s2 end end
   return inv
 end

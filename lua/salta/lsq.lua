@@ -38,9 +38,15 @@ local function load_data(spec, model)
     times = times or csv.columns[tname]
     local cols = {}
     local outs = index_of(model.outputs)
+    local sigma_cols = {}
+    if type(spec.sigma) == "table" then
+      for _, v in pairs(spec.sigma) do if type(v) == "string" then sigma_cols[v] = true end end
+    end
     for _, n in ipairs(csv.names) do
       if n ~= tname then
-        if not outs[n] then fail("%s: column '%s' is not an output of model '%s'", columns, n, model.name) end
+        if not outs[n] and not sigma_cols[n] then
+          fail("%s: column '%s' is not an output of model '%s'", columns, n, model.name)
+        end
         cols[n] = csv.columns[n]
       end
     end
@@ -49,6 +55,32 @@ local function load_data(spec, model)
   if type(columns) ~= "table" then fail("data must be a table of columns or a CSV path") end
   if type(times) ~= "table" or #times == 0 then fail("times must be a non-empty array") end
   return times, columns
+end
+
+-- The per-datum weights 1 / sigma (flat, row per time) from sigma: a
+-- number, or per output a number, an array (one per time) or the name of
+-- a data column; nil without sigma.
+local function sigma_weights(sigma, outputs, times, columns)
+  if sigma == nil then return nil end
+  local function check(v, what)
+    if type(v) ~= "number" or not (v > 0) or v == math.huge then
+      fail("sigma %s must be a positive finite number, got %s", what, tostring(v))
+    end
+    return v
+  end
+  local w = {}
+  for j, n in ipairs(outputs) do
+    local s = type(sigma) == "number" and sigma or (type(sigma) == "table" and sigma[n])
+    if s == nil then fail("sigma has no entry for output '%s'", n) end
+    if type(s) == "string" then
+      s = columns[s] or fail("sigma for '%s' names column '%s', which the data do not have", n, s)
+    end
+    for k = 1, #times do
+      local v = type(s) == "table" and s[k] or s
+      w[(k - 1) * #outputs + j] = 1 / check(v, ("of '%s' at t = %s"):format(n, tostring(times[k])))
+    end
+  end
+  return w
 end
 
 -- after_end: what targets past a terminal event's end of the run are:
@@ -105,6 +137,11 @@ function M.new(spec)
   local self = setmetatable({ model = model, outputs = outputs, times = times, spec = spec,
     columns = columns }, Loss)
   self.core = core.loss(model.core, times, out_idx, flat, weights)
+  -- known standard deviations: residuals (y - d) / sigma, and standard
+  -- errors on that scale (not re-estimated from the residuals)
+  local dw = sigma_weights(spec.sigma, outputs, times, columns)
+  if dw then self.core:datum_weights(dw) end
+  self.absolute_sigma = dw ~= nil
 
   -- free directions: parameter names, or "x0.<state>" for initial values
   local pidx, xidx = index_of(model.params), index_of(model.states)
@@ -358,6 +395,20 @@ function Loss:window(t_end)
     local col, out = self.columns[n], {}
     for j, i in ipairs(times) do out[j] = col[i] end
     spec.data[n] = out
+  end
+  if type(spec.sigma) == "table" then   -- per-time sigmas: the window's rows
+    local sig = {}
+    for n, v in pairs(spec.sigma) do
+      local col = type(v) == "string" and self.columns[v] or v
+      if type(col) == "table" then
+        local out = {}
+        for j, i in ipairs(times) do out[j] = col[i] end
+        sig[n] = out
+      else
+        sig[n] = v
+      end
+    end
+    spec.sigma = sig
   end
   for j, i in ipairs(times) do times[j] = self.times[i] end
   spec.times = times
