@@ -29,7 +29,8 @@ OPTIM_LIBS := -lcminpack -llbfgsb
 
 DEB_PACKAGES := build-essential pkg-config lua5.4 liblua5.4-dev libsundials-dev \
   libopenblas-dev liblapacke-dev libtcc-dev lua-busted lua-cjson lua-yaml \
-  libedit-dev libsuitesparse-dev libcminpack-dev liblbfgsb-dev gnuplot-nox
+  libedit-dev libsuitesparse-dev libcminpack-dev liblbfgsb-dev gnuplot-nox \
+  libopenmpi-dev openmpi-bin
 
 ENGINE_SRC := $(wildcard engine/src/*.c)
 ENGINE_OBJ := $(ENGINE_SRC:engine/src/%.c=$(BUILD)/engine/%.o)
@@ -47,7 +48,8 @@ $(error no SALTA_VERSION found in engine/include/salta.h)
 endif
 
 .PHONY: all deps test fuzz bench demo install clean
-all: $(BUILD)/libsalta.a $(BUILD)/libsalta.so $(BUILD)/salta $(BUILD)/lua/salta/core.so
+all: $(BUILD)/libsalta.a $(BUILD)/libsalta.so $(BUILD)/salta $(BUILD)/lua/salta/core.so \
+  $(BUILD)/lua/salta/mpi_core.so
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
@@ -83,6 +85,15 @@ $(BUILD)/libsalta.so: $(BUILD)/libsalta.so.$(VERSION)
 
 $(BUILD)/lua/salta/core.so: $(CORE_OBJ) $(ENGINE_OBJ) | $(BUILD)/lua/salta
 	$(CC) $(CFLAGS) -shared -o $@ $^ $(OPTIM_LIBS) $(ENGINE_LIBS)
+
+# The MPI binding, a module of its own: built where Debian's OpenMPI is
+# (libopenmpi-dev, checked when the recipe runs, so that a make that has
+# just installed it builds it), so that nothing else links MPI.
+$(BUILD)/lua/salta/mpi_core.so: bindings/lmpi.c | $(BUILD)/lua/salta
+	@if pkg-config --exists ompi-c; then \
+	  echo "$(CC) ... -shared -o $@ $< (OpenMPI)"; \
+	  $(CC) $(CPPFLAGS) $$(pkg-config --cflags ompi-c) $(CFLAGS) -shared -o $@ $< $$(pkg-config --libs ompi-c) -ldl; \
+	else echo "no OpenMPI (libopenmpi-dev): salta.mpi_core not built"; fi
 
 $(BUILD)/salta: $(HOST_OBJ) $(CORE_OBJ) $(ENGINE_OBJ)
 	$(CC) $(CFLAGS) -no-pie -o $@ $^ $(HOST_LIBS) $(OPTIM_LIBS) $(ENGINE_LIBS)

@@ -523,6 +523,23 @@ static int handle_luainit(lua_State *L) {
   return dochunk(L, luaL_loadbuffer(L, init, strlen(init), name));
 }
 
+/* C modules built beside the host (<dir>/lua/?.so: the MPI binding) or
+** installed beside it (<prefix>/lib/lua/5.4/?.so), before the default
+** cpath; the package table is on the stack top. */
+static void setup_cpath(lua_State *L) {
+  char exe[4096];
+  ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  char *slash;
+  if (len <= 0) return;
+  exe[len] = '\0';
+  if ((slash = strrchr(exe, '/')) == NULL) return;
+  *slash = '\0';
+  lua_pushfstring(L, "%s/lua/?.so;%s/../lib/lua/5.4/?.so;", exe, exe);
+  lua_getfield(L, -2, "cpath");
+  lua_concat(L, 2);
+  lua_setfield(L, -2, "cpath");
+}
+
 static void setup_modules(lua_State *L, int noenv) {
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
   lua_pushcfunction(L, luaopen_salta_core);
@@ -556,6 +573,7 @@ static void setup_modules(lua_State *L, int noenv) {
   lua_getfield(L, -n - 1, "path");
   lua_concat(L, n + 1);
   lua_setfield(L, -2, "path");
+  setup_cpath(L);
   lua_pop(L, 1);
 }
 
