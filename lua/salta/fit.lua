@@ -34,6 +34,8 @@ local index_of = require("salta.names").index_of
 local options = require("salta.options")
 local json = require("salta.json")
 local clock = require("salta.core").clock
+local mpi = require("salta.mpi")
+local multistart = require("salta.multistart")
 
 local M = {}
 
@@ -169,7 +171,7 @@ local function fit_once(spec, plan, loss, start)
     max_iter = spec.max_iter, tol = spec.tol, rel_tol = spec.rel_tol, lr = spec.lr, beta1 = spec.beta1,
     beta2 = spec.beta2, eps = spec.eps, best = spec.best, m = spec.m, factr = spec.factr, pgtol = spec.pgtol,
     ftol = spec.ftol, xtol = spec.xtol, gtol = spec.gtol, factor = spec.factor, max_eval = spec.max_eval, print_every = print_every,
-    log = print_every > 0 and (spec.log or print) or nil,
+    log = print_every > 0 and (spec.log or mpi.print) or nil,
     callback = spec.callback and function(it, u, f, g) return spec.callback(it, to_p(u), f, g) end,
   }
   if plan.bounded then opts.lower, opts.upper = lo, hi end
@@ -245,7 +247,7 @@ local function fit_horizons(spec, plan)
       return stop
     end
   end
-  local log = (spec.print_every or 10) > 0 and (spec.log or print) or nil
+  local log = (spec.print_every or 10) > 0 and (spec.log or mpi.print) or nil
   local start = plan.start
   for s, t_end in ipairs(ends) do
     local window = t_end < math.huge and loss:window(t_end) or loss
@@ -289,15 +291,90 @@ local function fit_horizons(spec, plan)
   return result
 end
 
+-- A Fit from a multi-start outcome gathered from another rank.
+local function from_outcome(spec, loss, o)
+  local self = setmetatable({
+    method = spec.method or "lm", free = loss.free, x = o.x, loss = o.loss, iterations = math.tointeger(o.iterations),
+    evaluations = math.tointeger(o.evaluations), status = o.message or "-", converged = o.converged,
+    start = o.start, truth = spec.truth, total_s = 0, history = { loss = {}, gnorm = {}, ms = {}, params = {} },
+    lsq = loss, ms_per_iter = 0,
+  }, Fit)
+  self.params = {}
+  for k, n in ipairs(loss.free) do self.params[n] = self.x[k] end
+  return self
+end
+
+-- Multi-start (salta.multistart): the starts from the box [lower, upper];
+-- LM's fits unbounded, the others within it.
+local function fit_multistart(spec)
+  local loss = spec.loss
+  local box = { loss = loss, start = spec.start }
+  box.lower = by_name(loss, spec.lower, "lower", function() return -math.huge end)
+  box.upper = by_name(loss, spec.upper, "upper", function() return math.huge end)
+  local starts = multistart.starts(loss, spec, box.lower, box.upper)
+  for i, s in ipairs(starts) do starts[i] = by_name(loss, s, ("starts[%d]"):format(i)) end
+  local local_spec = {}
+  for k, v in pairs(spec) do local_spec[k] = v end
+  local_spec.starts, local_spec.sampling, local_spec.seed = nil, nil, nil
+  local_spec.print_every = spec.print_every or 0
+  if (spec.method or "lm") == "lm" then local_spec.lower, local_spec.upper = nil, nil end
+  local plan = prepare(local_spec)
+  local t0 = clock()
+  local outcomes, best = multistart.run(starts, function(start)
+    if local_spec.horizon then
+      local p = {}
+      for k, v in pairs(plan) do p[k] = v end
+      p.start = start
+      return fit_horizons(local_spec, p)
+    end
+    return fit_once(local_spec, plan, loss, start)
+  end, function(o) return from_outcome(spec, loss, o) end)
+  best.starts, best.multistart_s = outcomes, clock() - t0
+  return best
+end
+
 function M.fit(spec)
   if type(spec) ~= "table" then error("salta.fit: expected a table", 2) end
   options.check("fit", spec, "salta.fit")
   local loss = spec.loss
   if type(loss) ~= "table" or not loss.value_and_grad then error("salta.fit: loss must be a salta.lsq loss", 2) end
   if #loss.free == 0 then error("salta.fit: the loss has no free parameters", 2) end
+  if spec.starts then return fit_multistart(spec) end
   local plan = prepare(spec)
   if spec.horizon then return fit_horizons(spec, plan) end
   return fit_once(spec, plan, loss, plan.start)
+end
+
+-- profile(name, opts): the profile likelihood of a fitted parameter
+-- (salta.profile).
+function Fit:profile(name, opts)
+  return require("salta.profile").run(M, self, name, opts)
+end
+
+-- starts_table(): every start of a multi-start fit, sorted by final loss.
+function Fit:starts_table()
+  if not self.starts then return "not a multi-start fit" end
+  local lines = { ("%5s %6s %14s %7s %s"):format("rank", "start", "final loss", "iters", "outcome") }
+  for r, o in ipairs(self.starts) do
+    lines[#lines + 1] = ("%5d %6d %14.6e %7d %s"):format(r, o.index, o.loss, math.tointeger(o.iterations) or 0,
+      o.failed and ("failed: " .. tostring(o.message)) or tostring(o.message))
+  end
+  return table.concat(lines, "\n")
+end
+
+-- waterfall(path): the final losses against their rank (log scale), the
+-- plateaus showing how many starts reached each minimum. Rank 0 writes.
+function Fit:waterfall(path, opts)
+  if not self.starts then error("salta.fit: waterfall needs a multi-start fit", 2) end
+  if not mpi.is_root() then return end
+  local x, y = {}, {}
+  for r, o in ipairs(self.starts) do
+    if o.loss < math.huge then x[#x + 1], y[#y + 1] = r, o.loss end
+  end
+  opts = opts or {}
+  return require("salta.plot").series(path, { { name = "final loss", x = x, y = y, points = true } },
+    { title = opts.title or ("multi-start: %d starts"):format(#self.starts), xlabel = "start, by rank",
+      ylabel = "final loss", logy = true })
 end
 
 -- covariance(): the linearised covariance of the fitted parameters

@@ -27,33 +27,45 @@ end
 
 M.enabled = core ~= nil
 
+-- Within locally(), work is this rank's alone: mine() is every item and
+-- the collectives are identities (a multi-start's fits on one rank).
+local alone = 0
+
+function M.locally(fn, ...)
+  alone = alone + 1
+  local res = table.pack(pcall(fn, ...))
+  alone = alone - 1
+  if not res[1] then error(res[2], 0) end
+  return table.unpack(res, 2, res.n)
+end
+
 function M.rank() return core and core.rank() or 0 end
 function M.size() return core and core.size() or 1 end
 
 function M.allreduce(xs)
-  if not core then return { table.unpack(xs) } end
+  if not core or alone > 0 then return { table.unpack(xs) } end
   return core.allreduce_sum(xs)
 end
 
 function M.allreduce_max(v)
-  if not core then return v end
+  if not core or alone > 0 then return v end
   return core.allreduce_max(v)
 end
 
 function M.bcast(s, root)
-  if not core then return s end
+  if not core or alone > 0 then return s end
   return core.bcast_string(s, root or 0)
 end
 
 -- Whether this rank does work item k (1-based) of a round-robin split.
-function M.mine(k) return (k - 1) % M.size() == M.rank() end
+function M.mine(k) return alone > 0 or (k - 1) % M.size() == M.rank() end
 
 -- fn(...) on every rank, with one outcome everywhere: its results, or the
 -- error of the lowest-ranked failure raised on every rank (no rank waits
 -- for a collective the others left).
 function M.agree(fn, ...)
   local res = table.pack(pcall(fn, ...))
-  if not core then
+  if not core or alone > 0 then
     if not res[1] then error(res[2], 0) end
     return table.unpack(res, 2, res.n)
   end
@@ -68,5 +80,8 @@ end
 
 -- Only rank 0 prints and writes files.
 function M.is_root() return M.rank() == 0 end
+
+-- print on rank 0 only.
+function M.print(...) if M.is_root() then print(...) end end
 
 return M

@@ -33,7 +33,7 @@ local TABLES = {
     eps = "number", best = "integer", m = "integer", factr = "number", pgtol = "number", ftol = "number",
     xtol = "number", gtol = "number", max_eval = "integer", print_every = "integer", log = "function",
     callback = "function", truth = "table", factor = "number", horizon = "boolean|table",
-    gradient = "string|table" },
+    gradient = "string|table", starts = "integer|table", sampling = "string", seed = "integer" },
   load_spec = { name = "string", backend = "string", cache_dir = "string" },
 }
 M.TABLES = TABLES

@@ -1,0 +1,190 @@
+-- salta.multistart: K local fits from starts sampled in a box, for
+-- non-convex losses (as pyPESTO's multi-start).
+--
+--   local r = salta.fit{ loss = L, method = "lm", starts = 32, sampling = "latin" | "sobol" | "uniform",
+--     lower = {...}, upper = {...}, seed = 1 }
+--   print(r:table())            -- the best fit
+--   print(r:starts_table())     -- every start, sorted by final loss
+--   r:waterfall("waterfall.png")
+--
+-- starts = K samples K points of the box [lower, upper] (log-uniformly for
+-- log-transformed parameters); starts = { {..}, {..} } gives them. The box
+-- only places the starts: Levenberg-Marquardt fits run unbounded from
+-- them, lbfgsb and adam within it. A start whose fit fails is kept, with
+-- its message, as a loss of +inf. Under mpirun the starts are split across
+-- the ranks (each evaluates its losses alone) and gathered, so every rank
+-- returns the same result.
+
+local mpi = require("salta.mpi")
+
+local M = {}
+
+-- Sobol direction numbers (Joe and Kuo, new-joe-kuo-6.21201) for
+-- dimensions 2 .. 13: degree s, coefficients a, initial m.
+local SOBOL = {
+  { 1, 0, { 1 } }, { 2, 1, { 1, 3 } }, { 3, 1, { 1, 3, 1 } }, { 3, 2, { 1, 1, 1 } },
+  { 4, 1, { 1, 1, 3, 3 } }, { 4, 4, { 1, 3, 5, 13 } }, { 5, 2, { 1, 1, 5, 5, 17 } },
+  { 5, 4, { 1, 1, 5, 5, 5 } }, { 5, 7, { 1, 1, 7, 11, 19 } }, { 5, 11, { 1, 1, 5, 1, 1 } },
+  { 5, 13, { 1, 1, 1, 3, 11 } }, { 5, 14, { 1, 3, 5, 5, 31 } },
+}
+local BITS = 30
+
+local function sobol_directions(d)
+  if d == 1 then
+    local v = {}
+    for i = 1, BITS do v[i] = 1 << (BITS - i) end
+    return v
+  end
+  local s, a, m = table.unpack(SOBOL[d - 1])
+  local v = {}
+  for i = 1, BITS do
+    if i <= s then
+      v[i] = m[i] << (BITS - i)
+    else
+      local x = v[i - s] ~ (v[i - s] >> s)
+      for k = 1, s - 1 do
+        if (a >> (s - 1 - k)) & 1 == 1 then x = x ~ v[i - k] end
+      end
+      v[i] = x
+    end
+  end
+  return v
+end
+
+-- K points of [0, 1)^n: the Sobol sequence (from its second point: the
+-- first is the corner 0), by Gray code.
+local function sobol(K, n)
+  if n > #SOBOL + 1 then error(("salta.fit: sobol sampling covers %d parameters, got %d"):format(#SOBOL + 1, n), 4) end
+  local dirs, x, out = {}, {}, {}
+  for d = 1, n do dirs[d], x[d] = sobol_directions(d), 0 end
+  for i = 1, K do
+    local c, j = 1, i   -- the lowest zero bit of i - 1 ... of i
+    while j & 1 == 0 do j, c = j >> 1, c + 1 end
+    local pt = {}
+    for d = 1, n do
+      x[d] = x[d] ~ dirs[d][c]
+      pt[d] = x[d] / (1 << BITS)
+    end
+    out[i] = pt
+  end
+  return out
+end
+
+-- A linear congruential generator: the same starts on every platform and rank.
+local function uniform_gen(seed)
+  seed = math.tointeger(seed) or 1
+  return function()
+    seed = (1103515245 * seed + 12345) % 2147483648
+    return (seed + 0.5) / 2147483648
+  end
+end
+
+local function latin(K, n, rnd)
+  local out = {}
+  for i = 1, K do out[i] = {} end
+  for d = 1, n do
+    local perm = {}
+    for i = 1, K do perm[i] = i end
+    for i = K, 2, -1 do
+      local j = math.floor(rnd() * i) + 1
+      perm[i], perm[j] = perm[j], perm[i]
+    end
+    for i = 1, K do out[i][d] = (perm[i] - 1 + rnd()) / K end
+  end
+  return out
+end
+
+-- The starts: given, or K points of the box.
+function M.starts(loss, spec, lower, upper)
+  local given = spec.starts
+  if type(given) == "table" then return given end
+  local K = math.tointeger(given)
+  if not K or K < 1 then error("salta.fit: starts must be a count >= 1 or a list of starts", 4) end
+  local n = #loss.free
+  for k, name in ipairs(loss.free) do
+    if not (lower[k] > -math.huge and upper[k] < math.huge) then
+      error(("salta.fit: sampling starts needs finite bounds: '%s' has [%g, %g]"):format(name, lower[k], upper[k]), 4)
+    end
+  end
+  local sampling = spec.sampling or "latin"
+  local unit
+  if sampling == "sobol" then unit = sobol(K, n)
+  elseif sampling == "latin" then unit = latin(K, n, uniform_gen(spec.seed or 1))
+  elseif sampling == "uniform" then
+    local rnd = uniform_gen(spec.seed or 1)
+    unit = {}
+    for i = 1, K do unit[i] = {} for d = 1, n do unit[i][d] = rnd() end end
+  else
+    error(("salta.fit: sampling must be \"latin\", \"sobol\" or \"uniform\", got %s"):format(tostring(sampling)), 4)
+  end
+  local out = {}
+  for i, u in ipairs(unit) do
+    local s = {}
+    for k = 1, n do
+      local lo, hi = lower[k], upper[k]
+      if loss.log[k] and lo > 0 then
+        s[k] = math.exp(math.log(lo) + u[k] * (math.log(hi) - math.log(lo)))
+      else
+        s[k] = lo + u[k] * (hi - lo)
+      end
+    end
+    out[i] = s
+  end
+  return out
+end
+
+-- run(spec, starts, fit_one, lower, upper): fit_one(start) -> a Fit on
+-- this rank's share of the starts (each loss evaluated by this rank alone),
+-- then every start's outcome on every rank. Returns the outcomes sorted by
+-- loss and the best one's Fit (rebuilt from the gathered numbers on the
+-- ranks that did not run it).
+function M.run(starts, fit_one, rebuild)
+  local K = #starts
+  local n = #starts[1]
+  local local_fits, messages = {}, {}
+  for i = 1, K do
+    if mpi.mine(i) then
+      local ok, r = mpi.locally(pcall, fit_one, starts[i])
+      if ok then local_fits[i] = r else messages[i] = tostring(r) end
+    end
+  end
+  -- gather: per start, x (n), loss, iterations, evaluations, converged, failed
+  local width = n + 5
+  local flat = {}
+  for i = 1, K * width do flat[i] = 0 end
+  for i = 1, K do
+    if mpi.mine(i) then
+      local base, r = (i - 1) * width, local_fits[i]
+      if r then
+        for k = 1, n do flat[base + k] = r.x[k] end
+        flat[base + n + 1] = r.loss == r.loss and r.loss or math.huge
+        flat[base + n + 2], flat[base + n + 3] = r.iterations, r.evaluations
+        flat[base + n + 4] = r.converged and 1 or 0
+      else
+        flat[base + n + 1], flat[base + n + 5] = math.huge, 1
+      end
+    end
+  end
+  local all = mpi.allreduce(flat)
+  local outcomes = {}
+  for i = 1, K do
+    local base = (i - 1) * width
+    local o = { index = i, start = starts[i], x = {}, loss = all[base + n + 1], iterations = all[base + n + 2],
+      evaluations = all[base + n + 3], converged = all[base + n + 4] == 1, failed = all[base + n + 5] == 1,
+      rank = (i - 1) % mpi.size() }
+    for k = 1, n do o.x[k] = all[base + k] end
+    o.message = mpi.bcast(o.rank == mpi.rank() and (messages[i] or (local_fits[i] and local_fits[i].status)) or nil,
+      o.rank)
+    outcomes[i] = o
+  end
+  table.sort(outcomes, function(a, b)
+    if a.loss ~= b.loss then return a.loss < b.loss end
+    return a.index < b.index
+  end)
+  local best = outcomes[1]
+  if best.failed then error("salta.fit: every start failed; the first: " .. tostring(best.message), 3) end
+  local fit = local_fits[best.index] or rebuild(best)
+  return outcomes, fit
+end
+
+return M

@@ -1,0 +1,161 @@
+-- salta.profile: profile likelihood of one fitted parameter, the standard
+-- identifiability check: the parameter is fixed at points around its
+-- estimate and the others re-fitted at each, giving chi^2 along it.
+--
+--   local pr = fit:profile("C3_C", { points = 11, range = { 1.5, 1.9 } })   -- or span = 0.1 (+-10 %)
+--   pr.values, pr.chi2, pr.threshold, pr.interval   -- 95 % interval where chi2 <= threshold
+--   pr:plot("profile_C3_C.png")
+--
+-- chi^2 is the sum of squared residuals in units of the data's standard
+-- deviations: with known sigma (salta.lsq{ sigma = ... }) the threshold is
+-- chi2_min + 3.84 (the 95 % quantile of chi^2 with one degree of freedom);
+-- without, sigma is estimated from the fit (s^2 = chi2_min / (m - n)) and
+-- the threshold is chi2_min (1 + 3.84 / (m - n)).
+
+local mpi = require("salta.mpi")
+
+local M = {}
+
+-- A loss with free parameter k held at value: the other free parameters.
+local View = {}
+View.__index = View
+
+local function view(loss, k, value)
+  local v = setmetatable({ base = loss, k = k, value = value, free = {}, log = {} }, View)
+  for i, n in ipairs(loss.free) do
+    if i ~= k then v.free[#v.free + 1], v.log[#v.log + 1] = n, loss.log[i] end
+  end
+  v.times, v.t0 = loss.times, loss.t0
+  return v
+end
+
+function View:full(p)
+  local out, j = {}, 0
+  for i = 1, #self.base.free do
+    if i == self.k then out[i] = self.value else j = j + 1; out[i] = p[j] end
+  end
+  return out
+end
+
+local function drop(self, g)
+  local out = {}
+  for i, x in ipairs(g) do if i ~= self.k then out[#out + 1] = x end end
+  return out
+end
+
+function View:value(p, o) return self.base:value(self:full(p), o) end
+function View:value_and_grad(p, o)
+  local v, g = self.base:value_and_grad(self:full(p), o)
+  return v, drop(self, g)
+end
+function View:grad(p, o) return select(2, self:value_and_grad(p, o)) end
+function View:residuals(p) return self.base:residuals(self:full(p)) end
+function View:jacobian(p)
+  local J = self.base:jacobian(self:full(p))
+  for r, row in ipairs(J) do J[r] = drop(self, row) end
+  return J
+end
+function View:mesh_check(p, o) return self.base:mesh_check(self:full(p), o) end
+function View:nominal(i) return nil end
+
+-- chi^2 at free values p: residuals unscaled by their loss's data count.
+local function chi2(loss, p)
+  local r = loss:residuals(p)
+  local counts = loss.residual_counts and loss:residual_counts()
+  local s = 0
+  for i, x in ipairs(r) do s = s + x * x * (counts and counts[i] or #r) end
+  return s, #r
+end
+
+local Profile = {}
+Profile.__index = Profile
+
+-- profile(fit, name, opts): opts.points (default 11), opts.range = {lo,
+-- hi} or opts.span (relative half-width, default 0.1), opts.method (the
+-- fit's), opts.print_every (default 0).
+function M.run(fit_mod, fit, name, opts)
+  opts = opts or {}
+  local loss = fit.lsq
+  local k
+  for i, n in ipairs(fit.free) do if n == name then k = i end end
+  if not k then error(("salta.fit: profile: '%s' is not a free parameter (%s)"):format(tostring(name),
+    table.concat(fit.free, ", ")), 3) end
+  if #fit.free < 2 then error("salta.fit: profile needs a second free parameter to re-fit", 3) end
+  local est = fit.x[k]
+  local points = math.tointeger(opts.points or 11)
+  if not points or points < 3 then error("salta.fit: profile: points must be an integer >= 3", 3) end
+  local lo, hi
+  if opts.range then
+    lo, hi = opts.range[1], opts.range[2]
+  else
+    local span = opts.span or 0.1
+    lo, hi = est - span * math.abs(est), est + span * math.abs(est)
+  end
+  if not (type(lo) == "number" and type(hi) == "number" and lo < hi) then
+    error("salta.fit: profile: the range must be two increasing numbers", 3)
+  end
+  local chi_min, m = chi2(loss, fit.x)
+  local absolute = loss.absolute_sigma or (loss.absolute and loss:absolute())
+  local dof = m - #fit.free
+  local threshold = absolute and chi_min + 3.84 or chi_min * (1 + 3.84 / math.max(dof, 1))
+  local self = setmetatable({ name = name, estimate = est, values = {}, chi2 = {}, chi2_min = chi_min,
+    threshold = threshold, absolute = absolute }, Profile)
+  -- from the estimate outwards, each point starting where its neighbour ended
+  local order, vals = {}, {}
+  for i = 1, points do vals[i] = lo + (hi - lo) * (i - 1) / (points - 1) end
+  local mid = 1
+  for i = 1, points do if math.abs(vals[i] - est) < math.abs(vals[mid] - est) then mid = i end end
+  local rest = {}
+  for i, x in ipairs(fit.x) do if i ~= k then rest[#rest + 1] = x end end
+  local starts = {}
+  for dir = -1, 1, 2 do
+    local start = rest
+    local i = dir < 0 and mid or mid + 1
+    while i >= 1 and i <= points do
+      local v = view(loss, k, vals[i])
+      local r = fit_mod.fit{ loss = v, start = start, method = opts.method or fit.method,
+        print_every = opts.print_every or 0 }
+      self.chi2[i] = chi2(loss, v:full(r.x))
+      start = r.x
+      order[#order + 1], starts[i] = i, r.x
+      i = i + dir
+    end
+  end
+  self.values = vals
+  -- the 95 % interval: where the profile stays below the threshold, by
+  -- linear interpolation of its crossings (open at an end of the range)
+  local function cross(i, j)
+    local a, b = self.chi2[i] - threshold, self.chi2[j] - threshold
+    return vals[i] + (vals[j] - vals[i]) * a / (a - b)
+  end
+  local left, right = lo, hi
+  for i = mid, 2, -1 do if self.chi2[i - 1] > threshold then left = cross(i, i - 1); break end end
+  for i = mid, points - 1 do if self.chi2[i + 1] > threshold then right = cross(i, i + 1); break end end
+  self.interval = { left, right }
+  self.bounded = { left > lo, right < hi }
+  return self
+end
+
+function Profile:table()
+  local lines = { ("profile of %s (estimate %.8g): chi2_min %.6g, 95 %% threshold %.6g (%s sigma)"):format(self.name,
+    self.estimate, self.chi2_min, self.threshold, self.absolute and "known" or "estimated") }
+  for i, v in ipairs(self.values) do
+    lines[#lines + 1] = ("  %16.8g %16.8g%s"):format(v, self.chi2[i], self.chi2[i] > self.threshold and "" or "  *")
+  end
+  lines[#lines + 1] = ("95 %% interval: [%s, %s]"):format(
+    self.bounded[1] and ("%.6g"):format(self.interval[1]) or ("< %.6g"):format(self.interval[1]),
+    self.bounded[2] and ("%.6g"):format(self.interval[2]) or ("> %.6g"):format(self.interval[2]))
+  return table.concat(lines, "\n")
+end
+
+-- plot(path): the profile and the 95 % threshold (rank 0 writes).
+function Profile:plot(path)
+  if not mpi.is_root() then return end
+  local tx, ty = { self.values[1], self.values[#self.values] }, { self.threshold, self.threshold }
+  return require("salta.plot").series(path, {
+    { name = "profile chi^2", x = self.values, y = self.chi2 },
+    { name = "95 % threshold", x = tx, y = ty } },
+    { title = "profile likelihood of " .. self.name, xlabel = self.name, ylabel = "chi^2", vlines = { self.estimate } })
+end
+
+return M
