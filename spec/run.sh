@@ -17,6 +17,7 @@ sh engine/tests/layers.sh "$build" 2>&1 | tee -a "$log"
 # The host program under test, for specs that run it as a process.
 SALTA_BIN="$build/salta"
 export SALTA_BIN
+if [ -n "$sanitize" ]; then SALTA_SANITIZE=1; export SALTA_SANITIZE; fi
 
 # Specs get a private JIT cache so that every run compiles for real once.
 XDG_CACHE_HOME=$(mktemp -d)

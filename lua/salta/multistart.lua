@@ -51,15 +51,18 @@ local function sobol_directions(d)
   return v
 end
 
--- K points of [0, 1)^n: the Sobol sequence (from its second point: the
--- first is the corner 0), by Gray code.
+-- The first K points of [0, 1)^n of the Sobol sequence (its first is the
+-- corner 0; 2^k of them fill the 2^k strata of every dimension), by Gray
+-- code.
 local function sobol(K, n)
   if n > #SOBOL + 1 then error(("salta.fit: sobol sampling covers %d parameters, got %d"):format(#SOBOL + 1, n), 4) end
   local dirs, x, out = {}, {}, {}
   for d = 1, n do dirs[d], x[d] = sobol_directions(d), 0 end
-  for i = 1, K do
-    local c, j = 1, i   -- the lowest zero bit of i - 1 ... of i
-    while j & 1 == 0 do j, c = j >> 1, c + 1 end
+  out[1] = {}
+  for d = 1, n do out[1][d] = 0 end
+  for i = 2, K do
+    local c, j = 1, i - 2   -- from point i - 1: the rightmost zero bit of its index (0-based)
+    while j & 1 == 1 do j, c = j >> 1, c + 1 end
     local pt = {}
     for d = 1, n do
       x[d] = x[d] ~ dirs[d][c]
