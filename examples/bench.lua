@@ -261,6 +261,49 @@ do
   os.execute("rm -rf " .. input_dir)
 end
 
+print("\n== MPI: 8 Cauer experiments (salta.experiments), loss + gradient, alone and on 2 ranks ==")
+do
+  local script = "examples/bench/mpi_experiments.lua"
+  local bin = arg and arg[-1] or "build/salta"
+  local function run(cmd)
+    local f = io.popen(cmd .. " 2>&1")
+    local out = f:read("a")
+    f:close()
+    return out
+  end
+  local have = os.execute("command -v mpirun > /dev/null 2>&1") and io.open("build/lua/salta/mpi_core.so")
+  if not have then
+    print("  skipped: no mpirun or no MPI binding (make deps installs OpenMPI, make builds the binding)")
+  else
+    have:close()
+    local t1, t2, ar = {}, {}, {}
+    for _ = 1, 3 do   -- interleaved rounds
+      local a = run(("%s %s 41"):format(bin, script))
+      local b = run(("mpirun --allow-run-as-root --oversubscribe -n 2 %s %s 41"):format(bin, script))
+      t1[#t1 + 1] = tonumber(a:match("median_us ([%d%.]+)"))
+      t2[#t2 + 1] = tonumber(b:match("median_us ([%d%.]+)"))
+      ar[#ar + 1] = tonumber(b:match("allreduce_us ([%d%.]+)"))
+      assert(t1[#t1] and t2[#t2] and ar[#ar], "the MPI bench did not run:\n" .. a .. "\n" .. b)
+    end
+    local m1, lo1, hi1 = stats(t1)
+    local m2, lo2, hi2 = stats(t2)
+    local mar = stats(ar)
+    print(("  1 process                                  %9.1f us (min %.1f, max %.1f)"):format(m1, lo1, hi1))
+    print(("  2 ranks                                    %9.1f us (min %.1f, max %.1f)"):format(m2, lo2, hi2))
+    print(("  parallel efficiency T1 / (2 T2)            %9.2f"):format(m1 / (2 * m2)))
+    -- the scaling model (README, "Many experiments on MPI"): T(K) =
+    -- ceil(E/K) t_e + ceil(log2 K) t_ar
+    local te = m1 / 8
+    local function eff(E, K)
+      local T = math.ceil(E / K) * te + math.ceil(math.log(K, 2)) * mar
+      return E * te / (K * T)
+    end
+    print(("  per experiment t_e %.1f us; allreduce t_ar %.2f us (2 ranks, one node)"):format(te, mar))
+    print(("  model at 64 ranks: E = 8: %.3f (at most 8 of 64 busy); E = 512: %.3f; E = 512 with t_ar x 100: %.3f"):format(
+      eff(8, 64), eff(512, 64), (function() local s = mar; mar = 100 * mar; local v = eff(512, 64); mar = s; return v end)()))
+  end
+end
+
 print("\n== event location: guard evaluations per event (plain simulation, rtol 1e-6) ==")
 print(("%-40s %8s %12s %10s"):format("model (integrator)", "events", "guard evals", "per event"))
 for _, r in ipairs(guard_summary) do
