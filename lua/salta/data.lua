@@ -85,15 +85,20 @@ function M.write_csv(path, names, columns)
   return require("salta.files").write(path, table.concat(lines, "\n") .. "\n", "salta.write_csv")
 end
 
--- gaussian(seed): a function drawing standard normal numbers (Box-Muller
--- on a linear congruential sequence from seed), the same on every
--- platform, so that synthetic data are reproducible.
-function M.gaussian(seed)
+-- uniform(seed): a function drawing numbers in (0, 1) from a linear
+-- congruential sequence: the same on every platform and MPI rank, so that
+-- synthetic data and sampled starts are reproducible.
+function M.uniform(seed)
   seed = math.tointeger(seed) or 1
-  local function uniform()
+  return function()
     seed = (1103515245 * seed + 12345) % 2147483648
     return (seed + 0.5) / 2147483648
   end
+end
+
+-- gaussian(seed): standard normal numbers (Box-Muller on uniform(seed)).
+function M.gaussian(seed)
+  local uniform = M.uniform(seed)
   return function() return math.sqrt(-2 * math.log(uniform())) * math.cos(2 * math.pi * uniform()) end
 end
 

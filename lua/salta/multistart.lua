@@ -73,14 +73,8 @@ local function sobol(K, n)
   return out
 end
 
--- A linear congruential generator: the same starts on every platform and rank.
-local function uniform_gen(seed)
-  seed = math.tointeger(seed) or 1
-  return function()
-    seed = (1103515245 * seed + 12345) % 2147483648
-    return (seed + 0.5) / 2147483648
-  end
-end
+-- the same starts on every platform and rank
+local uniform_gen = require("salta.data").uniform
 
 local function latin(K, n, rnd)
   local out = {}
