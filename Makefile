@@ -47,7 +47,7 @@ ifeq ($(VERSION),)
 $(error no SALTA_VERSION found in engine/include/salta.h)
 endif
 
-.PHONY: all deps test fuzz bench demo install clean
+.PHONY: all deps test fuzz bench demo doc install clean
 all: $(BUILD)/libsalta.a $(BUILD)/libsalta.so $(BUILD)/salta $(BUILD)/lua/salta/core.so \
   $(BUILD)/lua/salta/mpi_core.so
 
@@ -127,6 +127,10 @@ bench: deps all $(FLOOR_BIN)
 
 demo: deps all
 	$(BUILD)/salta examples/demo.lua
+
+# the generated documents of doc/ (spec/doc_spec.lua fails when one is stale)
+doc: all
+	$(BUILD)/salta -e 'require("salta.docgen").write("doc")'
 
 # make install PREFIX=...: libraries, headers, pkg-config file, Lua modules, host.
 LUADIR := $(PREFIX)/share/lua/5.4

@@ -325,6 +325,44 @@ static int pushline(lua_State *L, int firstline) {
   return 1;
 }
 
+/* ---- completion (Tab): candidates from lua/salta/complete.lua ---- */
+
+static lua_State *completion_state = NULL;   /* the REPL's state, while it runs */
+
+/* readline's generator: state 0 computes the candidates of text into a
+** registry table, then each call returns the next (malloc'd) or NULL. */
+static char *complete_next(const char *text, int state) {
+  static lua_Integer next = 0;
+  lua_State *L = completion_state;
+  char *out = NULL;
+  if (L == NULL) return NULL;
+  if (state == 0) {
+    next = 1;
+    lua_getglobal(L, "require");
+    lua_pushliteral(L, "salta.complete");
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK) { lua_pop(L, 1); lua_pushnil(L); }
+    else {
+      lua_getfield(L, -1, "candidates");
+      lua_remove(L, -2);
+      lua_pushstring(L, text);
+      lua_pushglobaltable(L);
+      if (lua_pcall(L, 2, 1, 0) != LUA_OK) { lua_pop(L, 1); lua_pushnil(L); }
+    }
+    lua_setfield(L, LUA_REGISTRYINDEX, "salta.completions");
+  }
+  if (lua_getfield(L, LUA_REGISTRYINDEX, "salta.completions") == LUA_TTABLE &&
+      lua_geti(L, -1, next++) == LUA_TSTRING)
+    out = strdup(lua_tostring(L, -1));
+  lua_settop(L, lua_gettop(L) - (lua_type(L, -2) == LUA_TTABLE ? 2 : 1));
+  return out;
+}
+
+static char **complete(const char *text, int start, int end) {
+  (void)start; (void)end;
+  rl_attempted_completion_over = 1;   /* no file names */
+  return rl_completion_matches(text, complete_next);
+}
+
 static const char *history_file = NULL;   /* where the REPL keeps its history, or NULL */
 
 /* Adds a line to the history and writes the file at once: a session that
@@ -394,12 +432,15 @@ static const char *history_path(char *buf, size_t size) {
   return (n > 0 && (size_t)n < size) ? buf : NULL;
 }
 
-/* The REPL is for exploring: the library is there as the global `salta`
-** (scripts still `require` it). A failure is reported, not fatal. */
+/* The REPL and -e code are for exploring: the library is there as the
+** global `salta`, with `help` (scripts still `require` it). A failure is
+** reported, not fatal. */
 static void load_salta_global(lua_State *L) {
   lua_getglobal(L, "require");
   lua_pushliteral(L, "salta");
   if (lua_pcall(L, 1, 1, 0) == LUA_OK) {
+    lua_getfield(L, -1, "help");
+    lua_setglobal(L, "help");   /* help(), help("fit"), help(obj) */
     lua_setglobal(L, "salta");
   } else {
     fprintf(stderr, "salta: could not load the salta library: %s\n", lua_tostring(L, -1));
@@ -418,8 +459,10 @@ static void doREPL(lua_State *L) {
   history_file = hist;
   init_printer(L);
   load_salta_global(L);
+  completion_state = L;
+  rl_attempted_completion_function = complete;
   setsignal(SIGINT, onprompt, &old);
-  printf("salta %s (%s) -- type salta.help() for help, Ctrl-D to quit\n", salta_version(), LUA_VERSION);
+  printf("salta %s (%s) -- help() for help, Tab completes, Ctrl-D quits\n", salta_version(), LUA_VERSION);
   while ((status = loadline(L)) != -2) {
     if (status == -1) {  /* Ctrl-C: drop the input, prompt again */
       putchar('\n');
@@ -434,18 +477,31 @@ static void doREPL(lua_State *L) {
   fflush(stdout);
   if (sigaction(SIGINT, &old, NULL) != 0) { /* cannot fail: old is valid */ }
   history_file = NULL;
+  completion_state = NULL;
 }
 
 /* ---- command line (after lua.c) ---- */
 
-enum { has_error = 1, has_i = 2, has_v = 4, has_e = 8, has_E = 16 };
+enum { has_error = 1, has_i = 2, has_v = 4, has_e = 8, has_E = 16, has_help = 32 };
+
+static const char usage_text[] =
+    "usage: salta [options] [script [args]]\n"
+    "       salta compile model.lua -o model.c    ahead-of-time C for embedding\n"
+    "options:\n"
+    "  -e code       run code (the library is the global 'salta')\n"
+    "  -l name       require library 'name' into global 'name' (-l g=name: into 'g')\n"
+    "  -i            the REPL after the script or -e\n"
+    "  -v, --version the version\n"
+    "  -E            ignore LUA_* and SALTA_LUA_PATH\n"
+    "  -h, --help    this text\n"
+    "  --            stop handling options; script '-' reads stdin\n"
+    "In the REPL: Tab completes names, help() and help(\"fit\") explain, =expr prints,\n"
+    "Ctrl-C interrupts a running call, Ctrl-D quits. Docs: doc/guide.md.\n";
 
 static void print_usage(const char *bad) {
-  if (bad[1] == 'e') fprintf(stderr, "salta: '%s' needs argument\n", bad);
+  if (bad[1] == 'e' || bad[1] == 'l') fprintf(stderr, "salta: '%s' needs argument\n", bad);
   else fprintf(stderr, "salta: unrecognized option '%s'\n", bad);
-  fputs("usage: salta [-e code] [-i] [-v] [-E] [--] [script [args]]\n"
-        "  -i: REPL after the script; -E: ignore LUA_* and SALTA_LUA_PATH;\n"
-        "  script '-' reads stdin\n", stderr);
+  fputs(usage_text, stderr);
 }
 
 /* Returns the flags; *first: index of the script, 0 if none. */
@@ -457,6 +513,8 @@ static int collectargs(char **argv, int *first) {
     const char *a = argv[i];
     if (a[0] != '-' || a[1] == '\0') return args;  /* script or "-" */
     if (a[1] == '-') {
+      if (strcmp(a, "--help") == 0) { args |= has_help; continue; }
+      if (strcmp(a, "--version") == 0) { args |= has_v; continue; }
       if (a[2] != '\0') return has_error;
       *first = argv[i + 1] != NULL ? i + 1 : 0;
       return args;
@@ -465,8 +523,10 @@ static int collectargs(char **argv, int *first) {
       case 'E': args |= has_E; break;
       case 'i': args |= has_i; break;
       case 'v': args |= has_v; break;
+      case 'h': args |= has_help; break;
       case 'e':
-        args |= has_e;
+      case 'l':
+        if (a[1] == 'e') args |= has_e;
         if (a[2] == '\0' && (argv[++i] == NULL || argv[i][0] == '-'))
           return has_error;
         continue;
@@ -478,9 +538,30 @@ static int collectargs(char **argv, int *first) {
   return args;
 }
 
-/* Runs the -e options in order; returns 0 on the first failure. */
+/* -l name (or g=name): require("name") into the global g (or name). */
+static int dolibrary(lua_State *L, const char *arg) {
+  const char *eq = strchr(arg, '=');
+  const char *mod = eq ? eq + 1 : arg;
+  int status;
+  lua_getglobal(L, "require");
+  lua_pushstring(L, mod);
+  status = docall(L, 1, 1);
+  if (status != LUA_OK) return report(L, status), 0;
+  if (eq) lua_pushlstring(L, arg, (size_t)(eq - arg)); else lua_pushstring(L, arg);
+  lua_insert(L, -2);
+  lua_setglobal(L, lua_tostring(L, -2));
+  lua_pop(L, 1);
+  return 1;
+}
+
+/* Runs the -e and -l options in order; returns 0 on the first failure. */
 static int runargs(lua_State *L, char **argv, int n) {
   for (int i = 1; i < n; i++) {
+    if (argv[i][0] != '-') continue;
+    if (argv[i][1] == 'l') {
+      if (!dolibrary(L, argv[i][2] != '\0' ? argv[i] + 2 : argv[++i])) return 0;
+      continue;
+    }
     if (argv[i][1] != 'e') continue;
     const char *code = argv[i][2] != '\0' ? argv[i] + 2 : argv[++i];
     int status = luaL_loadbuffer(L, code, strlen(code), "=(command line)");
@@ -611,6 +692,11 @@ static int pmain(lua_State *L) {
     print_usage(argv[script]);
     return 0;
   }
+  if (args & has_help) {
+    fputs(usage_text, stdout);
+    lua_pushboolean(L, 1);
+    return 1;
+  }
   if (args & has_v) printf("salta %s (%s)\n", salta_version(), LUA_VERSION);
   if (args & has_E) {
     lua_pushboolean(L, 1);
@@ -622,6 +708,7 @@ static int pmain(lua_State *L) {
   lua_gc(L, LUA_GCRESTART);
   lua_gc(L, LUA_GCGEN, 0, 0);
   if (!(args & has_E) && handle_luainit(L) != LUA_OK) return 0;
+  if (args & has_e) load_salta_global(L);
   if (!runargs(L, argv, script > 0 ? script : argc)) return 0;
   if (script > 0 && handle_script(L, argv + script) != LUA_OK) return 0;
   if (args & has_i) doREPL(L);

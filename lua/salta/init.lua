@@ -65,7 +65,43 @@ function salta.load_spec(path, opts)
   return require("salta.spec").load(path, opts)
 end
 
-function salta.help()
+-- help(topic | object): the overview; an option topic's options ("fit",
+-- "lsq", ...: salta.options); or what an object is and its methods.
+local function methods_of(v)
+  local names, mt = {}, getmetatable(v)
+  local idx = mt and (type(mt.__index) == "table" and mt.__index or mt)
+  for k, f in pairs(idx or {}) do
+    if type(k) == "string" and type(f) == "function" and not k:match("^__") then names[#names + 1] = k end
+  end
+  table.sort(names)
+  return names
+end
+
+function salta.help(topic)
+  local options = require("salta.options")
+  if type(topic) == "string" then
+    local text = options.describe(topic)
+    if not text then
+      error(("salta.help: no topic '%s' (topics: %s)"):format(topic, table.concat(options.topics(), ", ")), 2)
+    end
+    print(text)
+    return
+  end
+  if topic ~= nil then
+    local mt = getmetatable(topic)
+    local name = mt and mt.__name or type(topic)
+    print(("%s%s"):format(name, type(topic) == "table" and mt and mt.__tostring and (": " .. tostring(topic)) or ""))
+    local ms = methods_of(topic)
+    if #ms > 0 then print("methods: " .. table.concat(ms, ", ")) end
+    return
+  end
+  print(([[
+salta %s -- hybrid DAE models, simulation, exact gradients, fitting
+  salta.help("fit")  the options of a topic: ]] .. table.concat(options.topics(), ", ") .. [[
+
+  help(obj)          what an object is and its methods
+  docs: doc/guide.md (user guide), doc/options.md, doc/spec_format.md, doc/c_api.md
+]]):format(salta.version))
   print([[
 salta -- hybrid DAE models, simulation, exact gradients, fitting
   m = salta.dae{ name=, states=, algebraics=, params=, f=, g=, h=, events= }

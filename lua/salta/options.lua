@@ -8,50 +8,157 @@
 
 local M = {}
 
--- name -> { key -> type }. Types: "number", "integer", "string", "boolean",
--- "table", "function", or several joined by "|"; "any" accepts anything.
-local TABLES = {
-  dae = { name = "string", states = "table", algebraics = "table", params = "table", parameters = "table",
-    f = "function", g = "function", h = "function", outputs = "table", events = "table", start = "table",
-    discrete = "table", inputs = "table",
-    backend = "string", cache_dir = "string" },
-  event = { name = "string", direction = "string", guard = "function", reset = "function", terminal = "boolean" },
-  simulate = { t0 = "number", tf = "number", times = "table", params = "table", x0 = "table", rtol = "number",
-    atol = "number|table", max_events = "integer", record_steps = "boolean", max_step = "number",
-    init_step = "number", max_order = "integer", zeno_count = "integer", zeno_window = "number",
-    max_steps = "integer", linear_solver = "string", method = "string" },
-  lsq = { model = "table", times = "table", data = "table|string", outputs = "table", weights = "table",
-    free = "table", transform = "string|table", blend = "number", rtol = "number", atol = "number",
-    max_events = "integer", t0 = "number", tf = "number", x0 = "table", params = "table", max_step = "number",
-    linear_solver = "string", max_steps = "integer", zeno_count = "integer", zeno_window = "number",
-    method = "string", after_end = "string", sigma = "number|table" },
-  grad = { method = "string", mesh = "integer|string", forward = "string", h = "number", richardson = "boolean",
-    of = "table" },
-  experiments = { losses = "table", names = "table", shared = "table" },
-  fit = { loss = "table", start = "table", method = "string", lower = "table", upper = "table",
-    max_iter = "integer", tol = "number", rel_tol = "number", lr = "number", beta1 = "number", beta2 = "number",
-    eps = "number", best = "integer", m = "integer", factr = "number", pgtol = "number", ftol = "number",
-    xtol = "number", gtol = "number", max_eval = "integer", print_every = "integer", log = "function",
-    callback = "function", truth = "table", factor = "number", horizon = "boolean|table",
-    gradient = "string|table", starts = "integer|table", sampling = "string", seed = "integer" },
-  load_spec = { name = "string", backend = "string", cache_dir = "string" },
-}
-M.TABLES = TABLES
-
--- Ranges of numeric options: { low, high, low_open, high_open }.
+-- Every option table, each option once: { key, type, default, range,
+-- description }. Types: "number", "integer", "string", "boolean", "table",
+-- "function", or several joined by "|"; "any" accepts anything. The
+-- default is what the option is when left out, as text for the docs; a
+-- range { low, high, low_open, high_open } bounds a numeric option. The
+-- checker, salta.help(topic) and doc/options.md (tools/options_doc.lua)
+-- all read this table.
 local INF = math.huge
 local POSITIVE, NONNEG, FRACTION = { 0, INF, true }, { 0, INF }, { 0, 1, false, true }
-local RANGES = {
-  simulate = { rtol = { 1e-14, 1, false, true }, max_step = NONNEG, init_step = NONNEG, zeno_window = NONNEG,
-    t0 = { -INF, INF, true, true }, tf = { -INF, INF, true, true } },
-  lsq = { rtol = { 1e-14, 1, false, true }, atol = POSITIVE, blend = NONNEG, max_step = NONNEG,
-    zeno_window = NONNEG, t0 = { -INF, INF, true, true }, tf = { -INF, INF, true, true } },
-  grad = { h = { 0, INF, true, true } },
-  fit = { m = { 1, INF }, max_iter = NONNEG, max_eval = { 1, INF }, lr = POSITIVE, beta1 = FRACTION,
-    beta2 = FRACTION, eps = POSITIVE, tol = NONNEG, rel_tol = NONNEG, factr = NONNEG, pgtol = NONNEG,
-    ftol = NONNEG, xtol = NONNEG, gtol = NONNEG, factor = POSITIVE, best = { 1, INF }, print_every = NONNEG },
+local FINITE = { -INF, INF, true, true }
+local RTOL = { 1e-14, 1, false, true }
+
+local TOPICS = {
+  { "dae", "salta.dae{...}: a model", {
+    { "name", "string", '"model"', nil, "the model's name, in messages, the C symbol and the JIT cache key" },
+    { "states", "table", "{}", nil, "differential states: {\"x\", \"v\"}, {{\"x\", 1.0}, ...} or {x = 1.0}; a start may be a function of the parameters" },
+    { "algebraics", "table", "{}", nil, "algebraic variables, as states (start values are Newton's first guess)" },
+    { "discrete", "table", "{}", nil, "discrete variables {{\"on\", true}, {\"count\", 0}}: constant between events, set by resets" },
+    { "params", "table", "{}", nil, "parameters with nominal values, as states; alias: parameters" },
+    { "parameters", "table", "{}", nil, "the same as params" },
+    { "inputs", "table", "{}", nil, "input tables by name: {Tout = salta.table{...}}, read as u.Tout(t) (closures' fifth argument)" },
+    { "f", "function", "-", nil, "function(t, x, z, p, u) returning the state derivatives (a table by name or in order)" },
+    { "g", "function", "-", nil, "function(t, x, z, p, u) returning one residual per algebraic variable (0 = g)" },
+    { "h", "function", "states and algebraics", nil, "function(t, x, z, p, u) returning the outputs (a table by name)" },
+    { "outputs", "table", "h's keys, sorted", nil, "the output names, in order, when h returns an array" },
+    { "events", "table", "{}", nil, "events: {name =, direction =, guard =, reset =, terminal =} each (topic event)" },
+    { "start", "table", "{}", nil, "start values by name, overriding those of states and algebraics" },
+    { "backend", "string", '"auto"', nil, "JIT compiler: \"auto\" (cc from a warm cache or for small models, else tcc now and cc in the background), \"cc\" or \"tcc\"" },
+    { "cache_dir", "string", "$XDG_CACHE_HOME/salta", nil, "where compiled models are cached" },
+  } },
+  { "event", "an entry of salta.dae's events", {
+    { "name", "string", '"event<k>"', nil, "the event's name, in the log and in messages" },
+    { "direction", "string", '"both"', nil, "\"down\" (the guard falls through 0), \"up\" (rises through 0) or \"both\"" },
+    { "guard", "function", "-", nil, "function(t, x, z, p, u) returning the guard, whose zero crossing fires the event" },
+    { "reset", "function", "no reset", nil, "function(t, x, z, p, u) returning the states (and discrete variables) it sets, from the left limits" },
+    { "terminal", "boolean", "false", nil, "the run ends at the event's time" },
+  } },
+  { "simulate", "model:simulate{...}", {
+    { "t0", "number", "0", FINITE, "start time" },
+    { "tf", "number", "the last of times", FINITE, "end time" },
+    { "times", "table", "101 times on [t0, tf]", nil, "output times, sorted, inside [t0, tf]" },
+    { "params", "table", "the nominal values", nil, "parameter values, an array or a table by name" },
+    { "x0", "table", "the start values", nil, "the start state, an array or a table by name (overrides start functions)" },
+    { "rtol", "number", "1e-6", RTOL, "relative tolerance" },
+    { "atol", "number|table", "1e-8", nil, "absolute tolerance: a number or one per state and algebraic" },
+    { "method", "string", '"auto"', nil, "integrator: \"auto\" (ERK, BDF when it finds the model stiff), \"erk\" or \"bdf\"" },
+    { "linear_solver", "string", '"auto"', nil, "BDF's linear solver: \"auto\" (KLU from 16 unknowns on), \"dense\" or \"klu\"" },
+    { "max_step", "number", "0 (none)", NONNEG, "largest step" },
+    { "init_step", "number", "0 (the integrator's choice)", NONNEG, "first step" },
+    { "max_order", "integer", "5", nil, "BDF's highest order (1 to 5)" },
+    { "max_steps", "integer", "1000000", nil, "steps before the run is refused" },
+    { "max_events", "integer", "10000", nil, "events before the run is refused" },
+    { "zeno_count", "integer", "100", nil, "this many events within zeno_window are a Zeno error (0: off)" },
+    { "zeno_window", "number", "1e-9 (tf - t0)", NONNEG, "see zeno_count" },
+    { "record_steps", "boolean", "false", nil, "keep the integrator's steps in tr.steps" },
+  } },
+  { "lsq", "salta.lsq{...}: a least-squares loss", {
+    { "model", "table", "-", nil, "the model" },
+    { "data", "table|string", "-", nil, "data columns by output name, or a CSV file with a column t or time" },
+    { "times", "table", "the data's t column", nil, "target times (with a CSV, must agree with its t column)" },
+    { "outputs", "table", "the outputs the data name", nil, "the outputs compared, in order" },
+    { "free", "table", "{}", nil, "free parameters by name, and \"x0.<state>\" for start values" },
+    { "transform", "string|table", '"none"', nil, "\"log\" to optimise log p (all, or a table by name)" },
+    { "weights", "table", "1 each", nil, "a weight per output (by name or in order)" },
+    { "sigma", "number|table", "none", nil, "known standard deviations: a number, or per output a number, an array (per time) or a data column; residuals become (y - d) / sigma" },
+    { "blend", "number", "0 (off)", NONNEG, "sigmoid blending across events with this sharpness (1/time)" },
+    { "params", "table", "the nominal values", nil, "values of the parameters that are not free" },
+    { "x0", "table", "the start values", nil, "the start state" },
+    { "t0", "number", "min(0, first time)", FINITE, "start time" },
+    { "tf", "number", "the last time", FINITE, "end time (30 blend widths later with blend)" },
+    { "rtol", "number", "1e-6", RTOL, "relative tolerance" },
+    { "atol", "number", "1e-8", POSITIVE, "absolute tolerance" },
+    { "method", "string", '"auto"', nil, "integrator, as in simulate" },
+    { "linear_solver", "string", '"auto"', nil, "as in simulate" },
+    { "max_step", "number", "0 (none)", NONNEG, "as in simulate" },
+    { "max_steps", "integer", "1000000", nil, "as in simulate" },
+    { "max_events", "integer", "10000", nil, "as in simulate" },
+    { "zeno_count", "integer", "100", nil, "as in simulate" },
+    { "zeno_window", "number", "1e-9 (tf - t0)", NONNEG, "as in simulate" },
+    { "after_end", "string", '"error"', nil, "targets past a terminal event: \"error\" or \"drop\" (zero residuals)" },
+  } },
+  { "grad", "the options of loss:value, grad, value_and_grad", {
+    { "method", "string", '"sens"', nil, "gradient route: \"sens\" (forward sensitivities), \"adjoint\" or \"fd\" (central differences)" },
+    { "mesh", "integer|string", '"steps"', nil, "adjoint: \"steps\" (the integrator's) or K uniform nodes per segment" },
+    { "forward", "string", '"consistent"', nil, "adjoint: \"consistent\" (re-solved discrete trajectory) or \"ida\" (the seed paper's)" },
+    { "h", "number", "2e-5", { 0, INF, true, true }, "fd: relative step, times max(1, |p|)" },
+    { "richardson", "boolean", "true", nil, "fd: one Richardson step (assumes a smooth loss)" },
+    { "of", "table", "the loss", nil, "fd: differentiate the value with these options (e.g. the adjoint's discrete loss)" },
+  } },
+  { "experiments", "salta.experiments{...}: one loss over several", {
+    { "losses", "table", "-", nil, "salta.lsq losses, one per experiment" },
+    { "names", "table", '"exp1", "exp2", ...', nil, "the experiments' names (local parameters are name@experiment)" },
+    { "shared", "table", "{}", nil, "parameters with one value for all experiments; the others are local" },
+  } },
+  { "fit", "salta.fit{...}: parameter estimation", {
+    { "loss", "table", "-", nil, "a salta.lsq loss or salta.experiments" },
+    { "method", "string", '"lm"', nil, "\"lm\" (Levenberg-Marquardt, unbounded), \"lbfgsb\" or \"adam\"" },
+    { "start", "table", "the nominal values", nil, "start values, an array or a table by name" },
+    { "lower", "table", "-inf", nil, "lower bounds (lbfgsb, adam; with starts: the sampling box)" },
+    { "upper", "table", "+inf", nil, "upper bounds" },
+    { "gradient", "string|table", '"sens"', nil, "gradient route for lbfgsb and adam (topic grad)" },
+    { "horizon", "boolean|table", "false", nil, "continuation on the time horizon: true or increasing end times" },
+    { "truth", "table", "none", nil, "true values, for the error column of the report" },
+    { "max_iter", "integer", "lm: none, lbfgsb: 200, adam: 500", NONNEG, "iterations (per horizon stage)" },
+    { "max_eval", "integer", "lm: 100 (n + 1), lbfgsb: 2 max_iter + 20", { 1, INF }, "loss evaluations" },
+    { "tol", "number", "none", NONNEG, "stop when the gradient's 2-norm is below" },
+    { "rel_tol", "number", "none", NONNEG, "stop when the loss changes relatively less" },
+    { "ftol", "number", "1e-12", NONNEG, "lm: relative reduction of the sum of squares" },
+    { "xtol", "number", "1e-12", NONNEG, "lm: relative change of the parameters" },
+    { "gtol", "number", "0", NONNEG, "lm: orthogonality of residuals and Jacobian" },
+    { "factor", "number", "100", POSITIVE, "lm: initial step bound, times |x|" },
+    { "m", "integer", "10", { 1, INF }, "lbfgsb: corrections kept" },
+    { "factr", "number", "1e7", NONNEG, "lbfgsb: loss tolerance, in machine epsilons" },
+    { "pgtol", "number", "1e-8", NONNEG, "lbfgsb: projected gradient tolerance" },
+    { "lr", "number", "1e-2", POSITIVE, "adam: learning rate" },
+    { "beta1", "number", "0.9", FRACTION, "adam: first moment decay" },
+    { "beta2", "number", "0.999", FRACTION, "adam: second moment decay" },
+    { "eps", "number", "1e-8", POSITIVE, "adam: denominator guard" },
+    { "best", "integer", "none", { 1, INF }, "adam: keep the best iterate of the last this many" },
+    { "print_every", "integer", "10", NONNEG, "progress every this many iterations (0: silent); rank 0 only" },
+    { "log", "function", "print", nil, "where progress lines go" },
+    { "callback", "function", "none", nil, "callback(iter, p, loss, grad) after each iteration; true stops" },
+    { "starts", "integer|table", "none", nil, "multi-start: a count of starts sampled in [lower, upper], or a list" },
+    { "sampling", "string", '"latin"', nil, "multi-start: \"latin\", \"sobol\" or \"uniform\"" },
+    { "seed", "integer", "1", nil, "multi-start: seed of latin and uniform sampling" },
+  } },
+  { "plot", "salta.plot.trajectory(path, tr, opts) and fit:plot(path, opts)", {
+    { "outputs", "table", "every output", nil, "the outputs drawn" },
+    { "data", "table", "none", nil, "data points: {t = times, name = values, ...}" },
+    { "title", "string", "none", nil, "the figure's title" },
+    { "size", "table", "{900, 500}", nil, "width and height in pixels" },
+  } },
+  { "load_spec", "salta.load_spec(path, opts)", {
+    { "name", "string", "the file's name", nil, "the model's name" },
+    { "backend", "string", '"auto"', nil, "as in salta.dae" },
+    { "cache_dir", "string", "$XDG_CACHE_HOME/salta", nil, "as in salta.dae" },
+  } },
 }
-M.RANGES = RANGES
+M.TOPICS = TOPICS
+
+-- name -> { key -> type } and name -> { key -> range }, from TOPICS.
+local TABLES, RANGES = {}, {}
+for _, topic in ipairs(TOPICS) do
+  local types, ranges = {}, {}
+  for _, o in ipairs(topic[3]) do
+    types[o[1]] = o[2]
+    if o[4] then ranges[o[1]] = o[4] end
+  end
+  TABLES[topic[1]], RANGES[topic[1]] = types, ranges
+end
+M.TABLES, M.RANGES = TABLES, RANGES
 
 local function in_range(v, r)
   if v ~= v then return false end
@@ -155,6 +262,50 @@ function M.check(name, tbl, caller)
     end
   end
   return tbl
+end
+
+-- The options of one topic as text (salta.help(topic)), or nil.
+function M.describe(topic)
+  for _, t in ipairs(TOPICS) do
+    if t[1] == topic then
+      local lines = { ("%s: %s"):format(t[1], t[2]) }
+      for _, o in ipairs(t[3]) do
+        lines[#lines + 1] = ("  %-14s %-14s default %s"):format(o[1], o[2], o[3])
+        lines[#lines + 1] = ("  %-14s %s%s"):format("", o[5], o[4] and (" (" .. describe_range(o[4]) .. ")") or "")
+      end
+      return table.concat(lines, "\n")
+    end
+  end
+end
+
+function M.topics()
+  local out = {}
+  for _, t in ipairs(TOPICS) do out[#out + 1] = t[1] end
+  return out
+end
+
+-- doc/options.md: every option table as Markdown (generated: make doc).
+function M.markdown()
+  local out = { "# salta options", "",
+    "Generated from `lua/salta/options.lua` by `make doc`; `spec/doc_spec.lua` fails when this file is stale.",
+    "Every function checks its option table against these declarations: an unknown key is an error that",
+    "suggests the nearest valid one, a value of the wrong type or out of range an error naming it.",
+    "`salta.help(\"<topic>\")` prints a topic in the REPL.", "" }
+  for _, t in ipairs(TOPICS) do
+    out[#out + 1] = ("## %s"):format(t[1])
+    out[#out + 1] = ""
+    out[#out + 1] = t[2]
+    out[#out + 1] = ""
+    out[#out + 1] = "| option | type | default | description |"
+    out[#out + 1] = "|---|---|---|---|"
+    for _, o in ipairs(t[3]) do
+      local desc = o[5] .. (o[4] and (" (" .. describe_range(o[4]) .. ")") or "")
+      out[#out + 1] = ("| `%s` | %s | %s | %s |"):format(o[1], o[2]:gsub("|", " or "), o[3]:gsub("|", "\\|"),
+        desc:gsub("|", "\\|"))
+    end
+    out[#out + 1] = ""
+  end
+  return table.concat(out, "\n")
 end
 
 return M
