@@ -42,6 +42,19 @@ end
 
 salta.pi = math.pi
 
+-- resource(path): a file salta ships (specs/, models/, examples/data/),
+-- found from wherever a script runs: beside this library's lua/ folder
+-- (the repository, or an install's share/salta), else path as given.
+local ROOT = (debug.getinfo(1, "S").source:match("^@(.*)/lua/salta/init%.lua$"))
+function salta.resource(path)
+  for _, dir in ipairs({ ROOT, ROOT and ROOT .. "/../salta" }) do
+    local full = dir .. "/" .. path
+    local f = io.open(full, "rb")
+    if f then f:close(); return full end
+  end
+  return path
+end
+
 -- conditions: salta.ifelse(salta.lt(a, b), x, y), salta.noevent(c)
 local cond = require("salta.cond")
 for _, k in ipairs({ "lt", "le", "gt", "ge", "ifelse", "noevent" }) do salta[k] = cond[k] end

@@ -10,8 +10,9 @@
 --   loss:window(t_end)   the same loss over the targets at t <= t_end
 --   loss:stats()   the last evaluation's run: steps, events, method, ...
 --
--- L(p) = mean over the finite data entries of (w (y(t_k) - data))^2; the
--- residuals r satisfy L = sum r^2. p is an array in the order of `free` or a
+-- L(p) = mean over the finite data entries of (w (y(t_k) - data))^2 (w
+-- the output's weight, divided by sigma when given); the residuals are r =
+-- w (y - data) / sqrt(N), so that L = sum r^2. p is an array in the order of `free` or a
 -- table keyed by name, always in natural units; with transform = "log" the
 -- gradient and Jacobian are by log p (what an optimiser in log space needs).
 
@@ -35,7 +36,19 @@ local function load_data(spec, model)
     local csv = data_io.read_csv(columns)
     local tname = csv.columns.t and "t" or (csv.columns.time and "time")
     if not tname then fail("%s: no time column (named 't' or 'time')", columns) end
-    times = times or csv.columns[tname]
+    local col = csv.columns[tname]
+    if times then   -- given twice: they must be the same times
+      if #times ~= #col then
+        fail("times has %d values but %s's column '%s' has %d rows: give one of them", #times, columns, tname, #col)
+      end
+      for k = 1, #col do
+        if type(times[k]) ~= "number" or math.abs(times[k] - col[k]) > 1e-12 * math.max(1, math.abs(col[k])) then
+          fail("times[%d] = %s but %s's column '%s' holds %.17g at row %d (line %d): the data would be compared "
+            .. "with the model at other times; give one of them", k, tostring(times[k]), columns, tname, col[k], k, k + 1)
+        end
+      end
+    end
+    times = times or col
     local cols = {}
     local outs = index_of(model.outputs)
     local sigma_cols = {}

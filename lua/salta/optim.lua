@@ -7,7 +7,8 @@
 --
 -- fg(x) returns f, g; rj(x, "r") returns the residuals, rj(x, "j") the
 -- Jacobian rows. Each returns a result { x, f, iterations, evaluations,
--- status, converged, history = { f = {}, gnorm = {}, x = {}, ms = {} } }.
+-- status, converged, history = { f = {}, gnorm = {}, x = {}, ms = {} } }
+-- (gnorm false where no gradient was computed: never NaN).
 -- opts.callback(it, x, f, g) may return true to stop; opts.log(line)
 -- receives one progress line every opts.print_every iterations.
 --
@@ -93,7 +94,7 @@ end
 
 local function record(h, x, f, g, ms)
   h.f[#h.f + 1] = f
-  h.gnorm[#h.gnorm + 1] = g and norm(g) or 0 / 0
+  h.gnorm[#h.gnorm + 1] = g and norm(g) or false   -- false: not computed there
   h.x[#h.x + 1] = copy(x)
   h.ms[#h.ms + 1] = ms
 end
@@ -269,7 +270,20 @@ function M.lm(rj, x0, m, opts)
     local step = step_norm(x, xprev)
     if not g and (iters == 0 or step == 0) then return false end
     if g then iters = iters + 1 end
-    record(h, x, f, g, ms)
+    -- the final point after a last step without a Jacobian: its gradient
+    -- 2 J'r for the history (one more Jacobian), so that gnorm is a number
+    local gh = g
+    if not gh then
+      local okj, J = pcall(rj, x, "j")
+      if okj and type(J) == "table" then
+        gh = {}
+        for k = 1, #x do gh[k] = 0 end
+        for i, row in ipairs(J) do
+          for k = 1, #x do gh[k] = gh[k] + 2 * row[k] * r[i] end
+        end
+      end
+    end
+    record(h, x, f, gh, ms)
     progress(opts, g and iters or "end", f, g and norm(g), step, ms)
     xprev = copy(x)
     if not g then return false end
