@@ -393,6 +393,72 @@ function Fit:std_errors()
   return out
 end
 
+-- correlation(): the correlation matrix of the fitted parameters (nil and
+-- a message without a covariance).
+function Fit:correlation()
+  local cov, err = self:covariance()
+  if not cov then return nil, err end
+  local out = {}
+  for i = 1, #cov do
+    out[i] = {}
+    for j = 1, #cov do out[i][j] = cov[i][j] / math.sqrt(cov[i][i] * cov[j][j]) end
+  end
+  return out
+end
+
+-- confidence(level): Wald intervals estimate -+ z se by name (level 0.95
+-- by default: z = 1.96); profile-based ones come from fit:profile(name).
+local Z = { [0.68] = 0.994457883, [0.9] = 1.644853627, [0.95] = 1.959963985, [0.99] = 2.575829304 }
+function Fit:confidence(level)
+  level = level or 0.95
+  local z = Z[level] or error("fit:confidence: level must be 0.68, 0.9, 0.95 or 0.99, got " .. tostring(level), 2)
+  local se, err = self:std_errors()
+  if not se then return nil, err end
+  local out = {}
+  for k, n in ipairs(self.free) do out[n] = { self.x[k] - z * se[n], self.x[k] + z * se[n] } end
+  return out
+end
+
+-- A labelled square matrix as text.
+local function matrix_text(title, names, m, fmt)
+  local w = 12
+  for _, n in ipairs(names) do w = math.max(w, #n + 1) end
+  local head = { ("%-" .. w .. "s"):format(title) }
+  for _, n in ipairs(names) do head[#head + 1] = ("%" .. w .. "s"):format(n) end
+  local lines = { table.concat(head) }
+  for i, n in ipairs(names) do
+    local row = { ("%-" .. w .. "s"):format(n) }
+    for j = 1, #names do row[#row + 1] = ("%" .. w .. "s"):format(fmt:format(m[i][j])) end
+    lines[#lines + 1] = table.concat(row)
+  end
+  return table.concat(lines, "\n")
+end
+
+-- report(): the table, the 95 % Wald intervals, and the labelled
+-- covariance and correlation matrices.
+function Fit:report()
+  local out = { self:table() }
+  local ci, why = self:confidence(0.95)
+  if not ci then
+    out[#out + 1] = "no covariance: " .. tostring(why)
+    return table.concat(out, "\n")
+  end
+  out[#out + 1] = "\n95 % confidence intervals (Wald: estimate -+ 1.96 std err; fit:profile(name) for profile-based):"
+  for _, n in ipairs(self.free) do out[#out + 1] = ("  %-14s [%.8g, %.8g]"):format(n, ci[n][1], ci[n][2]) end
+  out[#out + 1] = ""
+  out[#out + 1] = matrix_text("covariance", self.free, self:covariance(), "%.4g")
+  out[#out + 1] = ""
+  out[#out + 1] = matrix_text("correlation", self.free, self:correlation(), "%.4f")
+  return table.concat(out, "\n")
+end
+
+-- plot(path, opts): the model at the fitted parameters over the data, the
+-- residuals below (salta.plot.fit); rank 0 writes.
+function Fit:plot(path, opts)
+  if not mpi.is_root() then return end
+  return require("salta.plot").fit(path, self, opts)
+end
+
 -- A relative error in % with d decimals; "-" for none, and a small error
 -- keeps its magnitude instead of printing as zero.
 local function percent(v, d)
@@ -466,6 +532,14 @@ function Fit:to_json(path, extra)
     relative_error_percent = self:errors(), history = { loss = self.history.loss }, stages = self.stages,
   }
   doc.std_error, doc.std_error_unavailable = self:std_errors()
+  if doc.std_error then   -- labelled: { row = { column = value } }
+    local cov, cor = self:covariance(), self:correlation()
+    doc.covariance, doc.correlation, doc.confidence_95 = {}, {}, self:confidence(0.95)
+    for i, a in ipairs(self.free) do
+      doc.covariance[a], doc.correlation[a] = {}, {}
+      for j, b in ipairs(self.free) do doc.covariance[a][b], doc.correlation[a][b] = cov[i][j], cor[i][j] end
+    end
+  end
   for k, n in ipairs(self.free) do doc.start[n] = self.start[k] end
   for k, v in pairs(extra or {}) do doc[k] = v end
   return json.write(path, doc)

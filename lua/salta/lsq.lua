@@ -440,7 +440,10 @@ function Loss:predict(p)
     end
     local spec = { model = self.model, times = self.times, data = zeros, outputs = self.outputs,
       free = self.free, params = self.base_p, x0 = self.base_x0, t0 = self.t0, tf = self.tf }
-    for k, v in pairs(self.options) do if spec[k] == nil and k ~= "free" then spec[k] = v end end
+    for k, v in pairs(self.options) do
+      if spec[k] == nil and k ~= "free" and k ~= "drop_after_end" then spec[k] = v end
+    end
+    spec.after_end = self.spec.after_end   -- no weights or sigma: residuals are the predictions
     self.zero_twin = M.new(spec)
   end
   local r = self.zero_twin:residuals(p)
