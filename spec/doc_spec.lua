@@ -28,13 +28,14 @@ describe("the generated documents", function()
   end)
 end)
 
-describe("the README's snippets", function()
-  -- every ```lua block of the README, run in order in one state from /tmp
+describe("the README's and the guide's snippets", function()
+  -- every ```lua block of the README, then of doc/guide.md, run in order in
+  -- one state from a temporary folder
   it("run from a directory other than the repository's", function()
-    local text = read("README.md")
+    local text = read("README.md") .. "\n" .. read("doc/guide.md")
     local chunks = {}
     for code in text:gmatch("```lua\n(.-)```") do chunks[#chunks + 1] = code end
-    assert.is_true(#chunks >= 4)
+    assert.is_true(#chunks >= 6)
     local root = os.getenv("PWD")
     local script = os.tmpname() .. ".lua"
     local f = assert(io.open(script, "w"))
