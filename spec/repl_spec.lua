@@ -43,6 +43,16 @@ describe("the salta host", function()
     has(out, "V=" .. require("salta").version, "\n1.0\n")
   end)
 
+  it("drops the line being typed on Ctrl-C and goes on", function()
+    local home = os.tmpname()
+    os.remove(home)
+    assert(os.execute("mkdir -p " .. home))
+    local out = run(("cd /tmp && (printf 'x = 41\\n'; sleep 0.5; printf 'y = garbage'; sleep 0.3; printf '\\003'; "
+      .. "sleep 0.5; printf 'print(x + 1, y)\\n'; sleep 1) | HOME=%s timeout 20 script -qfec %s /dev/null"):format(home, ABS))
+    os.execute("rm -rf " .. home)
+    has(out, "\n42\tnil\n")
+  end)
+
   it("explains topics and objects with help, and prints =expr", function()
     local out = repl([[help("fit")\nhelp(salta.table{ t = { 0, 1 }, v = { 1, 2 } })\n=1 + 2\n]])
     has(out, "fit: salta.fit{...}", "max_iter", "salta.table", "methods: at", "\n3\n")
