@@ -5,12 +5,7 @@ local salta = require("salta")
 local H = require("spec.helpers")
 local has, err_of = H.has, H.err_of
 
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local read = H.read_file
 
 describe("the generated documents", function()
   it("doc/options.md is the option declarations' (run make doc after changing them)", function()

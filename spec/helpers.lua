@@ -7,6 +7,14 @@ function H.spec_path(name) return "specs/" .. name end
 
 -- A new temporary file (name ending in ext, if given) holding text; the
 -- caller removes it.
+-- The whole content of a file.
+function H.read_file(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
 function H.temp_file(text, ext)
   local path = os.tmpname() .. (ext or "")
   local f = assert(io.open(path, "w"))

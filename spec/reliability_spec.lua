@@ -172,12 +172,7 @@ describe("values that were silently accepted", function()
 end)
 
 describe("files", function()
-  local function read(path)
-    local f = assert(io.open(path, "rb"))
-    local s = f:read("a")
-    f:close()
-    return s
-  end
+  local read = H.read_file
   it("a failed write leaves an existing file as it was (json, csv, trajectory)", function()
     local path = H.temp_file("precious\n")
     local cyclic = { a = 1 }
