@@ -164,6 +164,45 @@ local function dae_table()
     t.g = pick(gs)
     t.f = function(tt, x, z, p) return { x.v, force(x, p) - z.F } end
   end
+  -- the richer constructs: a start from the parameters, a terminal event,
+  -- a discrete mode and if-expressions, an input table (sometimes too
+  -- short for the run), a reset that pushes another guard across zero
+  if chance(0.2) then t.states[1][2] = function(p) return pick({ 1, 0.5 })  * p.k / 2 end end
+  if chance(0.15) then ev.terminal = true end
+  local f0 = t.f
+  if chance(0.25) then
+    t.discrete = { { "on", pick({ true, false, 0, 2 }) } }
+    local cond = pick({
+      function(x) return x.on end,
+      function(x) return salta.gt(x.h, 0.5) end,
+      function(x) return salta.noevent(salta.lt(x.v, 0)) end,
+    })
+    t.f = function(tt, x, z, p)
+      local d = f0(tt, x, z, p)
+      d[2] = d[2] + salta.ifelse(cond(x), p.k, -p.k)
+      return d
+    end
+    t.events[#t.events + 1] = { name = "toggle", direction = pick({ "up", "down", "both" }),
+      guard = function(tt, x) return x.v - pick({ 0, 1, -1 }) end,
+      reset = function(tt, x) return { on = pick({ true, false, 1 - x.on }) } end }
+  end
+  if chance(0.2) then
+    local hi = pick({ 5, 0.2 })   -- 0.2: shorter than most runs, a clear error
+    t.inputs = { w = salta.table{ t = { 0, hi / 2, hi }, v = { 0, pick({ 1, -1e300 }), 0.5 },
+      interp = pick({ "linear", "step", "cubic" }) } }
+    local f1 = t.f
+    t.f = function(tt, x, z, p, u)
+      local d = f1(tt, x, z, p)
+      d[2] = d[2] + u.w(tt - pick({ 0, 0.01 }))
+      return d
+    end
+  end
+  if chance(0.15) then   -- a cascade: "push" moves h across "floor2"'s zero
+    t.events[#t.events + 1] = { name = "push", direction = "up", guard = function(tt) return tt - 0.2 end,
+      reset = function(tt, x) return { h = -x.h - 0.1 } end }
+    t.events[#t.events + 1] = { name = "floor2", direction = "down", guard = function(tt, x) return x.h end,
+      reset = function(tt, x) return { h = 0.5 } end }
+  end
   if chance(0.1) then t[pick({ "paramaters", "evnts", "stats" })] = {} end
   return t
 end
