@@ -25,3 +25,17 @@ describe("the examples", function()
     end)
   end
 end)
+
+describe("the scaling family models/cauer_ladder.lua", function()
+  it("simulates the same by ERK and by a tight BDF run, with its clamp events", function()
+    local m = dofile("models/cauer_ladder.lua"){ N = 5 }
+    local times = {}
+    for i = 1, 50 do times[i] = i * 0.4 end
+    local a = m:simulate{ tf = 20, times = times, rtol = 1e-9, atol = 1e-11, method = "erk" }
+    local b = m:simulate{ tf = 20, times = times, rtol = 1e-12, atol = 1e-13, method = "bdf" }
+    assert.is_true(#a:events() > 0)
+    assert.are.equal(#b:events(), #a:events())
+    for i = 1, #times do assert.is_near(b.y.vN[i], a.y.vN[i], 1e-6) end
+    assert.are.equal(15, #m.states + #m.algebraics)
+  end)
+end)
