@@ -10,32 +10,50 @@ local M = {}
 
 -- Sparse Jacobians ----------------------------------------------------------
 
--- jacobian(exprs, vars): nonzero entries {row, col, expr} of d exprs / d vars,
--- in column-major order. vars is an array of leaf nodes; structural zeros
--- (derivatives that simplify to the constant 0) are left out.
-function M.jacobian(exprs, vars)
-  local col_of = {}
-  for j, v in ipairs(vars) do col_of[v] = j end
-  local by_col = {}
-  for i, e in ipairs(exprs) do
+-- The column of each variable of a list (computed once per list: a
+-- model's variable lists are shared by all its kernels).
+local col_cache = setmetatable({}, { __mode = "k" })
+local function columns_of(vars)
+  local col_of = col_cache[vars]
+  if not col_of then
+    col_of = {}
+    for j, v in ipairs(vars) do col_of[v] = j end
+    col_cache[vars] = col_of
+  end
+  return col_of
+end
+
+-- jacobian(exprs, vars [, rows]): nonzero entries {row, col, expr} of
+-- d exprs / d vars, in column-major order. vars is an array of leaf nodes;
+-- structural zeros (derivatives that simplify to the constant 0) are left
+-- out. With rows (a set of row indices) only those rows: the cost follows
+-- the rows and their non-zeros, not the length of exprs or vars.
+function M.jacobian(exprs, vars, rows)
+  local col_of = columns_of(vars)
+  local by_col, cols = {}, {}
+  local function row(i, e)
     for v in pairs(expr.deps(e)) do
       local j = col_of[v]
       if j then
         local d = expr.diff(e, v)
         if not (d.op == "const" and d.value == 0) then
-          by_col[j] = by_col[j] or {}
+          if not by_col[j] then by_col[j] = {}; cols[#cols + 1] = j end
           by_col[j][#by_col[j] + 1] = { row = i, col = j, expr = d }
         end
       end
     end
   end
+  if rows then
+    for i in pairs(rows) do row(i, exprs[i]) end
+  else
+    for i, e in ipairs(exprs) do row(i, e) end
+  end
+  table.sort(cols)
   local out = {}
-  for j = 1, #vars do
+  for _, j in ipairs(cols) do
     local c = by_col[j]
-    if c then
-      table.sort(c, function(a, b) return a.row < b.row end)
-      for _, ent in ipairs(c) do out[#out + 1] = ent end
-    end
+    table.sort(c, function(a, b) return a.row < b.row end)
+    for _, ent in ipairs(c) do out[#out + 1] = ent end
   end
   return out
 end
@@ -255,14 +273,7 @@ local function function_def(prefix, exprs, vars, chunks, rows)
   chunks[#chunks + 1] = kernel(prefix, exprs, rows)
   local inits, patterns = {}, {}
   for k, w in ipairs(WRT) do
-    local jac = M.jacobian(exprs, vars[w])
-    if rows then
-      local kept = {}
-      for _, ent in ipairs(jac) do
-        if rows[ent.row] then kept[#kept + 1] = ent end
-      end
-      jac = kept
-    end
+    local jac = M.jacobian(exprs, vars[w], rows)
     patterns[w] = jac
     local rows, cols, vals = {}, {}, {}
     for i, ent in ipairs(jac) do
