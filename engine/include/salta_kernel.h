@@ -9,7 +9,7 @@
 #ifndef SALTA_KERNEL_H
 #define SALTA_KERNEL_H
 
-#define SALTA_ABI_VERSION 4
+#define SALTA_ABI_VERSION 5
 
 /*
 ** A kernel evaluates one vector function or one sparse Jacobian at a point.
@@ -77,8 +77,10 @@ typedef struct salta_model_def {
   const salta_function_def *r; /* ne resets, each n = nx: x+ on the states the
                                   reset assigns (its kernel writes only those
                                   rows, and its Jacobians have only those) */
-  const unsigned char *r_assign; /* ne x nx, row-major: 1 where event j's
-                                    reset names state i */
+  const int *r_assign_ptr;     /* ne + 1: event j's reset names the states
+                                  r_assign_rows[r_assign_ptr[j] ..
+                                  r_assign_ptr[j + 1]) (increasing) */
+  const int *r_assign_rows;
   salta_guard_fn e_one;        /* guard j alone; NULL: the engine evaluates e */
   const int *y_state;          /* ny: j where output i is state j (y_i = x_j),
                                   else -1; NULL: none known */

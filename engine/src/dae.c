@@ -382,11 +382,11 @@ int salta__dae_grazing(double rate, double scale) {
 
 int salta__dae_group(salta__dae *a, const int *ev, int n, double t) {
   const salta_model_def *d = a->d;
-  int nx = a->nx, q, i;
+  int nx = a->nx, q, i, k;
   for (i = 0; i < nx; ++i) a->writer[i] = -1;
   for (q = 0; q < n; ++q)
-    for (i = 0; i < nx; ++i) {
-      if (!d->r_assign[(size_t)ev[q] * nx + i]) continue;
+    for (k = d->r_assign_ptr[ev[q]]; k < d->r_assign_ptr[ev[q] + 1]; ++k) {
+      i = d->r_assign_rows[k];
       if (a->writer[i] >= 0)
         return salta__fail(a->err, SALTA_EINPUT,
                            "model '%s': events '%s' and '%s' fire together at t = %.17g and both reset state '%s'",

@@ -150,7 +150,7 @@ static int check_def(salta_model *m) {
       (st = check_function(m, &d->h, d->ny, "h")) ||
       (st = check_function(m, &d->e, d->ne, "guard")))
     return st;
-  if (d->ne > 0 && (!d->r || !d->e_direction || !d->r_assign))
+  if (d->ne > 0 && (!d->r || !d->e_direction || !d->r_assign_ptr || (d->r_assign_ptr[d->ne] > 0 && !d->r_assign_rows)))
     return salta__fail(m->err, SALTA_EINPUT, "model '%s': events without resets or directions", d->name);
   for (j = 0; j < d->ne; ++j) {
     int dir = d->e_direction[j];
@@ -284,8 +284,14 @@ int salta_model_jac_dense(salta_model *model, salta_fn fn, int event, int wrt,
   if (st == SALTA_OK)
     for (k = 0; k < s->nnz; ++k) dense[(size_t)s->col[k] * ld + s->row[k]] = vals[k];
   free(vals);
-  if (st == SALTA_OK && fn == SALTA_FN_R && wrt == SALTA_WRT_X && model->def->r_assign)
-    for (k = 0; k < f->n; ++k)   /* the states the reset keeps */
-      if (!model->def->r_assign[(size_t)event * f->n + k]) dense[(size_t)k * ld + k] = 1.0;
+  if (st == SALTA_OK && fn == SALTA_FN_R && wrt == SALTA_WRT_X && model->def->r_assign_ptr) {
+    const int *rows = model->def->r_assign_rows, lo = model->def->r_assign_ptr[event],
+              hi = model->def->r_assign_ptr[event + 1];
+    int q = lo;
+    for (k = 0; k < f->n; ++k) {   /* the states the reset keeps */
+      while (q < hi && rows[q] < k) ++q;
+      if (!(q < hi && rows[q] == k)) dense[(size_t)k * ld + k] = 1.0;
+    }
+  }
   return st;
 }

@@ -38,7 +38,7 @@ static const salta_model_def def = {
   {0, none, {NO_JAC, NO_JAC, NO_JAC, NO_JAC}},
   {1, h_eval, {{1, r0, c0, hx_eval, 0}, NO_JAC, NO_JAC, NO_JAC}},
   {0, none, {NO_JAC, NO_JAC, NO_JAC, NO_JAC}},
-  NULL, NULL, NULL, NULL,
+  NULL, NULL, NULL, NULL, NULL,
   {0, 0, {{0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}}}, NULL, NULL
 };
 

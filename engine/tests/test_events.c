@@ -66,7 +66,7 @@ static const int edir[] = {SALTA_DIR_DOWN, SALTA_DIR_DOWN, SALTA_DIR_BOTH};
 static const salta_function_def resets[] = {{4, r0_eval, {NO_JAC, NO_JAC, NO_JAC, NO_JAC}},
                                             {4, r1_eval, {NO_JAC, NO_JAC, NO_JAC, NO_JAC}},
                                             {4, r2_eval, {NO_JAC, NO_JAC, NO_JAC, NO_JAC}}};
-static const unsigned char assign[] = {1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0};
+static const int assign_ptr[] = {0, 2, 4, 4}, assign_rows[] = {0, 1, 2, 3};
 
 static const salta_model_def def = {
   SALTA_ABI_VERSION, "flight", "0", 4, 0, 2, 0, 3, xn, NULL, pn, NULL, en, xs, NULL, pnom, edir,
@@ -74,7 +74,7 @@ static const salta_model_def def = {
   {0, NULL, {NO_JAC, NO_JAC, NO_JAC, NO_JAC}},
   {0, NULL, {NO_JAC, NO_JAC, NO_JAC, NO_JAC}},
   {3, e_eval, {{4, ex_row, ex_col, ex_eval, 0}, NO_JAC, NO_JAC, NO_JAC}},
-  resets, assign, e_one, NULL,
+  resets, assign_ptr, assign_rows, e_one, NULL,
   {0, 0, {{0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}}}, NULL, NULL
 };
 

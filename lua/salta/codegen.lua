@@ -358,12 +358,15 @@ function M.generate(m, abi, symbol)
   if #R > 0 then
     chunks[#chunks + 1] = "static const salta_function_def resets[] = {\n  "
       .. table.concat(R, ",\n  ") .. "\n};"
-    -- a state is assigned by a reset unless its post value is the state itself
-    local mask = {}
-    for _, r in ipairs(m.r) do
-      for i, e in ipairs(r) do mask[#mask + 1] = e == m.vars.x[i] and 0 or 1 end
+    -- a state is assigned by a reset unless its post value is the state
+    -- itself: each reset's rows (text linear in what the resets assign)
+    local ptr, rows = { 0 }, {}
+    for j, r in ipairs(m.r) do
+      for i, e in ipairs(r) do if e ~= m.vars.x[i] then rows[#rows + 1] = i - 1 end end
+      ptr[j + 1] = #rows
     end
-    chunks[#chunks + 1] = "static const unsigned char r_assign[] = {" .. table.concat(mask, ",") .. "};"
+    chunks[#chunks + 1] = int_array("r_assign_ptr", ptr)
+    chunks[#chunks + 1] = #rows > 0 and int_array("r_assign_rows", rows) or ""
   end
   local terminal = false
   for _, v in ipairs(m.e_terminal or {}) do terminal = terminal or v end
@@ -371,6 +374,10 @@ function M.generate(m, abi, symbol)
     local flags = {}
     for j = 1, #m.e do flags[j] = m.e_terminal[j] and 1 or 0 end
     chunks[#chunks + 1] = "static const unsigned char e_terminal[] = {" .. table.concat(flags, ",") .. "};"
+  end
+  local any_assign = false
+  for j, r in ipairs(m.r) do
+    for i, e in ipairs(r) do if e ~= m.vars.x[i] then any_assign = true end end
   end
   local any_mode = next(m.x_mode or {}) ~= nil
   if any_mode then
@@ -390,7 +397,8 @@ function M.generate(m, abi, symbol)
     ("  %s, %s, %s, %s,"):format(ref("x_start", #m.x_names), ref("z_start", #m.z_names),
       ref("p_nominal", #m.p_names), ref("e_dir", #m.e_names)),
     "  " .. F .. ",", "  " .. G .. ",", "  " .. H .. ",", "  " .. E .. ",",
-    "  " .. ref("resets", #R) .. ", " .. ref("r_assign", #R) .. ", " .. e_one .. ", "
+    "  " .. ref("resets", #R) .. ", " .. ref("r_assign_ptr", #R) .. ", " .. (any_assign and "r_assign_rows" or "0")
+      .. ", " .. e_one .. ", "
       .. (any_state and "y_state" or "0") .. ",",
     "  " .. S .. ", " .. (terminal and "e_terminal" or "0") .. ", " .. (any_mode and "x_mode" or "0"),
     "};", "" }, "\n")
