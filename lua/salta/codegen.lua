@@ -340,6 +340,13 @@ function M.generate(m, abi, symbol)
   if any_state then chunks[#chunks + 1] = int_array("y_state", y_state) end
   -- a reset's kernel and Jacobians only on the states it assigns: the
   -- others keep their value (the engine applies the identity itself)
+  -- a state is assigned by a reset unless its post value is the state
+  -- itself: each reset's rows (text linear in what the resets assign)
+  local assign_ptr, assign_rows = { 0 }, {}
+  for j, r in ipairs(m.r) do
+    for i, e in ipairs(r) do if e ~= m.vars.x[i] then assign_rows[#assign_rows + 1] = i - 1 end end
+    assign_ptr[j + 1] = #assign_rows
+  end
   local R = {}
   for j, r in ipairs(m.r) do
     local assigned = {}
@@ -358,15 +365,8 @@ function M.generate(m, abi, symbol)
   if #R > 0 then
     chunks[#chunks + 1] = "static const salta_function_def resets[] = {\n  "
       .. table.concat(R, ",\n  ") .. "\n};"
-    -- a state is assigned by a reset unless its post value is the state
-    -- itself: each reset's rows (text linear in what the resets assign)
-    local ptr, rows = { 0 }, {}
-    for j, r in ipairs(m.r) do
-      for i, e in ipairs(r) do if e ~= m.vars.x[i] then rows[#rows + 1] = i - 1 end end
-      ptr[j + 1] = #rows
-    end
-    chunks[#chunks + 1] = int_array("r_assign_ptr", ptr)
-    chunks[#chunks + 1] = #rows > 0 and int_array("r_assign_rows", rows) or ""
+    chunks[#chunks + 1] = int_array("r_assign_ptr", assign_ptr)
+    chunks[#chunks + 1] = int_array("r_assign_rows", assign_rows)
   end
   local terminal = false
   for _, v in ipairs(m.e_terminal or {}) do terminal = terminal or v end
@@ -374,10 +374,6 @@ function M.generate(m, abi, symbol)
     local flags = {}
     for j = 1, #m.e do flags[j] = m.e_terminal[j] and 1 or 0 end
     chunks[#chunks + 1] = "static const unsigned char e_terminal[] = {" .. table.concat(flags, ",") .. "};"
-  end
-  local any_assign = false
-  for j, r in ipairs(m.r) do
-    for i, e in ipairs(r) do if e ~= m.vars.x[i] then any_assign = true end end
   end
   local any_mode = next(m.x_mode or {}) ~= nil
   if any_mode then
@@ -397,7 +393,7 @@ function M.generate(m, abi, symbol)
     ("  %s, %s, %s, %s,"):format(ref("x_start", #m.x_names), ref("z_start", #m.z_names),
       ref("p_nominal", #m.p_names), ref("e_dir", #m.e_names)),
     "  " .. F .. ",", "  " .. G .. ",", "  " .. H .. ",", "  " .. E .. ",",
-    "  " .. ref("resets", #R) .. ", " .. ref("r_assign_ptr", #R) .. ", " .. (any_assign and "r_assign_rows" or "0")
+    "  " .. ref("resets", #R) .. ", " .. ref("r_assign_ptr", #R) .. ", " .. ref("r_assign_rows", #assign_rows)
       .. ", " .. e_one .. ", "
       .. (any_state and "y_state" or "0") .. ",",
     "  " .. S .. ", " .. (terminal and "e_terminal" or "0") .. ", " .. (any_mode and "x_mode" or "0"),

@@ -103,8 +103,8 @@ function Experiments:part(p, i)
   return out
 end
 
--- fn(i, L) on the experiments this rank owns, then the sums over ranks of
--- what each returned into a flat array: pack(i, results...) fills acc.
+-- fn(i, L, acc) on the experiments this rank owns, each adding its results
+-- into the flat array acc (n zeros); then acc summed over the ranks.
 local function over(self, n, fn)
   local acc = {}
   for k = 1, n do acc[k] = 0 end
@@ -191,11 +191,7 @@ end
 function Experiments:nominal(k)
   for i, L in ipairs(self.losses) do
     for c, g in ipairs(self.maps[i]) do
-      if g == k then
-        local d = L.dirs[c]
-        if d > 0 then return L.base_p[d] end
-        return (L.base_x0 or L.model:vector("x0", nil, L.model.states, L.model.x0))[-d]
-      end
+      if g == k then return L:nominal(c) end
     end
   end
 end
@@ -225,6 +221,7 @@ function M.empty(L)
   function e.residuals() return {} end
   function e.jacobian() return {} end
   function e.mesh_check() return true end
+  function e.nominal(_, c) return L:nominal(c) end
   return e
 end
 

@@ -69,12 +69,7 @@ local function by_name(loss, v, what, default)
 end
 
 -- The value of free parameter k in the model (its nominal or x0 value).
-local function nominal(loss, k)
-  if loss.nominal then return loss:nominal(k) end
-  local d = loss.dirs[k]
-  if d > 0 then return loss.base_p[d] end
-  return (loss.base_x0 or loss.model:vector("x0", nil, loss.model.states, loss.model.x0))[-d]
-end
+local function nominal(loss, k) return loss:nominal(k) end
 
 -- mean wall time per iteration, the first (warm-up) excluded as in the reference
 local function ms_per_iter(ms_list)

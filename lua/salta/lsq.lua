@@ -220,10 +220,23 @@ function Loss:full(p)
   return P, X
 end
 
-local function call(self, p, what)
+-- The point the engine evaluates at p: full parameters and start state,
+-- the inputs checked over [t0, tf] and the held input pieces set at t0.
+function Loss:point(p)
   local P, X = self:full(p)
   self.model:check_input_range(P, self.t0, self.tf, 0)
-  X = self.model:held_inputs_at(X, P, self.t0)
+  return P, self.model:held_inputs_at(X, P, self.t0)
+end
+
+-- The value of free parameter k in the model (its nominal or start value).
+function Loss:nominal(k)
+  local d = self.dirs[k]
+  if d > 0 then return self.base_p[d] end
+  return (self.base_x0 or self.model:vector("x0", nil, self.model.states, self.model.x0))[-d]
+end
+
+local function call(self, p, what)
+  local P, X = self:point(p)
   local res = table.pack(self.core:eval(P, X, what))
   if res[1] == nil then error(res[2], 0) end  -- the engine names model, element and time
   return table.unpack(res, 1, res.n)
@@ -271,7 +284,7 @@ function Loss:mesh_check(p, opts)
   self.mesh_checked = self.mesh_checked or {}
   local known = self.mesh_checked[mesh]
   if known ~= nil then return known == true, known ~= true and known or nil end
-  local P, X = self:full(p)
+  local P, X = self:point(p)
   local discrete, why = self.core:eval_adjoint(P, X, mesh_arg(opts), false, false)
   if discrete == nil then error(why, 0) end
   local exact = (self:value(p))
@@ -297,9 +310,7 @@ local function grad_opts(opts, what)
 end
 
 local function call_adjoint(self, p, opts, want_grad)
-  local P, X = self:full(p)
-  self.model:check_input_range(P, self.t0, self.tf, 0)
-  X = self.model:held_inputs_at(X, P, self.t0)
+  local P, X = self:point(p)
   local v, g = self.core:eval_adjoint(P, X, mesh_arg(opts), want_grad, opts.forward == "ida")
   if v == nil then error(g, 0) end
   if not (self.mesh_checked and self.mesh_checked[opts.mesh]) then self:mesh_check(p, opts) end
@@ -438,12 +449,12 @@ function Loss:predict(p)
       zeros[n] = {}
       for i = 1, #self.times do zeros[n][i] = 0.0 end
     end
-    local spec = { model = self.model, times = self.times, data = zeros, outputs = self.outputs,
-      free = self.free, params = self.base_p, x0 = self.base_x0, t0 = self.t0, tf = self.tf }
-    for k, v in pairs(self.options) do
-      if spec[k] == nil and k ~= "free" and k ~= "drop_after_end" then spec[k] = v end
-    end
-    spec.after_end = self.spec.after_end   -- no weights or sigma: residuals are the predictions
+    -- the user's options, with zero data and neither weights nor sigma: its
+    -- residuals are the predictions
+    local spec = {}
+    for k, v in pairs(self.spec) do spec[k] = v end
+    spec.times, spec.data, spec.outputs, spec.weights, spec.sigma = self.times, zeros, self.outputs, nil, nil
+    spec.t0, spec.tf = self.t0, self.tf
     self.zero_twin = M.new(spec)
   end
   local r = self.zero_twin:residuals(p)

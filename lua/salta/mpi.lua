@@ -39,21 +39,24 @@ function M.locally(fn, ...)
   return table.unpack(res, 2, res.n)
 end
 
+-- Whether the collectives go over the ranks (under mpirun, not locally()).
+local function together() return core ~= nil and alone == 0 end
+
 function M.rank() return core and core.rank() or 0 end
 function M.size() return core and core.size() or 1 end
 
 function M.allreduce(xs)
-  if not core or alone > 0 then return { table.unpack(xs) } end
+  if not together() then return { table.unpack(xs) } end
   return core.allreduce_sum(xs)
 end
 
 function M.allreduce_max(v)
-  if not core or alone > 0 then return v end
+  if not together() then return v end
   return core.allreduce_max(v)
 end
 
 function M.bcast(s, root)
-  if not core or alone > 0 then return s end
+  if not together() then return s end
   return core.bcast_string(s, root or 0)
 end
 
@@ -65,7 +68,7 @@ function M.mine(k) return alone > 0 or (k - 1) % M.size() == M.rank() end
 -- for a collective the others left).
 function M.agree(fn, ...)
   local res = table.pack(pcall(fn, ...))
-  if not core or alone > 0 then
+  if not together() then
     if not res[1] then error(res[2], 0) end
     return table.unpack(res, 2, res.n)
   end
