@@ -3,7 +3,7 @@
 #   make               libsalta.a, libsalta.so, the salta host, salta/core.so
 #   make test          C unit tests + busted specs (host and lua5.4)
 #   make test SANITIZE=1   the same with AddressSanitizer and UBSan
-#   make fuzz [FUZZ_SECONDS=600]   mutation fuzzing (fuzz/fuzz.lua): half the time on
+#   make fuzz [FUZZ_SECONDS=600]   mutation fuzzing (spec/fuzz/fuzz.lua): half the time on
 #                      the normal build, half on the sanitizer build
 #   make bench | demo | install PREFIX=...
 
@@ -113,8 +113,8 @@ FUZZ_SEED ?= 1
 fuzz: deps
 	$(MAKE) --no-print-directory SANITIZE= all
 	$(MAKE) --no-print-directory SANITIZE=1 all
-	SALTA_BIN=build/salta OPENBLAS_NUM_THREADS=1 build/salta fuzz/fuzz.lua $$(($(FUZZ_SECONDS) / 2)) $(FUZZ_SEED) 2
-	SALTA_BIN=build-san/salta OPENBLAS_NUM_THREADS=1 build/salta fuzz/fuzz.lua $$(($(FUZZ_SECONDS) / 2)) \
+	SALTA_BIN=build/salta OPENBLAS_NUM_THREADS=1 build/salta spec/fuzz/fuzz.lua $$(($(FUZZ_SECONDS) / 2)) $(FUZZ_SEED) 2
+	SALTA_BIN=build-san/salta OPENBLAS_NUM_THREADS=1 build/salta spec/fuzz/fuzz.lua $$(($(FUZZ_SECONDS) / 2)) \
 	  $$(($(FUZZ_SEED) + 1000000)) 2
 
 # the hand-written C floor the bench compares the default route with

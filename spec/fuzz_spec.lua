@@ -22,7 +22,7 @@ describe("make fuzz's driver", function()
     f:close()
     assert(os.execute("chmod +x " .. bin))
     local host = os.getenv("SALTA_BIN") or "build/salta"
-    local p = assert(io.popen(("FUZZ_TIMEOUT=1 SALTA_BIN=%s %s fuzz/fuzz.lua 1 1 2; echo rc=$?"):format(bin, host)))
+    local p = assert(io.popen(("FUZZ_TIMEOUT=1 SALTA_BIN=%s %s spec/fuzz/fuzz.lua 1 1 2; echo rc=$?"):format(bin, host)))
     local out = p:read("a")
     p:close()
     os.remove(bin)

@@ -2,8 +2,8 @@
 -- differences of compiled kernels.
 local H = {}
 
--- The seed paper's exported specs, shipped in specs/.
-function H.spec_path(name) return "specs/" .. name end
+-- The seed paper's exported specs, shipped in models/specs/.
+function H.spec_path(name) return "models/specs/" .. name end
 
 -- A new temporary file (name ending in ext, if given) holding text; the
 -- caller removes it.

@@ -42,7 +42,7 @@ end
 
 salta.pi = math.pi
 
--- resource(path): a file salta ships (specs/, models/, examples/data/),
+-- resource(path): a file salta ships (models/, , examples/data/),
 -- found from wherever a script runs: beside this library's lua/ folder
 -- (the repository, or an install's share/salta), else path as given.
 local ROOT = (debug.getinfo(1, "S").source:match("^@(.*)/lua/salta/init%.lua$"))

@@ -1,4 +1,4 @@
--- fuzz/case.lua SEED: one mutation-fuzzing case, run by fuzz/fuzz.lua in a
+-- spec/fuzz/case.lua SEED: one mutation-fuzzing case, run by spec/fuzz/fuzz.lua in a
 -- process of its own. The seed picks a base (a shipped spec, or a
 -- salta.dae table) and mutations of its equations, values, structure and
 -- options; the case builds the model and runs simulate, the loss, its
@@ -230,8 +230,8 @@ local function run()
   local m, tf
   local r = rnd()
   if r < 0.6 then
-    local file = pick({ "specs/dae_specification_cauer_events.json",
-      "specs/dae_specification_bouncing_balls_N3.yaml" })
+    local file = pick({ "models/specs/dae_specification_cauer_events.json",
+      "models/specs/dae_specification_bouncing_balls_N3.yaml" })
     local t = mutate_spec(spec.read(file))
     tf = file:find("cauer") and pick({ 2, 8, 20 }) or pick({ 0.5, 1.9 })
     local desc = spec.describe_spec(t, "fuzzed")

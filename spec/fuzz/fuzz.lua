@@ -1,4 +1,4 @@
--- fuzz/fuzz.lua [seconds [first_seed [workers]]]: runs fuzz/case.lua on
+-- spec/fuzz/fuzz.lua [seconds [first_seed [workers]]]: runs spec/fuzz/case.lua on
 -- consecutive seeds, each in a process of its own under a timeout, until the
 -- time is spent, and sorts the outcomes:
 --   ok          the case ran and every number was finite
@@ -10,7 +10,7 @@
 --   sanitizer   AddressSanitizer or UBSan reported
 --   hang        the case outlived its timeout
 -- Prints the figures and each failing seed (rerun one with
--- `$SALTA_BIN fuzz/case.lua SEED`); exits 1 if any case is not ok/refused.
+-- `$SALTA_BIN spec/fuzz/case.lua SEED`); exits 1 if any case is not ok/refused.
 -- Environment: SALTA_BIN (the host to run), FUZZ_TIMEOUT (seconds a case may
 -- take, default 60), FUZZ_LOG (a file to receive every case's outcome).
 local seconds = tonumber(arg[1]) or 300
@@ -29,7 +29,7 @@ local function run_batch(a, b)
   os.remove(dir)
   assert(os.execute("mkdir -p " .. shell_quote(dir)))
   local cmd = ("seq %d %d | xargs -P %d -I{} sh -c %s"):format(a, b, workers, shell_quote(
-    ("timeout -k 5 %d %s fuzz/case.lua {} > %s/{}.out 2>&1; echo $? > %s/{}.rc"):format(
+    ("timeout -k 5 %d %s spec/fuzz/case.lua {} > %s/{}.out 2>&1; echo $? > %s/{}.rc"):format(
       case_timeout, shell_quote(bin), dir, dir)))
   os.execute(cmd)
   local results = {}
