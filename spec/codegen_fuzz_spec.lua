@@ -73,7 +73,7 @@ describe("the code generator on random equations", function()
     for i = 1, 24 do
       local tbl, name = random_spec(rnd, i)
       local d = spec.describe_spec(tbl, name)
-      local m = model.build(d)   -- a compile error raises here
+      local m = model.build(d, { structural = false })   -- the kernels of d's own equations; a compile error raises here
       compiled = compiled + 1
       for _ = 1, 3 do
         local t, x, z, p = rnd(), { rnd() - 0.5, rnd() - 0.5 }, { rnd() }, { d.p_nominal[1], d.p_nominal[2] }

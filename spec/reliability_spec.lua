@@ -14,20 +14,20 @@ local function drop()
   return m, salta.lsq{ model = m, times = { 0.1, 0.2 }, data = { h = { 1, 1 } }, free = { "g" } }
 end
 
-describe("a model that is not index-1", function()
-  it("is refused at build time, naming the equation and the variable left unmatched (salta.dae)", function()
-    -- the Cartesian pendulum's constraint written as if it were index-1
+describe("a model the structural compiler cannot make index-1", function()
+  it("is refused at build time when its constraints leave no state free, naming them (salta.dae)", function()
+    -- q' = v, v' = lam, 0 = q - 1: index 3, and the constraint fixes q, v and lam alike
     local msg = err_of(salta.dae, { name = "pend", states = { { "q", 1 }, { "v", 0 } }, algebraics = { { "lam", 0 } },
       f = function(t, x, z) return { x.v, z.lam } end,
       g = function(t, x, z) return { x.q - 1 } end })
-    has(msg, "model 'pend'", "not an index-1 DAE", "g[1]", "'lam'")
+    has(msg, "model 'pend'", "no differential state", "the constraints 0 = -1 + q", "'q', 'v'")
   end)
-  it("is refused from a spec too, and a structurally full dg/dz passes", function()
+  it("is refused from a spec too when structurally singular, and a structurally full dg/dz passes", function()
     local spec = require("salta.spec")
     local model = require("salta.model")
     local bad = spec.describe_spec({ states = { { name = "x", start = 1 } }, alg_vars = { { name = "a", start = 0 },
-      { name = "b", start = 0 } }, parameters = {}, f = { "der(x) = a + b" }, g = { "a = 2*x", "0 = x - 1" } }, "two")
-    has(err_of(model.build, bad), "model 'two'", "rank 1 of 2", "g[2]", "'b'")
+      { name = "b", start = 0 } }, parameters = {}, f = { "der(x) = a + b" }, g = { "a = 2*x", "0 = a*a - x" } }, "two")
+    has(err_of(model.build, bad), "model 'two'", "structurally singular", "determine 'b'", "g[2]")
     local good = spec.describe_spec({ states = { { name = "x", start = 1 } }, alg_vars = { { name = "a", start = 0 },
       { name = "b", start = 0 } }, parameters = {}, f = { "der(x) = a + b" }, g = { "a = 2*x", "b = a*a" } }, "two_ok")
     assert.is_true(#model.build(good):simulate{ tf = 0.1 }.t > 0)
@@ -218,8 +218,13 @@ describe("messages that help", function()
       "salta.lsq: option 'blend' must be >= 0, got -1")
   end)
   it("for an algebraic loop, instead of an IDAS corrector failure", function()
-    local loop = salta.dae{ name = "loop", states = { { "x", 1 } }, algebraics = { { "a", 0 }, { "b", 0 } },
+    -- structurally singular: refused when built
+    local spec = { name = "loop", states = { { "x", 1 } }, algebraics = { { "a", 0 }, { "b", 0 } },
       f = function(t, x, z) return { -x.x + z.a } end, g = function(t, x, z) return { z.a - z.b, z.b - z.a } end }
+    has(clean(err_of(salta.dae, spec)), "model 'loop'", "structurally singular", "0 = b - a", "repeats another")
+    -- numerically singular: found at the initial state (without the structural compiler)
+    spec.structural = false
+    local loop = salta.dae(spec)
     has(clean(err_of(loop.simulate, loop, { tf = 1 })), "model 'loop': dg/dz is singular at the initial state",
       "algebraic loop")
   end)

@@ -9,7 +9,7 @@
 #ifndef SALTA_KERNEL_H
 #define SALTA_KERNEL_H
 
-#define SALTA_ABI_VERSION 5
+#define SALTA_ABI_VERSION 6
 
 /*
 ** A kernel evaluates one vector function or one sparse Jacobian at a point.
@@ -27,6 +27,11 @@ typedef int (*salta_kernel_fn)(double t, const double *x, const double *z,
 ** crossing without evaluating every guard. */
 typedef double (*salta_guard_fn)(int j, double t, const double *x, const double *z,
                                  const double *p);
+
+/* The explicit algebraics of segment seg (0 .. nblocks), computed in
+** place from x, p and the algebraics solved before them. Returns nonzero
+** when a nested scalar Newton failed. */
+typedef int (*salta_assign_fn)(int seg, double t, const double *x, double *z, const double *p);
 
 /* The arguments of a kernel, as bits. */
 enum { SALTA_ARG_T = 1, SALTA_ARG_X = 2, SALTA_ARG_Z = 4, SALTA_ARG_P = 8 };
@@ -94,6 +99,15 @@ typedef struct salta_model_def {
                                   guard sets it at the start (1 where the
                                   guard is < 0, else 0); -1 for other
                                   states; NULL: no modes */
+  /* The structure of g = 0 (salta's structural compiler): row i of g
+  ** solves algebraic i. The engine solves segment 0 of the explicit
+  ** algebraics (z_assign), then block 0 by Newton on its rows alone, then
+  ** segment 1, ..., block nblocks - 1, segment nblocks. z_block NULL: one
+  ** Newton on all of g. */
+  int nblocks;
+  const int *z_block;          /* nz: the block that solves algebraic i, or
+                                  -1 where z_assign computes it */
+  salta_assign_fn z_assign;    /* NULL: no explicit algebraics */
 } salta_model_def;
 
 #endif

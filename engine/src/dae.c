@@ -46,14 +46,10 @@ int salta__dae_init(salta__dae *a, const salta_model_def *d, char *err) {
   a->maxnnz = max_nnz(d);
   a->gz_fixed = (d->g.d[SALTA_WRT_Z].indep & (SALTA_ARG_T | SALTA_ARG_X | SALTA_ARG_Z)) ==
                 (SALTA_ARG_T | SALTA_ARG_X | SALTA_ARG_Z);
-  a->g_linear = (d->g.d[SALTA_WRT_Z].indep & SALTA_ARG_Z) != 0;
   a->jv = malloc(sizeof(double) * (size_t)a->maxnnz);
-  a->gres = malloc(sizeof(double) * ((size_t)a->nz + 1));
-  a->gz = malloc(sizeof(double) * ((size_t)a->nz * a->nz + 1));
-  a->gz_piv = malloc(sizeof(int) * ((size_t)a->nz + 1));
   a->reset_out = malloc(sizeof(double) * ((size_t)a->nx + 1));
   a->writer = malloc(sizeof(int) * ((size_t)a->nx + 1));
-  if (!a->jv || !a->gres || !a->gz || !a->gz_piv || !a->reset_out || !a->writer || build_guard_rows(a)) {
+  if (!a->jv || !a->reset_out || !a->writer || build_guard_rows(a) || salta__alg_init(&a->alg, d)) {
     salta__dae_free(a);
     return salta__fail(err, SALTA_EMEM, "out of memory");
   }
@@ -67,7 +63,8 @@ void salta__dae_set_params(salta__dae *a, const double *p) {
 
 void salta__dae_free(salta__dae *a) {
   int w;
-  free(a->jv); free(a->gres); free(a->gz); free(a->gz_piv); free(a->reset_out); free(a->writer);
+  free(a->jv); free(a->reset_out); free(a->writer);
+  salta__alg_free(&a->alg);
   for (w = 0; w < 4; ++w) { free(a->guard_row_ptr[w]); free(a->guard_row_ent[w]); }
   memset(a, 0, sizeof *a);
 }
@@ -202,16 +199,9 @@ int salta__dae_iter_sparse(salta__dae *a, const salta__pattern *pat, double t, c
 
 static int factor_gz_xz(salta__dae *a, double t, const double *x, const double *z) {
   const salta_sparse_def *sp = &a->d->g.d[SALTA_WRT_Z];
-  const double *v;
-  int nz = a->nz, k;
   if (a->gz_ready) return 0;
-  memset(a->gz, 0, sizeof(double) * (size_t)nz * nz);
   a->saw_bad = 0;
-  if (sp->nnz) {
-    v = eval_kernel(a, sp, t, x, z);
-    for (k = 0; k < sp->nnz; ++k) a->gz[(size_t)sp->col[k] * nz + sp->row[k]] = v[k];
-  }
-  if (a->saw_bad || salta__lu_factor(nz, a->gz, a->gz_piv)) return -1;
+  if (sp->nnz == 0 || (eval_kernel(a, sp, t, x, z), a->saw_bad) || salta__alg_factor(&a->alg, a->jv)) return -1;
   a->gz_ready = a->gz_fixed;
   return 0;
 }
@@ -221,82 +211,11 @@ int salta__dae_factor_gz(salta__dae *a, double t, const double *w) {
 }
 
 void salta__dae_gz_solve(const salta__dae *a, double *b, int nrhs, int trans) {
-  salta__lu_solve(a->nz, a->gz, a->gz_piv, b, nrhs, trans);
-}
-
-/* The row of g with the largest |value| (NaN wins), and that size. */
-static int worst_row(const double *g, int nz, double *gmax) {
-  int i, worst = 0;
-  *gmax = 0;
-  for (i = 0; i < nz; ++i)
-    if (!(fabs(g[i]) <= *gmax)) *gmax = fabs(g[i]), worst = i;
-  return worst;
-}
-
-/* g linear in z: z := z - g_z^-1 g(z) is the solution; a second step,
-** unless the first was at round-off, refines it against the round-off of
-** the solve (the steps Newton would take). */
-static int solve_linear_z(salta__dae *a, double t, const double *x, double *z, salta__zfail *why) {
-  int nz = a->nz, i, worst = 0, pass;
-  double *g = a->gres, gmax, gworst = 0;
-  for (pass = 0; pass < 2; ++pass) {
-    double dmax = 0, zmax = 0;
-    a->d->g.eval(t, x, z, a->p, g);
-    worst = worst_row(g, nz, &gmax);
-    if (pass == 0) gworst = g[worst];
-    if (gmax == 0) return 0;
-    if (!isfinite(gmax) || factor_gz_xz(a, t, x, z)) break;
-    for (i = 0; i < nz; ++i) zmax = fmax(zmax, fabs(z[i]));
-    salta__lu_solve(nz, a->gz, a->gz_piv, g, 1, 0);
-    for (i = 0; i < nz; ++i) {
-      z[i] -= g[i];
-      if (!(fabs(g[i]) <= dmax)) dmax = fabs(g[i]);   /* NaN propagates */
-    }
-    a->newton_iters++;
-    if (!isfinite(dmax)) break;
-    if (dmax <= SALTA_NEWTON_STEP_TOL * (1 + zmax)) return 0;
-  }
-  if (pass == 2) return 0;
-  if (why) why->eq = worst, why->residual = gworst;
-  return -1;
+  salta__alg_gz_solve(&a->alg, b, nrhs, trans);
 }
 
 int salta__dae_solve_z(salta__dae *a, double t, const double *x, double *z, salta__zfail *why) {
-  int nz = a->nz, it, i, worst = 0;
-  double *g = a->gres, dprev = HUGE_VAL, gmax;
-  if (nz == 0) return 0;
-  if (a->g_linear) return solve_linear_z(a, t, x, z, why);
-  for (it = 0; it < SALTA_NEWTON_MAX_ITERS; ++it) {
-    double dmax = 0, zmax = 0;
-    int small = 1;
-    a->d->g.eval(t, x, z, a->p, g);
-    worst = worst_row(g, nz, &gmax);
-    if (!isfinite(gmax)) break;
-    if (gmax == 0) return 0;
-    for (i = 0; i < nz; ++i) zmax = fmax(zmax, fabs(z[i]));
-    if (factor_gz_xz(a, t, x, z)) break;
-    salta__lu_solve(nz, a->gz, a->gz_piv, g, 1, 0);
-    for (i = 0; i < nz; ++i) {
-      z[i] -= g[i];
-      if (!(fabs(g[i]) <= dmax)) dmax = fabs(g[i]);   /* NaN propagates */
-      if (!(fabs(g[i]) <= SALTA_NEWTON_STALL_TOL * (1 + fabs(z[i])))) small = 0;
-    }
-    a->newton_iters++;
-    if (!isfinite(dmax)) break;
-    /* converged: a step at round-off, or, when g_z is ill-conditioned,
-    ** steps that stopped contracting while each is small against its own
-    ** component (round-off in the solve bounds them; Newton would
-    ** otherwise shrink them quadratically) */
-    if (dmax <= SALTA_NEWTON_STEP_TOL * (1 + zmax) || (dmax > 0.5 * dprev && small)) {
-      a->d->g.eval(t, x, z, a->p, g);
-      worst = worst_row(g, nz, &gmax);
-      if (isfinite(gmax)) return 0;
-      break;
-    }
-    dprev = dmax;
-  }
-  if (why) why->eq = worst, why->residual = g[worst];
-  return -1;
+  return salta__alg_solve(&a->alg, t, x, z, a->p, why);
 }
 
 int salta__dae_flow(salta__dae *a, double t, const double *w, double *xdot, double *zdot) {
@@ -313,7 +232,7 @@ int salta__dae_flow(salta__dae *a, double t, const double *w, double *xdot, doub
     int k;
     for (k = 0; k < sp->nnz; ++k) zdot[sp->row[k]] += v[k] * xdot[sp->col[k]];
   }
-  salta__lu_solve(nz, a->gz, a->gz_piv, zdot, 1, 0);
+  salta__alg_gz_solve(&a->alg, zdot, 1, 0);
   for (i = 0; i < nz; ++i) zdot[i] = -zdot[i];
   return 0;
 }

@@ -8,6 +8,7 @@
 #ifndef SALTA_DAE_H
 #define SALTA_DAE_H
 
+#include "algebraic.h"
 #include "pattern.h"
 #include "salta.h"
 
@@ -24,17 +25,13 @@ typedef struct salta__dae {
   int nx, nz, n, np, ne;
   int maxnnz;               /* the largest Jacobian kernel of the model */
   double *jv;               /* one kernel's values (maxnnz) */
-  double *gres;             /* g at a Newton iterate (nz) */
-  double *gz;               /* g_z, LU-factored in place (nz x nz) */
-  int *gz_piv;
+  salta__alg alg;           /* the solve of g = 0 and g_z's factorisation */
   int gz_fixed;             /* g_z depends on p alone: factored once per run */
-  int gz_ready;             /* ... and that factorisation is in gz */
-  int g_linear;             /* g is linear in z: Newton is exact in one step */
+  int gz_ready;             /* ... and that factorisation is in alg */
   double *reset_out;        /* one reset's x+ (nx) */
   int *writer;              /* per state: the group member that resets it, or -1 */
   int *guard_row_ptr[4];    /* guard rows of e_x, e_z, e_p, e_t: entries of row j */
   int *guard_row_ent[4];    /* are guard_row_ent[w][guard_row_ptr[w][j] ..] */
-  long newton_iters;        /* Newton iterations on g since the last reset of the count */
   salta__dae_bad bad;       /* the first non-finite Jacobian value since the last clear */
   int saw_bad;              /* a kernel returned a non-finite value since the matrix began */
   char *err;                /* the owner's message buffer (borrowed) */
@@ -49,11 +46,9 @@ void salta__dae_set_params(salta__dae *a, const double *p);
 
 /* ---- Newton on g ------------------------------------------------------- */
 
-/* Why Newton on g failed: the equation with the largest residual. */
-typedef struct salta__zfail { int eq; double residual; } salta__zfail;
-
-/* Solves g(t, x, z) = 0 for z by Newton from z (in/out) with the exact g_z:
-** 0, or -1 with why filled (why may be NULL). */
+/* Solves g(t, x, z) = 0 for z (in/out: from z, block by block, see
+** algebraic.h): 0, or -1 with why filled (why may be NULL). Newton
+** iterations are counted in a->alg.newton_iters. */
 int salta__dae_solve_z(salta__dae *a, double t, const double *x, double *z, salta__zfail *why);
 
 /* ---- kernels --------------------------------------------------------------- */

@@ -446,7 +446,7 @@ static int run_chosen(salta_sim *s, const salta_sim_options *o, const double *x0
   if (s->ns > 0) salta__sens_free(&s->sens);
   clear_results(s);
   reset_stats(s, o);
-  s->dae.newton_iters = 0;
+  s->dae.alg.newton_iters = 0;
   s->dae.bad.sp = NULL;
   s->auto_method = SALTA_METHOD_BDF;
   s->stats.stiff_restart = 1;
@@ -509,13 +509,13 @@ int salta__sim_run_planned(salta_sim *s, const salta_sim_options *o, const doubl
   s->run.o = o;
   s->run.jump.outputs = plan->event_outputs;
   salta__dae_set_params(&s->dae, p);
-  s->dae.newton_iters = 0;
+  s->dae.alg.newton_iters = 0;
   s->dae.bad.sp = NULL;
   s->run.start_follows_p = salta__start_follows_p(d, x0);
   st = salta__start_values(d, o->t0, p, x0, s->run.x0, s->err);
   if (st == SALTA_OK) st = run_chosen(s, o, s->run.x0, times, nt);
   s->stats.guard_evals = s->events.probes;
-  s->stats.alg_newton_iters = s->dae.newton_iters;
+  s->stats.alg_newton_iters = s->dae.alg.newton_iters;
   s->stats.events = s->events.nlog;
   if (s->ns > 0) salta__sens_free(&s->sens);
   free(s->run.w);

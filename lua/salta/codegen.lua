@@ -227,6 +227,34 @@ local function guard_kernel(cname, exprs)
   return table.concat(parts, "\n")
 end
 
+-- assign_kernel(name, segments): a C function assigning the explicit
+-- algebraics of one segment (a case per segment) in place, in order: a
+-- later assignment reads the earlier ones from z.
+local ASSIGN_SIG = "(int seg, double t, const double *x, double *z, const double *p)"
+
+local function assign_kernel(cname, segments)
+  local parts = { "static int " .. cname .. ASSIGN_SIG .. " {",
+    "  (void)t; (void)x; (void)z; (void)p;", "  switch (seg) {" }
+  for s, list in ipairs(segments) do
+    if #list > 0 then
+      local em = new_emitter("    ")
+      local lines = em.scopes[1].lines
+      for _, a in ipairs(list) do
+        local v = em:emit(a.expr)
+        lines[#lines + 1] = "    z[" .. (a.index - 1) .. "] = " .. v .. ";"
+      end
+      parts[#parts + 1] = "  case " .. (s - 1) .. ": {"
+      for _, l in ipairs(lines) do parts[#parts + 1] = l end
+      parts[#parts + 1] = "    return 0;"
+      parts[#parts + 1] = "  }"
+    end
+  end
+  parts[#parts + 1] = "  }"
+  parts[#parts + 1] = "  return 0;"
+  parts[#parts + 1] = "}"
+  return table.concat(parts, "\n")
+end
+
 local function int_array(name, vals)
   if #vals == 0 then return "" end
   local s = {}
@@ -381,6 +409,14 @@ function M.generate(m, abi, symbol)
     for i = 1, #m.x_names do idx[i] = m.x_mode[i] and m.x_mode[i] - 1 or -1 end
     chunks[#chunks + 1] = int_array("x_mode", idx)
   end
+  local structure = "0, 0, 0"
+  if m.z_block and #m.z_names > 0 then
+    chunks[#chunks + 1] = int_array("z_block", m.z_block)
+    local any = false
+    for _, seg in ipairs(m.z_segments) do any = any or #seg > 0 end
+    if any then chunks[#chunks + 1] = assign_kernel("k_zassign", m.z_segments) end
+    structure = ("%d, z_block, %s"):format(m.nblocks, any and "k_zassign" or "0")
+  end
   local body = table.concat(chunks, "\n")
   local hash = M.hash(body .. symbol)
   local function ref(name, n) return n > 0 and name or "0" end
@@ -396,7 +432,8 @@ function M.generate(m, abi, symbol)
     "  " .. ref("resets", #R) .. ", " .. ref("r_assign_ptr", #R) .. ", " .. ref("r_assign_rows", #assign_rows)
       .. ", " .. e_one .. ", "
       .. (any_state and "y_state" or "0") .. ",",
-    "  " .. S .. ", " .. (terminal and "e_terminal" or "0") .. ", " .. (any_mode and "x_mode" or "0"),
+    "  " .. S .. ", " .. (terminal and "e_terminal" or "0") .. ", " .. (any_mode and "x_mode" or "0") .. ",",
+    "  " .. structure,
     "};", "" }, "\n")
   return body .. "\n" .. def, hash
 end

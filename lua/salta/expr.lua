@@ -290,8 +290,10 @@ local function rebuild(n, fn)
 end
 M.rebuild = rebuild
 
--- subst(n, map): replace leaves by map[leaf] where given.
-function M.subst(n, map)
+-- substituter(map): a function replacing leaves by map[leaf] where given,
+-- with one memo for every expression it is applied to (a model's
+-- expressions share subexpressions).
+function M.substituter(map)
   local memo = {}
   local function go(e)
     local r = memo[e]
@@ -309,7 +311,12 @@ function M.subst(n, map)
     memo[e] = r
     return r
   end
-  return go(n)
+  return go
+end
+
+-- subst(n, map): n with leaves replaced by map[leaf] where given.
+function M.subst(n, map)
+  return M.substituter(map)(n)
 end
 
 -- Unary functions defined at run time (input tables): op's numeric value

@@ -349,11 +349,12 @@ M.describe = describe
 -- build(desc, opts): compiles a symbolic description into a Model.
 function M.build(desc, opts)
   opts = opts or {}
+  if opts.structural ~= false then require("salta.structure").compile(desc) end
   local core_model, info = jit.compile(desc, opts)
   local self = setmetatable({
     name = desc.name, core = core_model, symbolic = desc, compile_info = info,
     states = desc.x_names, algebraics = desc.z_names, params = desc.p_names,
-    outputs = desc.y_names, events = desc.e_names,
+    outputs = desc.y_names, events = desc.e_names, structure = desc.structure,
   }, Model)
   self.x0, self.z0, self.p0 = {}, {}, {}
   for i, n in ipairs(desc.x_names) do self.x0[n] = desc.x_start[i] end
@@ -365,7 +366,8 @@ end
 function M.dae(spec)
   if type(spec) ~= "table" then error("salta.dae: expected a table describing the model", 2) end
   options.check("dae", spec, ("salta.dae%s"):format(type(spec.name) == "string" and " '" .. spec.name .. "'" or ""))
-  return M.build(describe(spec), { backend = spec.backend, cache_dir = spec.cache_dir })
+  return M.build(describe(spec), { backend = spec.backend, cache_dir = spec.cache_dir,
+    structural = spec.structural })
 end
 
 -- A vector argument: nil (defaults), an array, or a table keyed by names.

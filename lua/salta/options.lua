@@ -37,6 +37,7 @@ local TOPICS = {
     { "start", "table", "{}", nil, "start values by name, overriding those of states and algebraics" },
     { "backend", "string", '"auto"', nil, "JIT compiler: \"auto\" (cc from a warm cache or for small models, else tcc now and cc in the background), \"cc\" or \"tcc\"" },
     { "cache_dir", "string", "$XDG_CACHE_HOME/salta", nil, "where compiled models are cached" },
+    { "structural", "boolean", "true", nil, "run the structural compiler: aliases, index reduction, BLT, tearing (false: one Newton on all of g)" },
   } },
   { "event", "an entry of salta.dae's events", {
     { "name", "string", '"event<k>"', nil, "the event's name, in the log and in messages" },
@@ -144,6 +145,7 @@ local TOPICS = {
     { "name", "string", "the file's name", nil, "the model's name" },
     { "backend", "string", '"auto"', nil, "as in salta.dae" },
     { "cache_dir", "string", "$XDG_CACHE_HOME/salta", nil, "as in salta.dae" },
+    { "structural", "boolean", "true", nil, "as in salta.dae" },
   } },
 }
 M.TOPICS = TOPICS

@@ -1,0 +1,59 @@
+/*
+** algebraic.h -- the algebraic variables at a point (internal): solving
+** g(t, x, z) = 0 for z block by block, and the factorisation of g_z that
+** the implicit derivatives (flow, sensitivities, adjoint) solve with.
+**
+** A model whose def carries z_block (the structural compiler's blocks) is
+** solved in topological order: the explicit algebraics of segment k by
+** z_assign, then Newton on block k alone, ..., then the last segment. A
+** def without it is one Newton on all of g. g_z is factored dense when it
+** is small or unstructured, else by KLU on its own pattern.
+*/
+#ifndef SALTA_ALGEBRAIC_H
+#define SALTA_ALGEBRAIC_H
+
+#include "pattern.h"
+#include "sparselu.h"
+
+/* Why the solve failed: the equation with the largest residual (row i of
+** g solves algebraic i when the model has blocks). */
+typedef struct salta__zfail { int eq; double residual; } salta__zfail;
+
+typedef struct salta__alg {
+  const salta_model_def *d;
+  int nz;
+  int nblocks;          /* Newton blocks: 0 with no structure known */
+  int *block_ptr;       /* nblocks + 1: block b solves block_var[block_ptr[b] ..] */
+  int *block_var;
+  int *block_ent_ptr;   /* nblocks + 1: g_z kernel entries inside block b */
+  int *block_ent;       /* ... as (kernel entry, dense position) pairs */
+  int max_block;        /* the largest block */
+  double *bj;           /* one block's Jacobian, LU-factored (max_block^2) */
+  int *bpiv;
+  double *bstep;        /* one block's residual and step (max_block) */
+  double *gres;         /* g (nz) */
+  double *gzv;          /* the g_z kernel's values (its nnz) */
+  int linear;           /* no structure and g linear in z: one Newton step */
+  /* g_z for the implicit derivatives */
+  int sparse;           /* factored by KLU (else dense LU in gz) */
+  double *gz;           /* nz x nz, LU-factored in place (dense) */
+  int *gz_piv;
+  salta__pattern gz_pat;
+  salta__sparselu *klu;
+  long newton_iters;    /* Newton iterations since the last reset of the count */
+} salta__alg;
+
+int salta__alg_init(salta__alg *s, const salta_model_def *d);
+void salta__alg_free(salta__alg *s);
+
+/* Solves g(t, x, z) = 0 for z (in: the first guess of the implicit
+** blocks; out: the solution): 0, or -1 with why filled (why may be NULL). */
+int salta__alg_solve(salta__alg *s, double t, const double *x, double *z, const double *p, salta__zfail *why);
+
+/* Factors g_z from the values of its kernel (in its entry order): 0, or -1
+** when it is singular. */
+int salta__alg_factor(salta__alg *s, const double *vals);
+/* b := g_z^-1 b (trans: g_z^-T b), nrhs columns of nz. */
+void salta__alg_gz_solve(const salta__alg *s, double *b, int nrhs, int trans);
+
+#endif

@@ -1,0 +1,505 @@
+-- salta.structure: the structural compiler, between tracing and code
+-- generation. It rewrites a model description (salta.model.describe, or
+-- the spec importer's) so the engine solves g = 0 cheaply:
+--
+--   1. aliases: an equation 0 = a -/+ b (a algebraic, b algebraic or
+--      state) removes a; every expression reads +/- b instead, and the
+--      trajectory still gives a by name;
+--   2. index reduction: an equation that constrains states alone is kept,
+--      differentiated along f, and one of its states becomes algebraic (a
+--      dummy derivative, chosen where the constraint's Jacobian is largest
+--      at the start), until every equation reaches an algebraic;
+--   3. BLT: a matching of equations to algebraics, then the strongly
+--      connected components (Tarjan) in the order they must be solved;
+--   4. each scalar block linear in its unknown becomes an assignment; each
+--      loop is torn (greedy: assign what one equation gives explicitly,
+--      else tear the unknown that occurs most often) and, when its one
+--      residual is linear in its one tearing variable, solved explicitly
+--      too; the rest is a Newton block on the tearing variables alone.
+--
+-- The description gains z_block, nblocks and z_segments for the code
+-- generator (see salta_kernel.h) and d.structure for the user.
+
+local expr = require("salta.expr")
+
+local M = {}
+
+local function fail(d, fmt, ...)
+  error(("model '%s': " .. fmt):format(d.name, ...), 0)
+end
+
+-- The algebraics (as a set of var nodes) an expression depends on.
+local function z_deps(e, zset)
+  local out = {}
+  for v in pairs(expr.deps(e)) do if zset[v] then out[#out + 1] = v end end
+  table.sort(out, function(a, b) return a.index < b.index end)
+  return out
+end
+
+-- e = c v + rest with c free of v: c and rest, else nil.
+local function linear_in(e, v)
+  local c = expr.diff(e, v)
+  if c.op == "const" and c.value == 0 then return nil end
+  if expr.deps(c)[v] then return nil end
+  return c, expr.subst(e, { [v] = expr.ZERO })
+end
+
+-- v solved from 0 = c v + rest.
+local function solve_for(c, rest)
+  if c.op == "const" and c.value == 1 then return expr.neg(rest) end
+  if c.op == "const" and c.value == -1 then return rest end
+  return expr.neg(expr.div(rest, c))
+end
+
+-- Renumbering ----------------------------------------------------------------
+
+-- Keeps the states and algebraics whose keep flags are set, appends the
+-- new algebraics (dummies: {name, start}), gives every kept variable a
+-- fresh leaf numbered by its new place and rewrites every expression.
+-- extra maps an old leaf to what replaces it (an alias's expression).
+local function renumber(d, keep_x, keep_z, new_z, extra)
+  local map = {}
+  for k, v in pairs(extra) do map[k] = v end
+  local xn, x0, xv, f, xmode, xmap = {}, {}, {}, {}, {}, {}
+  for i, v in ipairs(d.vars.x) do
+    if keep_x[i] then
+      local j = #xn + 1
+      xn[j], x0[j], f[j], xmap[i] = d.x_names[i], d.x_start[i], d.f[i], j
+      xv[j] = expr.var("x", j, d.x_names[i])
+      if xv[j] ~= v then map[v] = xv[j] end
+      xmode[j] = d.x_mode and d.x_mode[i]
+    end
+  end
+  local zn, z0, zv = {}, {}, {}
+  local function add_z(name, start, old)
+    local j = #zn + 1
+    zn[j], z0[j] = name, start
+    zv[j] = expr.var("z", j, name)
+    if old and zv[j] ~= old then map[old] = zv[j] end
+  end
+  for i, v in ipairs(d.vars.z) do
+    if keep_z[i] then add_z(d.z_names[i], d.z_start[i], v) end
+  end
+  for _, nz in ipairs(new_z) do add_z(nz.name, nz.start, nz.var) end
+  local go = expr.substituter(map)
+  local function all(list)
+    local out = {}
+    for i, e in ipairs(list) do out[i] = go(e) end
+    return out
+  end
+  for k, v in pairs(map) do if extra[k] then map[k] = go(v) end end
+  d.f, d.g, d.h, d.e = all(f), all(d.g), all(d.h), all(d.e)
+  for j, r in ipairs(d.r) do
+    local out = {}
+    for i, e in pairs(r) do if xmap[i] then out[xmap[i]] = go(e) end end
+    d.r[j] = out
+  end
+  if d.start then
+    local s = {}
+    for i, e in ipairs(d.start) do if xmap[i] then s[xmap[i]] = go(e) end end
+    d.start = s
+  end
+  for _, h in ipairs(d.hidden or {}) do h.index = xmap[h.index]; h.var = xv[h.index] end
+  d.n_continuous = d.n_continuous and (function()
+    local n = 0
+    for i = 1, d.n_continuous do if xmap[i] then n = n + 1 end end
+    return n
+  end)()
+  d.x_names, d.x_start, d.x_mode = xn, x0, xmode
+  d.z_names, d.z_start = zn, z0
+  d.vars.x, d.vars.z = xv, zv
+  return go
+end
+
+-- 1. Aliases ------------------------------------------------------------------
+
+-- 0 = c1 a + c2 b with |c1| = |c2| and a algebraic: a = -(c2/c1) b.
+local function alias_of(e, zset)
+  local vs = {}
+  for v in pairs(expr.deps(e)) do vs[#vs + 1] = v end
+  if #vs ~= 2 or not (zset[vs[1]] or zset[vs[2]]) then return nil end
+  local c1, c2 = expr.diff(e, vs[1]), expr.diff(e, vs[2])
+  if c1.op ~= "const" or c2.op ~= "const" or math.abs(c1.value) ~= math.abs(c2.value) or c1.value == 0 then
+    return nil
+  end
+  if expr.subst(e, { [vs[1]] = expr.ZERO, [vs[2]] = expr.ZERO }) ~= expr.ZERO then return nil end
+  if vs[1].kind ~= "x" and vs[1].kind ~= "z" or vs[2].kind ~= "x" and vs[2].kind ~= "z" then return nil end
+  local a, b, ca, cb = vs[1], vs[2], c1.value, c2.value
+  if not zset[a] or (zset[b] and b.index > a.index) then a, b, ca, cb = b, a, cb, ca end
+  return a, b, -cb / ca
+end
+
+local function eliminate_aliases(d, info)
+  local zset = {}
+  for _, v in ipairs(d.vars.z) do zset[v] = true end
+  local repl, keep_z, rows = {}, {}, {}
+  for i = 1, #d.vars.z do keep_z[i] = true end
+  local resolve = expr.substituter(repl)
+  for _, e in ipairs(d.g) do
+    local r = resolve(e)
+    if next(expr.deps(r)) == nil then
+      fail(d, "structurally singular: equation 0 = %s repeats another (it reads 0 = %s once the aliases "
+        .. "before it are used), so an algebraic is left without an equation", expr.show(e), expr.show(r))
+    end
+    local a, b, sign = alias_of(r, zset)
+    if a and not repl[a] and a ~= b then
+      repl[a] = sign == 1 and b or expr.neg(b)
+      keep_z[a.index] = false
+      resolve = expr.substituter(repl)
+    else
+      rows[#rows + 1] = e
+    end
+  end
+  if next(repl) == nil then return end
+  -- chains: each alias to its final variable
+  local final = expr.substituter(repl)
+  local aliases = {}
+  for a, b in pairs(repl) do aliases[#aliases + 1] = { name = a.name, var = a, expr = final(b) } end
+  table.sort(aliases, function(p, q) return p.var.index < q.var.index end)
+  local extra = {}
+  for _, al in ipairs(aliases) do extra[al.var] = al.expr end
+  d.g = rows
+  local keep_x = {}
+  for i = 1, #d.vars.x do keep_x[i] = true end
+  local go = renumber(d, keep_x, keep_z, {}, extra)
+  for _, al in ipairs(aliases) do
+    local e = go(al.expr)
+    local neg = e.op == "neg"
+    local v = neg and e[1] or e
+    info.aliases[#info.aliases + 1] = { name = al.name, of = v.name, kind = v.kind, sign = neg and -1 or 1 }
+  end
+end
+
+-- Matching --------------------------------------------------------------------
+
+-- A maximum matching of rows (each a list of column indices) to ncol
+-- columns by augmenting paths (iterative): row_of[col], col_of[row].
+local function match(adj, ncol)
+  local row_of, col_of = {}, {}
+  for r, cols in ipairs(adj) do   -- greedy start
+    for _, c in ipairs(cols) do
+      if not row_of[c] then row_of[c], col_of[r] = r, c; break end
+    end
+  end
+  for r = 1, #adj do
+    if not col_of[r] then
+      local seen, stack, parent = {}, { { r, 1 } }, {}
+      local found
+      while #stack > 0 and not found do
+        local top = stack[#stack]
+        local row, k = top[1], top[2]
+        local c = adj[row][k]
+        if not c then
+          stack[#stack] = nil
+        else
+          top[2] = k + 1
+          if not seen[c] then
+            seen[c] = true
+            parent[c] = row
+            if not row_of[c] then found = c
+            else stack[#stack + 1] = { row_of[c], 1 } end
+          end
+        end
+      end
+      while found do   -- flip the path
+        local row = parent[found]
+        local prev = col_of[row]
+        row_of[found], col_of[row] = row, found
+        found = prev
+      end
+    end
+  end
+  return row_of, col_of
+end
+M.match = match
+
+-- 2. Index reduction -------------------------------------------------------------
+
+local function start_env(d)
+  local env = { [d.vars.t] = 0.0 }
+  for i, v in ipairs(d.vars.x) do env[v] = d.x_start[i] end
+  for i, v in ipairs(d.vars.z) do env[v] = d.z_start[i] end
+  for i, v in ipairs(d.vars.p) do env[v] = d.p_nominal[i] end
+  return env
+end
+
+local function reduce_index(d, info)
+  local zset = {}
+  for _, v in ipairs(d.vars.z) do zset[v] = true end
+  local ncont = d.n_continuous or #d.vars.x
+  local xidx = {}
+  for i = 1, ncont do
+    if d.f[i] ~= expr.ZERO then xidx[d.vars.x[i]] = i end
+  end
+  local rows, parent_deps, done = {}, {}, {}
+  for i, e in ipairs(d.g) do rows[i] = e; parent_deps[i] = {} end
+  local dummy, dummies = {}, {}
+  local env = start_env(d)
+  local k = 1
+  while k <= #rows do
+    local e = rows[k]
+    if not done[k] and #z_deps(e, zset) == 0 then
+      done[k] = true
+      if #rows > 4 * #d.g + 8 then fail(d, "index reduction does not end (equation %s)", expr.show(d.g[1])) end
+      -- the dummy: a state new at this level, largest |de/ds| at the start
+      local best, bestv
+      for v in pairs(expr.deps(e)) do
+        if xidx[v] and not dummy[v] and not parent_deps[k][v] then
+          local s = math.abs(expr.eval(expr.diff(e, v), env))
+          if not best or s > bestv or (s == bestv and v.index < best.index) then best, bestv = v, s end
+        end
+      end
+      if not best then
+        fail(d, "structurally singular: equation 0 = %s constrains no state whose derivative f gives, "
+          .. "so no index reduction can make it solvable", expr.show(e))
+      end
+      dummy[best] = true
+      dummies[#dummies + 1] = best
+      -- d e / dt along x' = f
+      local de = expr.diff(e, d.vars.t)
+      for v in pairs(expr.deps(e)) do
+        if xidx[v] then de = expr.add(de, expr.mul(expr.diff(e, v), d.f[xidx[v]])) end
+      end
+      rows[#rows + 1] = de
+      local pd = {}
+      for v in pairs(expr.deps(e)) do pd[v] = true end
+      parent_deps[#rows] = pd
+      info.differentiated[#info.differentiated + 1] = { equation = expr.show(e), dummy = best.name }
+    end
+    k = k + 1
+  end
+  if #dummies == 0 then return end
+  for _, v in ipairs(dummies) do
+    for j, r in ipairs(d.r) do
+      if r[v.index] ~= nil and r[v.index] ~= v then
+        fail(d, "event '%s' resets '%s', which index reduction made algebraic (a dummy derivative)",
+          d.e_names[j], v.name)
+      end
+    end
+  end
+  local left = 0
+  for i = 1, ncont do if not dummy[d.vars.x[i]] then left = left + 1 end end
+  if left == 0 then
+    local names, eqs = {}, {}
+    for q, v in ipairs(dummies) do names[q] = "'" .. v.name .. "'" end
+    for q = 1, #d.g do if #z_deps(d.g[q], zset) == 0 then eqs[#eqs + 1] = "0 = " .. expr.show(d.g[q]) end end
+    fail(d, "index reduction leaves no differential state: the constraints %s fix %s (every state), so "
+      .. "the model has no dynamics to integrate", table.concat(eqs, ", "), table.concat(names, ", "))
+  end
+  local keep_x, keep_z, new_z = {}, {}, {}
+  for i = 1, #d.vars.x do keep_x[i] = not dummy[d.vars.x[i]] end
+  for i = 1, #d.vars.z do keep_z[i] = true end
+  for _, v in ipairs(dummies) do new_z[#new_z + 1] = { name = v.name, start = d.x_start[v.index], var = v } end
+  d.g = rows
+  renumber(d, keep_x, keep_z, new_z, {})
+  for _, v in ipairs(dummies) do info.dummies[#info.dummies + 1] = v.name end
+end
+
+-- 3. BLT --------------------------------------------------------------------------
+
+-- Tarjan's strongly connected components of the graph row -> rows (succ),
+-- iterative; components come out with what they depend on first.
+local function tarjan(n, succ)
+  local index, low, on, stack, comps, counter = {}, {}, {}, {}, {}, 0
+  for root = 1, n do
+    if not index[root] then
+      local work = { { root, 1 } }
+      counter = counter + 1
+      index[root], low[root] = counter, counter
+      stack[#stack + 1], on[root] = root, true
+      while #work > 0 do
+        local top = work[#work]
+        local v, k = top[1], top[2]
+        local w = succ[v][k]
+        if w then
+          top[2] = k + 1
+          if not index[w] then
+            counter = counter + 1
+            index[w], low[w] = counter, counter
+            stack[#stack + 1], on[w] = w, true
+            work[#work + 1] = { w, 1 }
+          elseif on[w] and index[w] < low[v] then
+            low[v] = index[w]
+          end
+        else
+          work[#work] = nil
+          if #work > 0 then
+            local u = work[#work][1]
+            if low[v] < low[u] then low[u] = low[v] end
+          end
+          if low[v] == index[v] then
+            local comp = {}
+            repeat
+              local w2 = stack[#stack]
+              stack[#stack], on[w2] = nil, nil
+              comp[#comp + 1] = w2
+            until w2 == v
+            comps[#comps + 1] = comp
+          end
+        end
+      end
+    end
+  end
+  return comps
+end
+M.tarjan = tarjan
+
+-- Tears the loop of rows (equation expressions) over vars: assignments in
+-- solving order {var, expr} with expr in the tearing variables and what
+-- precedes, the tearing variables and the residual equations.
+local function tear(rows, vars)
+  local unknown, count = {}, {}
+  for _, v in ipairs(vars) do unknown[v] = true; count[v] = 0 end
+  local used, assigns, tearing = {}, {}, {}
+  local row_vars = {}
+  for i, e in ipairs(rows) do
+    row_vars[i] = {}
+    for v in pairs(expr.deps(e)) do
+      if unknown[v] then row_vars[i][#row_vars[i] + 1] = v; count[v] = count[v] + 1 end
+    end
+    table.sort(row_vars[i], function(a, b) return a.index < b.index end)
+  end
+  local left = #vars
+  while left > 0 do
+    local progress = false
+    for i, e in ipairs(rows) do
+      if not used[i] then
+        local only, n = nil, 0
+        for _, v in ipairs(row_vars[i]) do if unknown[v] then only, n = v, n + 1 end end
+        if n == 1 then
+          local c, rest = linear_in(e, only)
+          if c then
+            assigns[#assigns + 1] = { var = only, expr = solve_for(c, rest), row = e }
+            used[i], unknown[only], left, progress = true, nil, left - 1, true
+          end
+        end
+      end
+    end
+    if not progress and left > 0 then
+      local best
+      for _, v in ipairs(vars) do
+        if unknown[v] and (not best or count[v] > count[best]) then best = v end
+      end
+      tearing[#tearing + 1] = best
+      unknown[best], left = nil, left - 1
+    end
+  end
+  local residual = {}
+  for i, e in ipairs(rows) do if not used[i] then residual[#residual + 1] = e end end
+  return assigns, tearing, residual
+end
+M.tear = tear
+
+local function blt(d, info)
+  local nz = #d.vars.z
+  if #d.g ~= nz then
+    fail(d, "g has %d equations for %d algebraic variables%s", #d.g, nz,
+      #info.dummies > 0 and " after index reduction" or "")
+  end
+  if nz == 0 then
+    d.z_block, d.nblocks, d.z_segments = {}, 0, { {} }
+    return
+  end
+  local zset = {}
+  for _, v in ipairs(d.vars.z) do zset[v] = true end
+  local adj = {}
+  for i, e in ipairs(d.g) do
+    adj[i] = {}
+    for _, v in ipairs(z_deps(e, zset)) do adj[i][#adj[i] + 1] = v.index end
+  end
+  local row_of, col_of = match(adj, nz)
+  local bad_rows, bad_vars = {}, {}
+  for i = 1, nz do
+    if not col_of[i] then bad_rows[#bad_rows + 1] = ("g[%d]: 0 = %s"):format(i, expr.show(d.g[i]):sub(1, 80)) end
+    if not row_of[i] then bad_vars[#bad_vars + 1] = "'" .. d.z_names[i] .. "'" end
+  end
+  if #bad_rows > 0 then
+    fail(d, "structurally singular: no equation is left to determine %s; the equations %s do not involve "
+      .. "algebraics they could solve for (each algebraic needs its own equation)",
+      table.concat(bad_vars, ", "), table.concat(bad_rows, "; "))
+  end
+  local succ = {}
+  for i = 1, nz do
+    succ[i] = {}
+    for _, c in ipairs(adj[i]) do
+      if c ~= col_of[i] then succ[i][#succ[i] + 1] = row_of[c] end
+    end
+  end
+  local comps = tarjan(nz, succ)
+  local g, z_block, segments, sizes = {}, {}, { {} }, {}
+  local nblocks = 0
+  local function assign(v, e) local seg = segments[nblocks + 1]; seg[#seg + 1] = { index = v.index, var = v, expr = e } end
+  for _, comp in ipairs(comps) do
+    local vars, rows = {}, {}
+    for q, r in ipairs(comp) do rows[q], vars[q] = d.g[r], d.vars.z[col_of[r]] end
+    if #comp == 1 then
+      local v, e = vars[1], rows[1]
+      local c, rest = linear_in(e, v)
+      g[v.index] = e
+      if c then
+        assign(v, solve_for(c, rest))
+        z_block[v.index] = -1
+        info.explicit = info.explicit + 1
+      else
+        z_block[v.index] = nblocks
+        nblocks = nblocks + 1
+        segments[nblocks + 1] = {}
+        sizes[#sizes + 1] = 1
+      end
+    else
+      local assigns, tearing, residual = tear(rows, vars)
+      local inner = {}
+      for _, a in ipairs(assigns) do inner[a.var] = expr.subst(a.expr, inner) end
+      local reduced = {}
+      for q, e in ipairs(residual) do reduced[q] = expr.subst(e, inner) end
+      local loop = { size = #comp, tearing = #tearing, names = {} }
+      for q, v in ipairs(tearing) do loop.names[q] = v.name end
+      info.loops[#info.loops + 1] = loop
+      local c, rest
+      if #tearing == 1 then c, rest = linear_in(reduced[1], tearing[1]) end
+      -- the equations g keeps: the loop's own, with the residuals in the
+      -- tearing variables alone (what a Newton on them evaluates)
+      local residual_of = {}
+      for q, v in ipairs(tearing) do residual_of[v] = reduced[q] end
+      if c then
+        assign(tearing[1], solve_for(c, rest))
+        z_block[tearing[1].index] = -1
+        g[tearing[1].index] = reduced[1]
+        loop.explicit = true
+        info.explicit = info.explicit + 1
+      else
+        for _, v in ipairs(tearing) do
+          z_block[v.index] = nblocks
+          g[v.index] = residual_of[v]
+        end
+        nblocks = nblocks + 1
+        segments[nblocks + 1] = {}
+        sizes[#sizes + 1] = #tearing
+      end
+      for _, a in ipairs(assigns) do
+        assign(a.var, a.expr)
+        z_block[a.var.index] = -1
+        g[a.var.index] = a.row
+        info.explicit = info.explicit + 1
+      end
+    end
+  end
+  d.g, d.z_block, d.nblocks, d.z_segments = g, z_block, nblocks, segments
+  info.blocks = sizes
+end
+
+-- compile(d): applies the structural compiler to description d in place
+-- and returns d.structure: { aliases = { {name, of, kind, sign} },
+-- dummies = {names}, differentiated = { {equation, dummy} }, explicit = n,
+-- blocks = {sizes of the Newton blocks}, loops = { {size, tearing,
+-- names, explicit} } }.
+function M.compile(d)
+  local info = { aliases = {}, dummies = {}, differentiated = {}, explicit = 0, blocks = {}, loops = {} }
+  eliminate_aliases(d, info)
+  reduce_index(d, info)
+  blt(d, info)
+  d.structure = info
+  return info
+end
+
+return M
