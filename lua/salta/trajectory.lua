@@ -14,6 +14,24 @@ local function by_name(names, columns)
   return out
 end
 
+-- The algebraics the structural compiler replaced by aliases, as columns:
+-- +/- the column of the variable each reads (z by name, x by name).
+local function add_aliases(model, z, x)
+  local st = model.structure
+  if not st or #st.aliases == 0 or not z then return z end
+  for _, a in ipairs(st.aliases) do
+    local src = (a.kind == "z" and z or x)[a.of]
+    if type(src) == "table" then
+      local col = {}
+      for i, v in ipairs(src) do col[i] = a.sign * v end
+      z[a.name] = col
+    elseif src then
+      z[a.name] = a.sign * src
+    end
+  end
+  return z
+end
+
 -- new(model, raw): raw is what the engine returned (columns per variable).
 function M.new(model, raw, opts)
   local self = setmetatable({
@@ -24,6 +42,11 @@ function M.new(model, raw, opts)
     outputs = model.outputs, t0 = opts.t0, tf = opts.tf,
     _events = {}, _stats = raw.stats,
   }, Trajectory)
+  add_aliases(model, self.z, self.x)
+  local st = model.structure
+  if st and raw.stats then   -- the blocks the engine's Newton runs on (sizes), and how many are explicit
+    raw.stats.blocks, raw.stats.explicit_algebraics = { table.unpack(st.blocks) }, st.explicit
+  end
   -- discrete variables by name, booleans as declared
   local kinds = model.symbolic and model.symbolic.discrete or {}
   if next(kinds) then
@@ -53,11 +76,15 @@ function M.new(model, raw, opts)
       x_minus = by_name(model.states, e.x_minus), x_plus = by_name(model.states, e.x_plus),
       z_minus = by_name(model.algebraics, e.z_minus), z_plus = by_name(model.algebraics, e.z_plus),
     }
+    local rec = self._events[#self._events]
+    add_aliases(model, rec.z_minus, rec.x_minus)
+    add_aliases(model, rec.z_plus, rec.x_plus)
     ::continue::
   end
   if raw.steps then
     self.steps = { t = raw.steps.t, x = by_name(model.states, raw.steps.x),
       z = by_name(model.algebraics, raw.steps.z) }
+    add_aliases(model, self.steps.z, self.steps.x)
   end
   return self
 end

@@ -1,0 +1,210 @@
+-- The structural compiler (lua/salta/structure.lua): each transformation
+-- against an independent reference (a closed form, the equations' own
+-- residuals, the same model without the compiler), and gradients through
+-- the transformed model against central differences of a tighter loss.
+local H = require("helpers")
+local salta = require("salta")
+
+local TIGHT = { rtol = 1e-10, atol = 1e-12 }
+
+local function max_diff(a, b)
+  local m = 0
+  for i = 1, #a do m = math.max(m, math.abs(a[i] - b[i])) end
+  return m
+end
+
+-- sens and adjoint gradients of loss(make) against central differences of
+-- the loss at rtol 1e-12, every free parameter: within tol relative.
+local function check_grad(label, make, p, tol)
+  local fd = make{ rtol = 1e-12, atol = 1e-14 }:grad(p, { method = "fd" })
+  for _, method in ipairs({ "sens", "adjoint" }) do
+    local opts = method == "adjoint" and { method = "adjoint", mesh = "steps" } or nil
+    local g = make{ rtol = 1e-11, atol = 1e-13 }:grad(p, opts)
+    for k = 1, #p do
+      local err = math.abs(g[k] - fd[k])
+      assert(err <= tol * math.abs(fd[k]) + 1e-9,
+        ("%s (%s): component %d is %.12g, differences give %.12g (relative error %.2e)"):format(
+          label, method, k, g[k], fd[k], err / math.abs(fd[k])))
+    end
+  end
+end
+
+describe("alias elimination", function()
+  -- a = b, b = -c, c = x: a chain of three aliases; d = 2 a is explicit.
+  -- x' = -k x + d = -(k + 2) x
+  local spec = { name = "aliases", states = { { "x", 1 } }, params = { { "k", 1 } },
+    algebraics = { { "a", 0 }, { "b", 0 }, { "c", 0 }, { "d", 0 } },
+    f = function(t, x, z, p) return { -p.k * x.x + z.d } end,
+    g = function(t, x, z) return { z.a - z.b, z.b + z.c, z.c - x.x, z.d - 2 * z.a } end }
+  local m = salta.dae(spec)
+
+  it("merges the chain into the state and keeps one explicit algebraic, with no Newton", function()
+    assert.are.same({ "d" }, m.algebraics)
+    assert.are.equal(3, #m.structure.aliases)
+    assert.are.equal(1, m.structure.explicit)
+    assert.are.same({}, m.structure.blocks)
+    local tr = m:simulate{ tf = 2, rtol = 1e-10, atol = 1e-12 }
+    assert.are.equal(0, tr:stats().algebraic_newton_iters)
+    assert.are.same({}, tr:stats().blocks)
+    for i, t in ipairs(tr.t) do
+      local x = math.exp(-3 * t)   -- closed form
+      assert.is_near(x, tr.x.x[i], 1e-8)
+      assert.is_near(-x, tr.z.a[i], 1e-8)
+      assert.is_near(-x, tr.z.b[i], 1e-8)
+      assert.is_near(x, tr.z.c[i], 1e-8)
+      assert.is_near(-2 * x, tr.z.d[i], 1e-8)
+      assert.is_near(-x, tr.y.a[i], 1e-8)   -- the default outputs keep every name
+    end
+  end)
+
+  it("gives the trajectory of the model without the compiler, and exact gradients of a loss on an alias", function()
+    local plain = salta.dae(setmetatable({ structural = false, name = "aliases_plain" }, { __index = spec }))
+    local a = m:simulate{ tf = 2, rtol = 1e-10, atol = 1e-12 }
+    local b = plain:simulate{ tf = 2, rtol = 1e-10, atol = 1e-12 }
+    assert.is_true(max_diff(a.y.b, b.y.b) <= 1e-10)
+    local times = H.uniform(2, 20)
+    local data = { b = {} }
+    for i, t in ipairs(times) do data.b[i] = -math.exp(-3.2 * t) end
+    check_grad("alias loss", function(tol)
+      return salta.lsq{ model = m, times = times, data = data, free = { "k" }, rtol = tol.rtol, atol = tol.atol }
+    end, { 1.1 }, 1e-6)
+  end)
+end)
+
+describe("tearing", function()
+  -- a loop of three equations, each with two unknowns: no assignment
+  -- starts it until a is torn; then b and c are assignments and the loop
+  -- is one residual in a, nonlinear: a Newton block of size 1.
+  local spec = { name = "torn", states = { { "x", 0.5 } }, params = { { "q", 0.7 }, { "r", 1.0 } },
+    algebraics = { { "a", 0 }, { "b", 0 }, { "c", 0 } },
+    f = function(t, x, z, p) return { p.r * (z.b - x.x) + 0.3 * salta.sin(t) } end,
+    g = function(t, x, z, p)
+      return { z.a - 0.5 * z.c - x.x, z.b - 0.3 * z.a * z.a, z.c + 0.2 * z.b * z.b * z.b - p.q }
+    end }
+  local m = salta.dae(spec)
+
+  it("tears the loop of 3 to one variable, the engine's only Newton block", function()
+    assert.are.equal(1, #m.structure.loops)
+    assert.are.equal(3, m.structure.loops[1].size)
+    assert.are.equal(1, m.structure.loops[1].tearing)
+    assert.are.same({ 1 }, m.structure.blocks)
+    local tr = m:simulate{ tf = 3, rtol = 1e-10, atol = 1e-12 }
+    assert.are.same({ 1 }, tr:stats().blocks)
+    assert.is_true(tr:stats().algebraic_newton_iters > 0)
+    for i = 1, #tr.t do   -- the original equations hold
+      local a, b, c, x = tr.z.a[i], tr.z.b[i], tr.z.c[i], tr.x.x[i]
+      assert.is_true(math.abs(a - 0.5 * c - x) <= 1e-12)
+      assert.is_true(math.abs(b - 0.3 * a * a) <= 1e-12)
+      assert.is_true(math.abs(c + 0.2 * b ^ 3 - 0.7) <= 1e-12)
+    end
+    local plain = salta.dae(setmetatable({ structural = false, name = "torn_plain" }, { __index = spec }))
+    local b = plain:simulate{ tf = 3, rtol = 1e-10, atol = 1e-12 }
+    assert.is_true(max_diff(tr.x.x, b.x.x) <= 1e-10)
+    assert.is_true(max_diff(tr.z.c, b.z.c) <= 1e-10)
+  end)
+
+  it("keeps gradients through the torn loop exact", function()
+    local times = H.uniform(3, 30)
+    local data = { c = {} }
+    for i = 1, #times do data.c[i] = 0.6 end
+    check_grad("torn loss", function(tol)
+      return salta.lsq{ model = m, times = times, data = data, free = { "q", "r" }, rtol = tol.rtol, atol = tol.atol }
+    end, { 0.72, 0.9 }, 1e-6)
+  end)
+
+  it("solves a loop whose one residual is linear in its tearing variable explicitly: the Cauer spec runs no Newton", function()
+    local cauer = H.spec_model("dae_specification_cauer_events.json")
+    assert.are.equal(3, cauer.structure.explicit)
+    assert.are.same({}, cauer.structure.blocks)
+    assert.is_true(cauer.structure.loops[1].explicit)
+    local tr = cauer:simulate{ tf = 20, rtol = 1e-10, atol = 1e-12 }
+    assert.are.equal(0, tr:stats().algebraic_newton_iters)
+  end)
+end)
+
+describe("index reduction", function()
+  -- the Cartesian pendulum: index 3 (the constraint reads positions only)
+  local L, G, th0 = 1.0, 9.81, 0.01
+  local function pendulum()
+    return salta.dae{ name = "pendulum",
+      states = { { "x", L * math.sin(th0) }, { "y", -L * math.cos(th0) }, { "vx", 0 }, { "vy", 0 } },
+      algebraics = { { "lam", 0 } }, params = { { "L", L }, { "g", G } },
+      f = function(t, x, z, p) return { x.vx, x.vy, -z.lam * x.x, -z.lam * x.y - p.g } end,
+      g = function(t, x, z, p) return { x.x * x.x + x.y * x.y - p.L * p.L } end }
+  end
+  local m = pendulum()
+
+  it("differentiates the constraint twice and makes y and vy dummy derivatives", function()
+    assert.are.same({ "y", "vy" }, m.structure.dummies)
+    assert.are.equal(2, #m.structure.differentiated)
+    assert.are.same({ "x", "vx" }, m.states)
+  end)
+
+  it("follows the small-angle closed form and keeps the constraint without drift", function()
+    local w = math.sqrt(G / L)
+    local tr = m:simulate{ tf = 10, rtol = 1e-10, atol = 1e-12, times = H.uniform(10, 400) }
+    for i, t in ipairs(tr.t) do
+      local x, y, vx, vy = tr.y.x[i], tr.y.y[i], tr.y.vx[i], tr.y.vy[i]
+      -- small angle: x = L th0 cos(w t); the period's own amplitude error is ~ th0^3
+      assert.is_true(math.abs(x - L * th0 * math.cos(w * t)) <= 2e-6, ("x at t = %g: %.10g"):format(t, x))
+      assert.is_true(math.abs(x * x + y * y - L * L) <= 1e-12, ("position drift at t = %g"):format(t))
+      assert.is_true(math.abs(x * vx + y * vy) <= 1e-12, ("velocity drift at t = %g"):format(t))
+    end
+  end)
+
+  it("keeps sensitivities and the adjoint exact on the reduced system", function()
+    local times = H.uniform(3, 30)
+    local tr = m:simulate{ times = times, rtol = 1e-12, atol = 1e-14 }
+    check_grad("pendulum loss", function(tol)
+      return salta.lsq{ model = m, times = times, data = { x = tr.y.x }, free = { "L", "g" },
+        rtol = tol.rtol, atol = tol.atol }
+    end, { 1.05, 9.7 }, 1e-6)
+  end)
+end)
+
+describe("a structurally singular model", function()
+  it("is an error naming the variable no equation determines and the equations", function()
+    local msg = H.err_of(salta.dae, { name = "singular", states = { { "x", 1 } },
+      algebraics = { { "a", 0 }, { "b", 0 } },
+      f = function(t, x, z) return { z.a + z.b } end,
+      g = function(t, x, z) return { z.a * z.a - x.x, salta.sin(z.a) - x.x } end })
+    H.has(msg, "model 'singular'", "structurally singular", "determine 'b'", "g[2]")
+  end)
+end)
+
+describe("every shipped model", function()
+  -- salta.dae without the structural compiler, for the models' own files
+  local function plain(build)
+    local dae = salta.dae
+    salta.dae = function(spec) spec.structural = false; return dae(spec) end
+    local ok, m = pcall(build)
+    salta.dae = dae
+    assert(ok, m)
+    return m
+  end
+  local cases = {
+    { "cauer", function() return dofile("models/cauer.lua")() end, 20 },
+    { "cauer_ladder", function() return dofile("models/cauer_ladder.lua"){ N = 6 } end, 10 },
+    { "spring_latch", function() return dofile("models/spring_latch.lua")() end, 10 },
+    { "rectifier", function() return dofile("models/rectifier.lua")() end, 0.05 },
+    { "thermostat", function() return dofile("models/thermostat.lua")() end, 10 },
+  }
+  for _, file in ipairs(H.SPECS) do
+    cases[#cases + 1] = { file, function(structural)
+      return salta.load_spec(H.spec_path(file), { structural = structural })
+    end, 3 }
+  end
+  for _, c in ipairs(cases) do
+    it(("gives the same trajectory with and without the structural compiler: %s"):format(c[1]), function()
+      local a = c[2](true)
+      local b = c[1]:find("^dae_") and c[2](false) or plain(c[2])
+      local ta = a:simulate{ tf = c[3], rtol = 1e-10, atol = 1e-12 }
+      local tb = b:simulate{ tf = c[3], rtol = 1e-10, atol = 1e-12 }
+      assert.are.equal(#ta:events(), #tb:events())
+      for _, n in ipairs(a.outputs) do
+        local d = max_diff(ta.y[n], tb.y[n])
+        assert(d <= 1e-10, ("%s: output '%s' differs by %.3g"):format(c[1], n, d))
+      end
+    end)
+  end
+end)
