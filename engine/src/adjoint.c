@@ -259,12 +259,13 @@ static int ida_nodes(salta__adj *a, salta_sim *sim, const salta_sim_options *o) 
 
 static int alloc_adj(salta__adj *a, const salta_sim_options *o) {
   size_t n = (size_t)a->n, nz = (size_t)a->nz, ne = (size_t)a->d->ne + 1, np = (size_t)a->np + 1;
+  size_t nn = salta__use_klu(o, a->n) ? 0 : n * n;   /* the dense matrices, when no KLU */
   double *p;
-  p = a->A = malloc(sizeof(double) * (2 * n * n + 8 * n + 3 * ne + np + 2 * nz + 8));
+  p = a->A = malloc(sizeof(double) * (2 * nn + 8 * n + 3 * ne + np + 2 * nz + 8));
   a->piv = malloc(sizeof(int) * (2 * n + 2));
   if (!p || !a->piv) return -1;
-  p += n * n;
-  a->Af = p, p += n * n;
+  p += nn;
+  a->Af = p, p += nn;
   a->step_res = p, p += n;
   a->fa = p, p += n;
   a->fb = p, p += n;

@@ -107,6 +107,7 @@ end
 
 -- The innermost scope whose unknown n depends on.
 function Emitter:scope_for(n)
+  if #self.scopes == 1 then return self.scopes[1] end
   local d = expr.deps(n)
   for k = #self.scopes, 2, -1 do
     if d[self.scopes[k].unknown] then return self.scopes[k] end
@@ -114,15 +115,26 @@ function Emitter:scope_for(n)
   return self.scopes[1]
 end
 
+-- The C text of constants and leaves, once per node (a large model reads
+-- each many times).
+local leaf_text = setmetatable({}, { __mode = "k" })
+local function leaf_c(n)
+  local s = leaf_text[n]
+  if not s then
+    if n.op == "const" then s = literal(n.value)
+    elseif n.kind == "t" then s = "t"
+    else s = n.kind .. "[" .. (n.index - 1) .. "]" end
+    leaf_text[n] = s
+  end
+  return s
+end
+
 function Emitter:emit(n)
   local op = n.op
-  if op == "const" then return literal(n.value) end
+  if op == "const" then return leaf_c(n) end
   local known = self:lookup(n)
   if known then return known end
-  if op == "var" then
-    if n.kind == "t" then return "t" end
-    return string.format("%s[%d]", n.kind, n.index - 1)
-  end
+  if op == "var" then return leaf_c(n) end
   if op == "implicit" then return self:emit_implicit(n) end
   local a = {}
   for i = 1, #n do a[i] = self:emit(n[i]) end
@@ -177,14 +189,17 @@ function Emitter:emit_implicit(n)
   return name
 end
 
--- kernel(name, exprs): a C function writing exprs into out[].
+-- kernel(name, exprs [, rows]): a C function writing exprs into out[]
+-- (with rows, a sorted list of row indices, only those).
 local SIG = "(double t, const double *x, const double *z, const double *p, double *out)"
 
 local function kernel(cname, exprs, rows)
   local em = new_emitter("  ")
   local assigns = {}
-  for i, e in ipairs(exprs) do
-    if not rows or rows[i] then assigns[#assigns + 1] = "  out[" .. (i - 1) .. "] = " .. em:emit(e) .. ";" end
+  if rows then
+    for _, i in ipairs(rows) do assigns[#assigns + 1] = "  out[" .. (i - 1) .. "] = " .. em:emit(exprs[i]) .. ";" end
+  else
+    for i, e in ipairs(exprs) do assigns[#assigns + 1] = "  out[" .. (i - 1) .. "] = " .. em:emit(e) .. ";" end
   end
   local body = em.scopes[1].lines
   local parts = { "static int " .. cname .. SIG .. " {",
@@ -292,13 +307,20 @@ local function independent_of(jac)
   return 15 & ~used
 end
 
--- function_def(prefix, exprs, vars, chunks [, rows]): emits the value
+-- function_def(prefix, exprs, vars, chunks [, rows, n]): emits the value
 -- kernel and its four Jacobian kernels into chunks, and returns the C
 -- initialiser of a salta_function_def plus the Jacobian patterns. With
--- rows (a set of row indices), the kernel writes and the Jacobians keep
--- only those rows.
-local function function_def(prefix, exprs, vars, chunks, rows)
-  chunks[#chunks + 1] = kernel(prefix, exprs, rows)
+-- rows (a set of row indices) and n (the function's length), exprs has
+-- only those rows: the kernel writes and the Jacobians keep only them, at
+-- a cost in those rows alone.
+local function function_def(prefix, exprs, vars, chunks, rows, n)
+  local list
+  if rows then
+    list = {}
+    for i in pairs(rows) do list[#list + 1] = i end
+    table.sort(list)
+  end
+  chunks[#chunks + 1] = kernel(prefix, exprs, list)
   local inits, patterns = {}, {}
   for k, w in ipairs(WRT) do
     local jac = M.jacobian(exprs, vars[w], rows)
@@ -317,17 +339,11 @@ local function function_def(prefix, exprs, vars, chunks, rows)
       inits[k] = "{0, 0, 0, 0, 15}"
     end
   end
-  return ("{%d, %s, {%s}}"):format(#exprs, prefix, table.concat(inits, ", ")), patterns
+  return ("{%d, %s, {%s}}"):format(n or #exprs, prefix, table.concat(inits, ", ")), patterns
 end
 
 -- 64-bit FNV-1a of a string, as 16 hex digits (the JIT cache key).
-function M.hash(s)
-  local h = -3750763034362895579   -- 0xcbf29ce484222325
-  for i = 1, #s do
-    h = (h ~ s:byte(i)) * 1099511628211
-  end
-  return string.format("%016x", h)
-end
+M.hash = require("salta.core").hash
 
 local PRELUDE = [[
 #include <math.h>
@@ -370,16 +386,18 @@ function M.generate(m, abi, symbol)
   -- others keep their value (the engine applies the identity itself)
   -- a state is assigned by a reset unless its post value is the state
   -- itself: each reset's rows (text linear in what the resets assign)
-  local assign_ptr, assign_rows = { 0 }, {}
+  -- m.r[j] holds the states reset j sets (by index); one set to itself
+  -- keeps its value
+  local assign_ptr, assign_rows, R = { 0 }, {}, {}
   for j, r in ipairs(m.r) do
-    for i, e in ipairs(r) do if e ~= m.vars.x[i] then assign_rows[#assign_rows + 1] = i - 1 end end
+    local assigned, list = {}, {}
+    for i, e in pairs(r) do
+      if e ~= m.vars.x[i] then assigned[i] = true; list[#list + 1] = i end
+    end
+    table.sort(list)
+    for _, i in ipairs(list) do assign_rows[#assign_rows + 1] = i - 1 end
     assign_ptr[j + 1] = #assign_rows
-  end
-  local R = {}
-  for j, r in ipairs(m.r) do
-    local assigned = {}
-    for i, e in ipairs(r) do assigned[i] = e ~= m.vars.x[i] or nil end
-    R[j] = function_def("k_r" .. (j - 1), r, vars, chunks, assigned)
+    R[j] = function_def("k_r" .. (j - 1), r, vars, chunks, assigned, #m.x_names)
   end
   chunks[#chunks + 1] = name_array("x_names", m.x_names)
   chunks[#chunks + 1] = name_array("z_names", m.z_names)

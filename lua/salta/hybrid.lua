@@ -44,14 +44,13 @@ end
 -- breakpoint is an event without a reset (hidden from the trajectory's
 -- event list), so that no step crosses a kink or a jump.
 local function input_events(d, uses, T, seen)
-  local done, xv = {}, d.vars.x
+  local done = {}
   for _, u in ipairs(uses) do
     local key = u.table.hash .. ":" .. u.arg.id
     if not done[key] and expr.deps(u.arg)[T] then
       done[key] = true
       for k, tk in ipairs(u.table:breakpoints()) do
         local j, r = #d.e + 1, {}
-        for q = 1, #xv do r[q] = xv[q] end
         -- a held input takes the piece after the breakpoint (point k + 1)
         if u.held then
           local piece = u.table:piece(k + 1)
@@ -74,7 +73,6 @@ end
 -- left at zero by its own switch is armed again as the difference moves
 -- away).
 function M.add_hidden_events(d, name, uses_fg, T, seen)
-  local xv = d.vars.x
   d.e_terminal, d.e_hidden = d.e_terminal or {}, d.e_hidden or {}
   for k, m in ipairs(d.modes) do
     local i = m.index
@@ -83,7 +81,6 @@ function M.add_hidden_events(d, name, uses_fg, T, seen)
       if seen[en] then
         error(("model '%s': event name '%s' is taken by an if-expression's zero-crossing"):format(name, en), 0)
       end
-      for q = 1, #xv do r[q] = xv[q] end
       r[i] = expr.const(side[3])
       d.e_names[j], d.e_dir[j], d.e[j], d.r[j], d.e_terminal[j] = en, side[2], m.guard, r, false
       if side[3] == 1 then d.x_mode[i] = j end

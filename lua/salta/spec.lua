@@ -249,8 +249,7 @@ local function parse_events(d, env, list)
     local c, label = f.clause, f.label
     local ctx = { model = d.name, label = label .. " condition" }
     d.e[j], d.e_dir[j] = new_parser(equation_text(ctx, c.condition), ctx, env):condition()
-    local r = {}
-    for i, x in ipairs(d.vars.x) do r[i] = x end
+    local r = {}   -- the states the reinit sets
     d.e_terminal[j] = parse_reinit(d, env, r, list_of(c.reinit), label .. " reinit")
     d.r[j] = r
   end
