@@ -208,3 +208,35 @@ describe("tolerances that scale with |t|", function()
     end)
   end
 end)
+
+describe("guards reaching zero a few ulps apart", function()
+  -- x_k' = 1 + k eps, reset to 0 at 1: each crosses at 1 / (1 + k eps) and
+  -- 2 / (1 + k eps); with eps = 1e-12 the crossings are ~1e-12 apart, each
+  -- its own group, and none may be lost to the band of the one before
+  local N = 20
+  local states, events = {}, {}
+  for k = 1, N do
+    states[k] = { "x" .. k, 0 }
+    events[k] = { name = "hit" .. k, direction = "up", guard = function(t, x) return x["x" .. k] - 1 end,
+      reset = function() return { ["x" .. k] = 0 } end }
+  end
+  local m = salta.dae{ name = "near", states = states, params = { { "eps", 1e-12 } },
+    f = function(t, x, z, p)
+      local d = {}
+      for k = 1, N do d[k] = 1 + k * p.eps end
+      return d
+    end, events = events }
+  for _, method in ipairs({ "erk", "bdf" }) do
+    it("fires every one of them, in order of their closed-form times (" .. method .. ")", function()
+      local tr = m:simulate{ tf = 2.5, method = method }
+      local count = {}
+      for _, e in ipairs(tr:events()) do
+        count[e.name] = (count[e.name] or 0) + 1
+        local k = tonumber(e.name:match("%d+"))
+        local want = count[e.name] / (1 + k * 1e-12)
+        assert.is_true(math.abs(e.t - want) <= 1e-9, ("%s at %.17g, closed form %.17g"):format(e.name, e.t, want))
+      end
+      for k = 1, N do assert.are.equal(2, count["hit" .. k]) end
+    end)
+  end
+end)

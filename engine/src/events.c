@@ -29,7 +29,7 @@ int salta__events_init(salta__events *ev, salta__dae *dae) {
   ev->d = d;
   ev->ne = d->ne;
   /* one block of per-guard flags, one of values */
-  q = ev->armed = calloc(8 * m, sizeof(int));
+  q = ev->armed = calloc(9 * m, sizeof(int));
   p = ev->stuck_t = calloc((13 + SAMPLES + 1) * m + 4 * n, sizeof(double));
   ev->brackets = calloc(m, sizeof(salta__bracket));
   ev->cols = malloc(sizeof(int) * ((size_t)ex->nnz + 1));
@@ -41,7 +41,7 @@ int salta__events_init(salta__events *ev, salta__dae *dae) {
   }
   ev->stuck = q + m, ev->leaving = q + 2 * m, ev->crossing = q + 3 * m, ev->fire = q + 4 * m;
   ev->stuck_list = q + 5 * m;
-  ev->next = q + 6 * m, ev->armed_pre = q + 7 * m;
+  ev->next = q + 6 * m, ev->armed_pre = q + 7 * m, ev->in_group = q + 8 * m;
   p += m;
   ev->leave_t = p, p += m;
   ev->band0 = p, p += m;
@@ -472,7 +472,10 @@ static int check_directions(salta__events *ev, double tau, const double *wm) {
 /* After the resets: a guard left at zero is "stuck" until it leaves its
 ** firing side; one whose reset turned it around, so that the flow carries it
 ** off its firing side, is armed at once ("leaving"): its next crossing may
-** come within the next step (a ball's re-bounce). */
+** come within the next step (a ball's re-bounce). An armed guard outside the
+** group that the resets left where it was, short of its firing side, stays
+** armed: it is still on its way to a crossing of its own, however close
+** (the buses of a network reaching a threshold a few ulps apart). */
 static int rearm_after(salta__events *ev, double tau, const double *wp) {
   const salta__dae *a = ev->dae;
   const salta_model_def *d = ev->d;
@@ -484,7 +487,8 @@ static int rearm_after(salta__events *ev, double tau, const double *wp) {
     if (!isfinite(e))
       return salta__fail(a->err, SALTA_ESOLVER, "model '%s': the guard of event '%s' is %g at t = %.17g (after the resets)",
                          d->name, d->e_names[j], e, tau);
-    ev->armed[j] = is_clear_of_band(ev, j, e);
+    ev->armed[j] = is_clear_of_band(ev, j, e) ||
+                   (ev->armed_pre[j] && !ev->in_group[j] && is_clear(ev, j, e) && fabs(e - ev->g_pre[j]) <= ev->band[j]);
     ev->leaving[j] = 0;
     ev->stuck[j] = !ev->armed[j] && fabs(e) <= ev->band[j];
     if (ev->stuck[j]) ev->stuck_t[j] = tau;
@@ -527,7 +531,7 @@ static void find_next(salta__events *ev) {
 }
 
 int salta__events_fire(salta__events *ev, double tau, const double *wm, double *wp) {
-  int st;
+  int st, k;
   /* the guards before the resets: at the located instant, or where the
   ** previous round's resets left them */
   memcpy(ev->g_pre, ev->cascade == 0 ? ev->g_probe : ev->g_start, sizeof(double) * (size_t)ev->ne);
@@ -536,7 +540,10 @@ int salta__events_fire(salta__events *ev, double tau, const double *wm, double *
   if ((st = salta__dae_reset(ev->dae, ev->fire, ev->nfire, tau, wm, wp))) return st;
   if ((st = log_group(ev, tau, wm, wp))) return st;
   if ((st = check_counts(ev, tau))) return st;
-  if ((st = rearm_after(ev, tau, wp))) return st;
+  for (k = 0; k < ev->nfire; ++k) ev->in_group[ev->fire[k]] = 1;
+  st = rearm_after(ev, tau, wp);
+  for (k = 0; k < ev->nfire; ++k) ev->in_group[ev->fire[k]] = 0;
+  if (st) return st;
   find_next(ev);
   return SALTA_OK;
 }

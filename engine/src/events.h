@@ -69,6 +69,7 @@ typedef struct salta__events {
   int cascade;                  /* its round of event iteration (0: located in time) */
   int *next, nnext;             /* the group its resets pushed across zero (event iteration) */
   int *armed_pre;               /* the arming before the group's resets */
+  int *in_group;                /* 1 for the members of the group being fired, else 0 */
   double *g_pre;                /* guard values before the group's resets */
   /* the log */
   salta__event_rec *log;
