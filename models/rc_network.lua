@@ -3,10 +3,11 @@
 -- (state v_k), a line to bus k + 1 (resistance Rl, current i_k) and a load
 -- (resistance Rload) that a hysteresis switch connects: on when v_k rises
 -- through Von, off when it falls through Voff (a discrete variable per
--- bus). A current source drives bus 1, and a bias current Ib charges every
--- bus, so the far buses switch too (together: large event groups).
+-- bus). A current source drives bus 1, and a bias current charges every
+-- bus, a little more towards the far end, so the far buses switch too, at
+-- distinct times.
 --
---   C v_k' = Ib + in_k - out_k - load_k     (in_1 = Is (1 + sin(w t)))
+--   C v_k' = Ib (1 + k / N) + in_k - out_k - load_k     (in_1 = Is (1 + sin(w t)))
 --   0 = i_k - (v_k - v_{k+1}) / Rl        k < N   (explicit)
 --   0 = in_{k+1} - i_k, 0 = out_k - i_k            (connections: aliases)
 --   0 = load_k - on_k v_k / Rload                  (explicit)
@@ -45,7 +46,7 @@ return function(opts)
       for k = 1, N do
         local inflow = k == 1 and p.Is * (1 + salta.sin(p.w * t)) or z["in" .. k]
         local outflow = k < N and z["out" .. k] or 0
-        d["v" .. k] = (p.Ib + inflow - outflow - z["load" .. k]) / p.C
+        d["v" .. k] = (p.Ib * (1 + k / N) + inflow - outflow - z["load" .. k]) / p.C
       end
       return d
     end,

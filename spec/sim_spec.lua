@@ -263,7 +263,7 @@ describe("bad input gives a clear error", function()
       events = { { name = "bounce", direction = "down", guard = function(t, x) return x.h end,
         reset = function(t, x, z, p) return { v = -p.e * x.v, h = 0 } end } } }
     local msg = err_of(function() m:simulate{ tf = 5, zeno_count = 5, zeno_window = 0.05 } end)
-    has(msg, "model 'zeno'", "Zeno cascade: 5 events within", "event 'bounce'", "event count")
+    has(msg, "model 'zeno'", "Zeno cascade: 5 event instants within", "event 'bounce'", "event count")
     -- with the defaults, the accumulation point itself is caught: never a
     -- ball falling silently through the floor, with either integrator
     for _, method in ipairs({ "bdf", "erk" }) do

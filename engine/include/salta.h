@@ -159,7 +159,7 @@ typedef struct salta_sim_options {
   double init_step;      /* 0: IDAS chooses */
   int max_order;         /* 1..5; 0: 5 */
   int max_events;        /* more events is an error (default 10000) */
-  int zeno_count;        /* zeno_count events within zeno_window ... */
+  int zeno_count;        /* zeno_count event instants (groups) within zeno_window ... */
   double zeno_window;    /* ... is a Zeno cascade (defaults 100, 1e-9 (tf - t0)) */
   long max_steps;        /* internal steps in total (default 1000000) */
   int record_steps;      /* keep every internal step (t, x, z) */
@@ -207,7 +207,9 @@ typedef struct salta_sim_stats {
 **    e <= 0, SALTA_DIR_UP: e >= 0, SALTA_DIR_BOTH: a change of sign), located
 **    on the integrator's interpolant to a few ulps of t.
 **  - Every armed guard on its firing side at that instant fires with it,
-**    as a group, recorded in declaration order. Every reset of a group reads
+**    as a group, recorded in declaration order. An armed guard outside
+**    the group that the resets leave where it was stays armed (it may
+**    cross a few ulps later, in a group of its own). Every reset of a group reads
 **    the left limits (x-, z-); states no member resets keep their value;
 **    then z+ solves g = 0 by Newton from z-. Two members resetting the same
 **    state is an error (SALTA_EINPUT) naming both events.
@@ -228,8 +230,8 @@ typedef struct salta_sim_stats {
 **  - Errors (SALTA_ESOLVER) name the event, the time and the value: a
 **    guard that is not finite, a guard crossing against its direction or a
 **    turned-around guard that never gets clear (a Zeno point), zeno_count
-**    events within zeno_window, more than max_events, a non-finite reset,
-**    Newton failing after a reset.
+**    event instants (groups) within zeno_window, more than max_events, a
+**    non-finite reset, Newton failing after a reset.
 **  - The sensitivity jump and the adjoint's event block are the group's
 **    composite reset's, each member with its own event time; a crossing
 **    whose guard rate is below 1e-6 of its terms (grazing) has no gradient:

@@ -416,19 +416,33 @@ static int log_group(salta__events *ev, double tau, const double *wm, const doub
   return SALTA_OK;
 }
 
-/* Too many events, or zeno_count of them within zeno_window. */
+/* The time of the group count groups before the last one, or NAN when
+** the log holds fewer. */
+static double group_time_back(const salta__events *ev, int count) {
+  int i = ev->nlog - 1, k;
+  for (k = 0; k < count; ++k) {
+    i = ev->log[i].group - 1;
+    if (i < 0) return NAN;
+  }
+  return ev->log[i].t;
+}
+
+/* Too many events, or zeno_count groups (event instants: a network's
+** buses switching together are one) within zeno_window. */
 static int check_counts(salta__events *ev, double tau) {
   const salta_sim_options *o = ev->o;
   const salta_model_def *d = ev->d;
   const char *last = d->e_names[ev->fire[ev->nfire - 1]];
+  double t_back;
   if (ev->nlog > o->max_events)
     return salta__fail(ev->dae->err, SALTA_ESOLVER,
                        "model '%s': more than max_events = %d events: event '%s' at t = %.17g was number %d",
                        d->name, o->max_events, last, tau, ev->nlog);
-  if (o->zeno_count > 0 && ev->nlog >= o->zeno_count && tau - ev->log[ev->nlog - o->zeno_count].t <= o->zeno_window)
+  if (o->zeno_count > 0 && (t_back = group_time_back(ev, o->zeno_count - 1), tau - t_back <= o->zeno_window))
     return salta__fail(ev->dae->err, SALTA_ESOLVER,
-                       "model '%s': Zeno cascade: %d events within %g s up to t = %.17g (last: event '%s', event count %d)",
-                       d->name, o->zeno_count, tau - ev->log[ev->nlog - o->zeno_count].t, tau, last, ev->nlog);
+                       "model '%s': Zeno cascade: %d event instants within %g s up to t = %.17g (last: event '%s', "
+                       "event count %d)",
+                       d->name, o->zeno_count, tau - t_back, tau, last, ev->nlog);
   return SALTA_OK;
 }
 

@@ -61,7 +61,7 @@ local TOPICS = {
     { "max_order", "integer", "5", nil, "BDF's highest order (1 to 5)" },
     { "max_steps", "integer", "1000000", nil, "steps before the run is refused" },
     { "max_events", "integer", "10000", nil, "events before the run is refused" },
-    { "zeno_count", "integer", "100", nil, "this many events within zeno_window are a Zeno error (0: off)" },
+    { "zeno_count", "integer", "100", nil, "this many event instants (groups) within zeno_window are a Zeno error (0: off)" },
     { "zeno_window", "number", "1e-9 (tf - t0)", NONNEG, "see zeno_count" },
     { "record_steps", "boolean", "false", nil, "keep the integrator's steps in tr.steps" },
   } },
