@@ -208,3 +208,36 @@ describe("every shipped model", function()
     end)
   end
 end)
+
+describe("a large model's kernels, split into parts of 256 rows", function()
+  -- the ladder of 300 sections: f has 600 rows, 300 guards, 300 assignments
+  local m = dofile("models/cauer_ladder.lua"){ N = 300 }
+  local expr = require("salta.expr")
+  it("agree with the expressions they were generated from", function()
+    local d, rnd = m.symbolic, H.rng(11)
+    local t, x, z, env = 0.3, {}, {}, { [d.vars.t] = 0.3 }
+    for i, v in ipairs(d.vars.x) do x[i] = rnd() - 0.5; env[v] = x[i] end
+    for i, v in ipairs(d.vars.z) do z[i] = rnd() - 0.5; env[v] = z[i] end
+    for i, v in ipairs(d.vars.p) do env[v] = d.p_nominal[i] end
+    for _, fn in ipairs({ { "f", d.f }, { "g", d.g }, { "guard", d.e } }) do
+      local got = m:eval(fn[1], t, x, z, d.p_nominal)
+      for i, e in ipairs(fn[2]) do
+        local want = expr.eval(e, env)
+        assert(math.abs(got[i] - want) <= 1e-12 * (1 + math.abs(want)), ("%s row %d: %.17g, want %.17g"):format(
+          fn[1], i, got[i], want))
+      end
+    end
+  end)
+  it("assign every algebraic so that g = 0 along the trajectory", function()
+    local tr = m:simulate{ tf = 20, rtol = 1e-8, atol = 1e-10, times = H.uniform(20, 20) }
+    assert.is_true(#tr:events() > 0)
+    for k = 1, 300 do
+      local out = k == 300 and nil or tr.x["i" .. (k + 1)]
+      for q = 1, #tr.t do
+        local o = out and out[q] or tr.x.v300[q] / 1.0
+        local res = 0.5 * tr.z["dv" .. k][q] - (tr.x["i" .. k][q] - o)
+        assert(math.abs(res) <= 1e-12, ("dv%d at t = %g: residual %g"):format(k, tr.t[q], res))
+      end
+    end
+  end)
+end)

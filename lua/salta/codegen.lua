@@ -193,21 +193,46 @@ end
 -- (with rows, a sorted list of row indices, only those).
 local SIG = "(double t, const double *x, const double *z, const double *p, double *out)"
 
-local function kernel(cname, exprs, rows)
+-- Kernels of more rows than this are split into functions of this many
+-- rows each (their own common subexpressions): an optimising compiler's
+-- time grows faster than linearly in a function's length.
+local CHUNK = 256
+
+-- A list's entries from i to j.
+local function slice(list, i, j)
+  local out = {}
+  for k = i, math.min(j, #list) do out[#out + 1] = list[k] end
+  return out
+end
+
+-- One function writing the rows of list (indices into exprs) into out[].
+local function kernel_part(cname, exprs, list)
   local em = new_emitter("  ")
   local assigns = {}
-  if rows then
-    for _, i in ipairs(rows) do assigns[#assigns + 1] = "  out[" .. (i - 1) .. "] = " .. em:emit(exprs[i]) .. ";" end
-  else
-    for i, e in ipairs(exprs) do assigns[#assigns + 1] = "  out[" .. (i - 1) .. "] = " .. em:emit(e) .. ";" end
-  end
-  local body = em.scopes[1].lines
+  for _, i in ipairs(list) do assigns[#assigns + 1] = "  out[" .. (i - 1) .. "] = " .. em:emit(exprs[i]) .. ";" end
   local parts = { "static int " .. cname .. SIG .. " {",
     "  (void)t; (void)x; (void)z; (void)p; (void)out;" }
-  for _, l in ipairs(body) do parts[#parts + 1] = l end
+  for _, l in ipairs(em.scopes[1].lines) do parts[#parts + 1] = l end
   for _, l in ipairs(assigns) do parts[#parts + 1] = l end
   parts[#parts + 1] = "  return 0;"
   parts[#parts + 1] = "}"
+  return table.concat(parts, "\n")
+end
+
+local function kernel(cname, exprs, rows)
+  local list = rows
+  if not list then
+    list = {}
+    for i = 1, #exprs do list[i] = i end
+  end
+  if #list <= CHUNK then return kernel_part(cname, exprs, list) end
+  local parts, calls = {}, {}
+  for c = 1, (#list + CHUNK - 1) // CHUNK do
+    local name = cname .. "_part" .. c
+    parts[#parts + 1] = kernel_part(name, exprs, slice(list, (c - 1) * CHUNK + 1, c * CHUNK))
+    calls[#calls + 1] = "  if (" .. name .. "(t, x, z, p, out)) return 1;"
+  end
+  parts[#parts + 1] = "static int " .. cname .. SIG .. " {\n" .. table.concat(calls, "\n") .. "\n  return 0;\n}"
   return table.concat(parts, "\n")
 end
 
@@ -225,12 +250,12 @@ local function has_implicit(n, seen)
   return false
 end
 
-local function guard_kernel(cname, exprs)
+local function guard_part(cname, exprs, first, last)
   local parts = { "static double " .. cname .. GUARD_SIG .. " {",
     "  (void)t; (void)x; (void)z; (void)p;", "  switch (j) {" }
-  for i, e in ipairs(exprs) do
+  for i = first, last do
     local em = new_emitter("    ")
-    local v = em:emit(e)
+    local v = em:emit(exprs[i])
     parts[#parts + 1] = "  case " .. (i - 1) .. ": {"
     for _, l in ipairs(em.scopes[1].lines) do parts[#parts + 1] = l end
     parts[#parts + 1] = "    return " .. v .. ";"
@@ -242,31 +267,52 @@ local function guard_kernel(cname, exprs)
   return table.concat(parts, "\n")
 end
 
+local function guard_kernel(cname, exprs)
+  if #exprs <= CHUNK then return guard_part(cname, exprs, 1, #exprs) end
+  local parts, calls = {}, {}
+  for c = 1, (#exprs + CHUNK - 1) // CHUNK do
+    local name, hi = cname .. "_part" .. c, math.min(c * CHUNK, #exprs)
+    parts[#parts + 1] = guard_part(name, exprs, (c - 1) * CHUNK + 1, hi)
+    calls[#calls + 1] = ("  if (j < %d) return %s(j, t, x, z, p);"):format(hi, name)
+  end
+  parts[#parts + 1] = "static double " .. cname .. GUARD_SIG .. " {\n" .. table.concat(calls, "\n")
+    .. "\n  return NAN;\n}"
+  return table.concat(parts, "\n")
+end
+
 -- assign_kernel(name, segments): a C function assigning the explicit
 -- algebraics of one segment (a case per segment) in place, in order: a
 -- later assignment reads the earlier ones from z.
 local ASSIGN_SIG = "(int seg, double t, const double *x, double *z, const double *p)"
 
+local function assign_part(cname, list)
+  local em = new_emitter("  ")
+  local lines = em.scopes[1].lines
+  for _, a in ipairs(list) do
+    local v = em:emit(a.expr)
+    lines[#lines + 1] = "  z[" .. (a.index - 1) .. "] = " .. v .. ";"
+  end
+  return "static int " .. cname .. "(double t, const double *x, double *z, const double *p) {\n"
+    .. "  (void)t; (void)x; (void)z; (void)p;\n" .. table.concat(lines, "\n") .. "\n  return 0;\n}"
+end
+
 local function assign_kernel(cname, segments)
-  local parts = { "static int " .. cname .. ASSIGN_SIG .. " {",
-    "  (void)t; (void)x; (void)z; (void)p;", "  switch (seg) {" }
+  local parts, cases = {}, { "static int " .. cname .. ASSIGN_SIG .. " {", "  switch (seg) {" }
   for s, list in ipairs(segments) do
     if #list > 0 then
-      local em = new_emitter("    ")
-      local lines = em.scopes[1].lines
-      for _, a in ipairs(list) do
-        local v = em:emit(a.expr)
-        lines[#lines + 1] = "    z[" .. (a.index - 1) .. "] = " .. v .. ";"
+      cases[#cases + 1] = "  case " .. (s - 1) .. ":"
+      for c = 1, (#list + CHUNK - 1) // CHUNK do
+        local name = ("%s_%d_%d"):format(cname, s - 1, c)
+        parts[#parts + 1] = assign_part(name, slice(list, (c - 1) * CHUNK + 1, c * CHUNK))
+        cases[#cases + 1] = "    if (" .. name .. "(t, x, z, p)) return 1;"
       end
-      parts[#parts + 1] = "  case " .. (s - 1) .. ": {"
-      for _, l in ipairs(lines) do parts[#parts + 1] = l end
-      parts[#parts + 1] = "    return 0;"
-      parts[#parts + 1] = "  }"
+      cases[#cases + 1] = "    return 0;"
     end
   end
-  parts[#parts + 1] = "  }"
-  parts[#parts + 1] = "  return 0;"
-  parts[#parts + 1] = "}"
+  cases[#cases + 1] = "  }"
+  cases[#cases + 1] = "  return 0;"
+  cases[#cases + 1] = "}"
+  parts[#parts + 1] = table.concat(cases, "\n")
   return table.concat(parts, "\n")
 end
 
