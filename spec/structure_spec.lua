@@ -119,6 +119,11 @@ describe("tearing", function()
     assert.is_true(cauer.structure.loops[1].explicit)
     local tr = cauer:simulate{ tf = 20, rtol = 1e-10, atol = 1e-12 }
     assert.are.equal(0, tr:stats().algebraic_newton_iters)
+    local L = salta.lsq{ model = cauer, times = tr.t, data = { C3_v = tr.y.C3_v }, free = { "C1_C" } }
+    L:grad({ 1.1 })
+    assert.are.equal(0, L:stats().algebraic_newton_iters)
+    assert.are.same({}, L:stats().blocks)
+    assert.are.equal(3, L:stats().explicit_algebraics)
   end)
 end)
 
