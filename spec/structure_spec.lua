@@ -261,3 +261,50 @@ describe("a large model's kernels, split into parts of 256 rows", function()
     end
   end)
 end)
+
+describe("Newton blocks in stages", function()
+  -- N springs, each force defined implicitly (F + c F^3 = k x): N scalar
+  -- blocks that do not read each other, one stage; and a second force
+  -- that reads the first (G + c G^3 = F1): a second stage
+  local N = 40
+  local function spec(structural)
+    local states, alg = {}, {}
+    for k = 1, N do
+      states[#states + 1] = { "x" .. k, 0.2 * k / N }
+      states[#states + 1] = { "v" .. k, 1 }
+      alg[k] = { "F" .. k, 0 }
+    end
+    alg[N + 1] = { "G", 0 }
+    return { name = "springs", states = states, algebraics = alg, params = { { "k", 4 }, { "c", 0.1 } },
+      structural = structural,
+      f = function(t, x, z, p)
+        local d = {}
+        for k = 1, N do d["x" .. k], d["v" .. k] = x["v" .. k], -z["F" .. k] - (k == 1 and 0.1 * z.G or 0) end
+        return d
+      end,
+      g = function(t, x, z, p)
+        local r = {}
+        for k = 1, N do r[k] = z["F" .. k] + p.c * z["F" .. k] ^ 3 - p.k * x["x" .. k] end
+        r[N + 1] = z.G + p.c * z.G ^ 3 - z.F1
+        return r
+      end }
+  end
+  local m = salta.dae(spec(true))
+
+  it("solves the independent blocks as one stage and the dependent one after it", function()
+    assert.are.equal(N + 1, #m.structure.blocks)
+    assert.are.equal(2, m.structure.stages)
+    local a = m:simulate{ tf = 3, rtol = 1e-10, atol = 1e-12 }
+    local b = salta.dae(spec(false)):simulate{ tf = 3, rtol = 1e-10, atol = 1e-12 }
+    assert.is_true(a:stats().algebraic_newton_iters > 0)
+    for _, n in ipairs({ "x1", "x" .. N, "F1", "G" }) do
+      local d = max_diff(a.y[n], b.y[n])
+      assert(d <= 1e-10, ("output '%s' differs by %.3g"):format(n, d))
+    end
+    for q = 1, #a.t do   -- the equations hold
+      local F, G = a.z.F1[q], a.z.G[q]
+      assert.is_true(math.abs(F + 0.1 * F ^ 3 - 4 * a.x.x1[q]) <= 1e-12)
+      assert.is_true(math.abs(G + 0.1 * G ^ 3 - F) <= 1e-12)
+    end
+  end)
+end)

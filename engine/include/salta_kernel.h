@@ -9,7 +9,7 @@
 #ifndef SALTA_KERNEL_H
 #define SALTA_KERNEL_H
 
-#define SALTA_ABI_VERSION 6
+#define SALTA_ABI_VERSION 7
 
 /*
 ** A kernel evaluates one vector function or one sparse Jacobian at a point.
@@ -28,7 +28,7 @@ typedef int (*salta_kernel_fn)(double t, const double *x, const double *z,
 typedef double (*salta_guard_fn)(int j, double t, const double *x, const double *z,
                                  const double *p);
 
-/* The explicit algebraics of segment seg (0 .. nblocks), computed in
+/* The explicit algebraics of segment seg (0 .. the number of stages), computed in
 ** place from x, p and the algebraics solved before them. Returns nonzero
 ** when a nested scalar Newton failed. */
 typedef int (*salta_assign_fn)(int seg, double t, const double *x, double *z, const double *p);
@@ -101,13 +101,17 @@ typedef struct salta_model_def {
                                   states; NULL: no modes */
   /* The structure of g = 0 (salta's structural compiler): row i of g
   ** solves algebraic i. The engine solves segment 0 of the explicit
-  ** algebraics (z_assign), then block 0 by Newton on its rows alone, then
-  ** segment 1, ..., block nblocks - 1, segment nblocks. z_block NULL: one
-  ** Newton on all of g. */
+  ** algebraics (z_assign), then the blocks of stage 0 by Newton, each on
+  ** its own rows, then segment 1, ..., the blocks of the last stage, the
+  ** last segment. Blocks of one stage do not read each other's unknowns.
+  ** z_block NULL: one Newton on all of g. */
   int nblocks;
   const int *z_block;          /* nz: the block that solves algebraic i, or
                                   -1 where z_assign computes it */
   salta_assign_fn z_assign;    /* NULL: no explicit algebraics */
+  const int *block_stage;      /* nblocks: the stage of each block (the
+                                  segments of z_assign are 0 .. the number
+                                  of stages); NULL: block b is stage b */
 } salta_model_def;
 
 #endif

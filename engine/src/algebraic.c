@@ -13,6 +13,34 @@
 /* Above this many algebraics a structured g_z is factored by KLU. */
 #define SALTA_GZ_DENSE_MAX 32
 
+/* The stages: the blocks of d by their block_stage (each its own stage
+** when d gives none). */
+static int build_stages(salta__alg *s) {
+  const salta_model_def *d = s->d;
+  int nb = s->nblocks, b, st, ns = 0;
+  for (b = 0; b < nb; ++b) {
+    st = d->block_stage ? d->block_stage[b] : b;
+    if (st < 0 || st >= nb) st = b;   /* a malformed def: a stage of its own */
+    if (st + 1 > ns) ns = st + 1;
+  }
+  s->nstages = ns;
+  s->stage_ptr = calloc((size_t)ns + 2, sizeof(int));
+  s->stage_block = malloc(sizeof(int) * ((size_t)nb + 1));
+  s->bstate = malloc(sizeof(int) * ((size_t)nb + 1));
+  s->bdprev = malloc(sizeof(double) * ((size_t)nb + 1));
+  if (!s->stage_ptr || !s->stage_block || !s->bstate || !s->bdprev) return -1;
+  for (b = 0; b < nb; ++b) {
+    st = d->block_stage ? d->block_stage[b] : b;
+    s->stage_ptr[(st < 0 || st >= nb ? b : st) + 2]++;
+  }
+  for (st = 0; st < ns; ++st) s->stage_ptr[st + 2] += s->stage_ptr[st + 1];
+  for (b = 0; b < nb; ++b) {
+    st = d->block_stage ? d->block_stage[b] : b;
+    s->stage_block[s->stage_ptr[(st < 0 || st >= nb ? b : st) + 1]++] = b;
+  }
+  return 0;
+}
+
 /* The blocks of d (one of every algebraic when d has no structure), and
 ** the g_z entries inside each with their place in the block's matrix. */
 static int build_blocks(salta__alg *s) {
@@ -42,6 +70,10 @@ static int build_blocks(salta__alg *s) {
   s->max_block = 1;
   for (b = 0; b < nb; ++b)
     if (s->block_ptr[b + 1] - s->block_ptr[b] > s->max_block) s->max_block = s->block_ptr[b + 1] - s->block_ptr[b];
+  if (build_stages(s)) {
+    free(pos), free(blk);
+    return -1;
+  }
   for (k = 0; k < gz->nnz; ++k) {
     int r = gz->row[k], c = gz->col[k];
     if (blk[r] >= 0 && blk[r] == blk[c]) s->block_ent_ptr[blk[r] + 2]++;
@@ -101,6 +133,7 @@ void salta__alg_free(salta__alg *s) {
   free(s->block_ptr), free(s->block_var), free(s->block_ent_ptr), free(s->block_ent);
   free(s->bj), free(s->bpiv), free(s->bstep), free(s->gres), free(s->gzv);
   free(s->gz), free(s->gz_piv);
+  free(s->stage_ptr), free(s->stage_block), free(s->bstate), free(s->bdprev);
   salta__sparselu_free(s->klu);
   free(s->gz_pat.colptr), free(s->gz_pat.rowind);
   memset(s, 0, sizeof *s);
@@ -119,54 +152,88 @@ static void note_worst(const salta__alg *s, const int *var, int m, salta__zfail 
   }
 }
 
-/* Newton on the m equations of block b for its m unknowns, the others
-** fixed: converged at a step at round-off, or, when the block's Jacobian is
-** ill-conditioned, when steps stopped contracting while each is small
-** against its own component. With linear, g is linear in the unknowns and
-** the second step only refines the first against round-off. */
-static int newton_block(salta__alg *s, int b, double t, const double *x, double *z, const double *p,
+/* One Newton step on block b (its m equations for its m unknowns, the
+** others fixed) from the residual in gres and the g_z values in gzv: the
+** largest step into *dmax and whether each step component was small
+** against its own component. -1 when the block's Jacobian is singular or
+** not finite. */
+static int block_step(salta__alg *s, int b, double *z, double *dmax, int *small) {
+  const int *var = s->block_var + s->block_ptr[b], *ent = s->block_ent;
+  int m = s->block_ptr[b + 1] - s->block_ptr[b], q, k;
+  memset(s->bj, 0, sizeof(double) * (size_t)m * m);
+  for (k = s->block_ent_ptr[b]; k < s->block_ent_ptr[b + 1]; ++k) s->bj[ent[2 * k + 1]] = s->gzv[ent[2 * k]];
+  if (!salta__all_finite(s->bj, (size_t)m * m) || salta__lu_factor(m, s->bj, s->bpiv)) return -1;
+  for (q = 0; q < m; ++q) s->bstep[q] = s->gres[var[q]];
+  salta__lu_solve(m, s->bj, s->bpiv, s->bstep, 1, 0);
+  *dmax = 0, *small = 1;
+  for (q = 0; q < m; ++q) {
+    double dz = s->bstep[q];
+    z[var[q]] -= dz;
+    if (!(fabs(dz) <= *dmax)) *dmax = fabs(dz);   /* NaN propagates */
+    if (!(fabs(dz) <= SALTA_NEWTON_STALL_TOL * (1 + fabs(z[var[q]])))) *small = 0;
+  }
+  s->newton_iters++;
+  return 0;
+}
+
+/* The largest |g| over block b's rows (NaN wins), and its largest |z|. */
+static double block_residual(const salta__alg *s, int b, const double *z, double *zmax) {
+  const int *var = s->block_var + s->block_ptr[b];
+  int m = s->block_ptr[b + 1] - s->block_ptr[b], q;
+  double gmax = 0;
+  *zmax = 0;
+  for (q = 0; q < m; ++q) {
+    double v = fabs(s->gres[var[q]]);
+    if (!(v <= gmax)) gmax = v;
+    *zmax = fmax(*zmax, fabs(z[var[q]]));
+  }
+  return gmax;
+}
+
+enum { BLOCK_ACTIVE, BLOCK_CONVERGED, BLOCK_DONE };
+
+/* Newton on the blocks of stage st together (they do not read each other):
+** one evaluation of g and of g_z per iteration serves them all, each block
+** stepping with its own Jacobian until it converges: at a step at
+** round-off, or, when its Jacobian is ill-conditioned, when steps stopped
+** contracting while each is small against its own component; then g must
+** be finite there. With linear (no structure, g linear in z), the second
+** step only refines the first against round-off. */
+static int newton_stage(salta__alg *s, int st, double t, const double *x, double *z, const double *p,
                         salta__zfail *why) {
   const salta_model_def *d = s->d;
-  const salta_sparse_def *gz = &d->g.d[SALTA_WRT_Z];
-  const int *var = s->block_var + s->block_ptr[b], *ent = s->block_ent;
-  int m = s->block_ptr[b + 1] - s->block_ptr[b], it, q, k;
+  const int *blocks = s->stage_block + s->stage_ptr[st];
+  int nb = s->stage_ptr[st + 1] - s->stage_ptr[st], it, q, left;
   int maxit = s->linear ? 2 : SALTA_NEWTON_MAX_ITERS;
-  double dprev = HUGE_VAL;
-  for (it = 0; it < maxit; ++it) {
-    double dmax = 0, zmax = 0, gmax = 0;
-    int small = 1;
+  for (q = 0; q < nb; ++q) s->bstate[q] = BLOCK_ACTIVE, s->bdprev[q] = HUGE_VAL;
+  for (it = 0; it <= maxit; ++it) {
     d->g.eval(t, x, z, p, s->gres);
-    for (q = 0; q < m; ++q) {
-      double v = fabs(s->gres[var[q]]);
-      if (!(v <= gmax)) gmax = v;
-      zmax = fmax(zmax, fabs(z[var[q]]));
+    for (q = 0, left = 0; q < nb; ++q) {
+      double zmax, gmax;
+      if (s->bstate[q] == BLOCK_DONE) continue;
+      gmax = block_residual(s, blocks[q], z, &zmax);
+      if (!isfinite(gmax)) goto failed;
+      if (s->bstate[q] == BLOCK_CONVERGED || gmax == 0) s->bstate[q] = BLOCK_DONE;
+      else left++;
     }
-    if (!isfinite(gmax)) break;
-    if (gmax == 0) return 0;
-    gz->eval(t, x, z, p, s->gzv);
-    memset(s->bj, 0, sizeof(double) * (size_t)m * m);
-    for (k = s->block_ent_ptr[b]; k < s->block_ent_ptr[b + 1]; ++k) s->bj[ent[2 * k + 1]] = s->gzv[ent[2 * k]];
-    if (!salta__all_finite(s->bj, (size_t)m * m) || salta__lu_factor(m, s->bj, s->bpiv)) break;
-    for (q = 0; q < m; ++q) s->bstep[q] = s->gres[var[q]];
-    salta__lu_solve(m, s->bj, s->bpiv, s->bstep, 1, 0);
-    for (q = 0; q < m; ++q) {
-      double dz = s->bstep[q];
-      z[var[q]] -= dz;
-      if (!(fabs(dz) <= dmax)) dmax = fabs(dz);   /* NaN propagates */
-      if (!(fabs(dz) <= SALTA_NEWTON_STALL_TOL * (1 + fabs(z[var[q]])))) small = 0;
+    if (left == 0) return 0;
+    if (it == maxit) break;
+    d->g.d[SALTA_WRT_Z].eval(t, x, z, p, s->gzv);
+    for (q = 0; q < nb; ++q) {
+      double dmax, zmax;
+      int small;
+      if (s->bstate[q] != BLOCK_ACTIVE) continue;
+      block_residual(s, blocks[q], z, &zmax);
+      if (block_step(s, blocks[q], z, &dmax, &small) || !isfinite(dmax)) goto failed;
+      if (dmax <= SALTA_NEWTON_STEP_TOL * (1 + zmax) || (dmax > 0.5 * s->bdprev[q] && small) || (s->linear && it == 1))
+        s->bstate[q] = BLOCK_CONVERGED;
+      s->bdprev[q] = dmax;
     }
-    s->newton_iters++;
-    if (!isfinite(dmax)) break;
-    if (dmax <= SALTA_NEWTON_STEP_TOL * (1 + zmax) || (dmax > 0.5 * dprev && small) || (s->linear && it == 1)) {
-      d->g.eval(t, x, z, p, s->gres);
-      for (q = 0; q < m; ++q)
-        if (!isfinite(s->gres[var[q]])) break;
-      if (q == m) return 0;
-      break;
-    }
-    dprev = dmax;
   }
-  note_worst(s, var, m, why);
+  for (q = 0; q < nb && s->bstate[q] == BLOCK_DONE; ++q) continue;
+failed:
+  if (q >= nb) q = 0;
+  note_worst(s, s->block_var + s->block_ptr[blocks[q]], s->block_ptr[blocks[q] + 1] - s->block_ptr[blocks[q]], why);
   return -1;
 }
 
@@ -177,7 +244,7 @@ static int assign_segment(salta__alg *s, int seg, double t, const double *x, dou
   int i;
   if (!s->d->z_assign) return 0;
   if (s->d->z_assign(seg, t, x, z, p) == 0) {
-    if (seg < s->nblocks || salta__all_finite(z, (size_t)s->nz)) return 0;
+    if (seg < s->nstages || salta__all_finite(z, (size_t)s->nz)) return 0;
   }
   if (why) {
     why->eq = 0, why->residual = NAN;
@@ -188,13 +255,13 @@ static int assign_segment(salta__alg *s, int seg, double t, const double *x, dou
 }
 
 int salta__alg_solve(salta__alg *s, double t, const double *x, double *z, const double *p, salta__zfail *why) {
-  int b;
+  int st;
   if (s->nz == 0) return 0;
-  for (b = 0; b < s->nblocks; ++b) {
-    if (assign_segment(s, b, t, x, z, p, why)) return -1;
-    if (newton_block(s, b, t, x, z, p, why)) return -1;
+  for (st = 0; st < s->nstages; ++st) {
+    if (assign_segment(s, st, t, x, z, p, why)) return -1;
+    if (newton_stage(s, st, t, x, z, p, why)) return -1;
   }
-  return assign_segment(s, s->nblocks, t, x, z, p, why);
+  return assign_segment(s, s->nstages, t, x, z, p, why);
 }
 
 /* ---- g_z ----------------------------------------------------------------- */

@@ -5,8 +5,9 @@
 **
 ** A model whose def carries z_block (the structural compiler's blocks) is
 ** solved in topological order: the explicit algebraics of segment k by
-** z_assign, then Newton on block k alone, ..., then the last segment. A
-** def without it is one Newton on all of g. g_z is factored dense when it
+** z_assign, then Newton on the blocks of stage k (each block with its own
+** Jacobian, one evaluation of g per iteration for all), ..., then the last
+** segment. A def without it is one Newton on all of g. g_z is factored dense when it
 ** is small or unstructured, else by KLU on its own pattern.
 */
 #ifndef SALTA_ALGEBRAIC_H
@@ -28,6 +29,11 @@ typedef struct salta__alg {
   int *block_ent_ptr;   /* nblocks + 1: g_z kernel entries inside block b */
   int *block_ent;       /* ... as (kernel entry, dense position) pairs */
   int max_block;        /* the largest block */
+  int nstages;          /* stages of blocks that do not read each other */
+  int *stage_ptr;       /* nstages + 1: stage st is the blocks stage_block[stage_ptr[st] ..] */
+  int *stage_block;
+  int *bstate;          /* per block of a stage: its Newton's state */
+  double *bdprev;       /* ... and its last step */
   double *bj;           /* one block's Jacobian, LU-factored (max_block^2) */
   int *bpiv;
   double *bstep;        /* one block's residual and step (max_block) */

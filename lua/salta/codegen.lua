@@ -473,13 +473,15 @@ function M.generate(m, abi, symbol)
     for i = 1, #m.x_names do idx[i] = m.x_mode[i] and m.x_mode[i] - 1 or -1 end
     chunks[#chunks + 1] = int_array("x_mode", idx)
   end
-  local structure = "0, 0, 0"
+  local structure = "0, 0, 0, 0"
   if m.z_block and #m.z_names > 0 then
     chunks[#chunks + 1] = int_array("z_block", m.z_block)
+    chunks[#chunks + 1] = int_array("block_stage", m.block_stage)
     local any = false
     for _, seg in ipairs(m.z_segments) do any = any or #seg > 0 end
     if any then chunks[#chunks + 1] = assign_kernel("k_zassign", m.z_segments) end
-    structure = ("%d, z_block, %s"):format(m.nblocks, any and "k_zassign" or "0")
+    structure = ("%d, z_block, %s, %s"):format(m.nblocks, any and "k_zassign" or "0",
+      m.nblocks > 0 and "block_stage" or "0")
   end
   local body = table.concat(chunks, "\n")
   local hash = M.hash(body .. symbol)

@@ -17,8 +17,8 @@
 --      residual is linear in its one tearing variable, solved explicitly
 --      too; the rest is a Newton block on the tearing variables alone.
 --
--- The description gains z_block, nblocks and z_segments for the code
--- generator (see salta_kernel.h) and d.structure for the user.
+-- The description gains z_block, nblocks, block_stage and z_segments for
+-- the code generator (see salta_kernel.h) and d.structure for the user.
 
 local expr = require("salta.expr")
 
@@ -426,25 +426,46 @@ local function blt(d, info)
     end
   end
   local comps = tarjan(nz, succ)
-  local g, z_block, segments, sizes = {}, {}, { {} }, {}
-  local nblocks = 0
-  local function assign(v, e) local seg = segments[nblocks + 1]; seg[#seg + 1] = { index = v.index, var = v, expr = e } end
-  for _, comp in ipairs(comps) do
-    local vars, rows = {}, {}
-    for q, r in ipairs(comp) do rows[q], vars[q] = d.g[r], d.vars.z[col_of[r]] end
+  -- stages: a component needs the Newton stages before it done; the
+  -- blocks of one stage do not read each other and are solved together
+  local g, z_block, segments, sizes, block_stage = {}, {}, {}, {}, {}
+  local comp_of, need, newton = {}, {}, {}
+  local nblocks, nstages = 0, 0
+  local function segment(k)
+    for q = #segments + 1, k do segments[q] = {} end
+    return segments[k]
+  end
+  local function assign(seg, v, e) seg[#seg + 1] = { index = v.index, var = v, expr = e } end
+  for ci, comp in ipairs(comps) do
+    local vars, rows, stage = {}, {}, 0
+    for q, r in ipairs(comp) do
+      rows[q], vars[q] = d.g[r], d.vars.z[col_of[r]]
+      comp_of[col_of[r]] = ci
+    end
+    for _, r in ipairs(comp) do
+      for _, c in ipairs(adj[r]) do
+        local dc = comp_of[c]
+        if dc ~= ci then stage = math.max(stage, need[dc] + (newton[dc] and 1 or 0)) end
+      end
+    end
+    need[ci] = stage
+    local function block(list, size)
+      for _, v in ipairs(list) do z_block[v.index] = nblocks end
+      block_stage[nblocks + 1] = stage
+      nblocks, nstages = nblocks + 1, math.max(nstages, stage + 1)
+      sizes[#sizes + 1] = size
+      newton[ci] = true
+    end
     if #comp == 1 then
       local v, e = vars[1], rows[1]
       local c, rest = linear_in(e, v)
       g[v.index] = e
       if c then
-        assign(v, solve_for(c, rest))
+        assign(segment(stage + 1), v, solve_for(c, rest))
         z_block[v.index] = -1
         info.explicit = info.explicit + 1
       else
-        z_block[v.index] = nblocks
-        nblocks = nblocks + 1
-        segments[nblocks + 1] = {}
-        sizes[#sizes + 1] = 1
+        block({ v }, 1)
       end
     else
       local assigns, tearing, residual = tear(rows, vars)
@@ -459,40 +480,35 @@ local function blt(d, info)
       if #tearing == 1 then c, rest = linear_in(reduced[1], tearing[1]) end
       -- the equations g keeps: the loop's own, with the residuals in the
       -- tearing variables alone (what a Newton on them evaluates)
-      local residual_of = {}
-      for q, v in ipairs(tearing) do residual_of[v] = reduced[q] end
       if c then
-        assign(tearing[1], solve_for(c, rest))
+        assign(segment(stage + 1), tearing[1], solve_for(c, rest))
         z_block[tearing[1].index] = -1
         g[tearing[1].index] = reduced[1]
         loop.explicit = true
         info.explicit = info.explicit + 1
       else
-        for _, v in ipairs(tearing) do
-          z_block[v.index] = nblocks
-          g[v.index] = residual_of[v]
-        end
-        nblocks = nblocks + 1
-        segments[nblocks + 1] = {}
-        sizes[#sizes + 1] = #tearing
+        for q, v in ipairs(tearing) do g[v.index] = reduced[q] end
+        block(tearing, #tearing)
       end
+      local seg = segment(stage + (newton[ci] and 2 or 1))
       for _, a in ipairs(assigns) do
-        assign(a.var, a.expr)
+        assign(seg, a.var, a.expr)
         z_block[a.var.index] = -1
         g[a.var.index] = a.row
         info.explicit = info.explicit + 1
       end
     end
   end
-  d.g, d.z_block, d.nblocks, d.z_segments = g, z_block, nblocks, segments
-  info.blocks = sizes
+  segment(nstages + 1)
+  d.g, d.z_block, d.nblocks, d.z_segments, d.block_stage = g, z_block, nblocks, segments, block_stage
+  info.blocks, info.stages = sizes, nstages
 end
 
 -- compile(d): applies the structural compiler to description d in place
 -- and returns d.structure: { aliases = { {name, of, kind, sign} },
 -- dummies = {names}, differentiated = { {equation, dummy} }, explicit = n,
--- blocks = {sizes of the Newton blocks}, loops = { {size, tearing,
--- names, explicit} } }.
+-- blocks = {sizes of the Newton blocks}, stages = n (blocks of one stage
+-- are solved together), loops = { {size, tearing, names, explicit} } }.
 function M.compile(d)
   local info = { aliases = {}, dummies = {}, differentiated = {}, explicit = 0, blocks = {}, loops = {} }
   eliminate_aliases(d, info)
