@@ -167,6 +167,16 @@ describe("index reduction", function()
   end)
 end)
 
+describe("a dummy derivative whose pivot vanishes", function()
+  it("fails with a message naming the states index reduction made algebraic", function()
+    -- started above the horizontal, x is chosen; the swing passes x = 0
+    local m = dofile("models/pendulum.lua"){ angle = 2.0 }
+    assert.are.same({ "x", "vx" }, m.structure.dummies)
+    H.has(H.err_of(m.simulate, m, { tf = 3 }), "model 'pendulum'", "Newton on g failed",
+      "index reduction made 'x', 'vx' algebraic")
+  end)
+end)
+
 describe("a structurally singular model", function()
   it("is an error naming the variable no equation determines and the equations", function()
     local msg = H.err_of(salta.dae, { name = "singular", states = { { "x", 1 } },

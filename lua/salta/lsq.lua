@@ -238,7 +238,8 @@ end
 local function call(self, p, what)
   local P, X = self:point(p)
   local res = table.pack(self.core:eval(P, X, what))
-  if res[1] == nil then error(res[2], 0) end  -- the engine names model, element and time
+  -- the engine names model, element and time
+  if res[1] == nil then error(require("salta.structure").explain(self.model.structure, res[2]), 0) end
   return table.unpack(res, 1, res.n)
 end
 

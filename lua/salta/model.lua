@@ -487,7 +487,8 @@ function Model:simulate(opts)
   self:check_input_range(p, t0, tf, 3)
   x0 = self:held_inputs_at(x0 and { table.unpack(x0) }, p, t0)
   local raw, err = self.core:simulate_raw(raw_opts, p, x0, times)
-  if not raw then error(err, 0) end  -- the engine names model, element and time
+  -- the engine names model, element and time
+  if not raw then error(require("salta.structure").explain(self.structure, err), 0) end
   return require("salta.trajectory").new(self, raw, { t0 = t0, tf = tf })
 end
 

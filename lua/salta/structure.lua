@@ -504,6 +504,19 @@ local function blt(d, info)
   info.blocks, info.stages = sizes, nstages
 end
 
+-- explain(structure, msg): an engine message, with what index reduction
+-- chose when Newton on g failed in a model that has dummy derivatives: the
+-- likely cause is their pivot vanishing along the motion.
+function M.explain(st, msg)
+  if not st or #st.dummies == 0 or not tostring(msg):find("Newton", 1, true) then return msg end
+  local names = {}
+  for i, n in ipairs(st.dummies) do names[i] = "'" .. n .. "'" end
+  return ("%s (index reduction made %s algebraic, chosen where the constraints' derivatives by them are "
+    .. "largest at the start values: Newton fails where the motion makes those derivatives vanish, e.g. a "
+    .. "pendulum passing the point where the chosen coordinate's partial is 0; start where they stay away "
+    .. "from 0, or write the model in coordinates that do not degenerate)"):format(msg, table.concat(names, ", "))
+end
+
 -- compile(d): applies the structural compiler to description d in place
 -- and returns d.structure: { aliases = { {name, of, kind, sign} },
 -- dummies = {names}, differentiated = { {equation, dummy} }, explicit = n,
