@@ -292,7 +292,14 @@ local function reduce_index(d, info)
   for _, v in ipairs(dummies) do new_z[#new_z + 1] = { name = v.name, start = d.x_start[v.index], var = v } end
   d.g = rows
   renumber(d, keep_x, keep_z, new_z, {})
-  for _, v in ipairs(dummies) do info.dummies[#info.dummies + 1] = v.name end
+  local made_algebraic = {}
+  for _, v in ipairs(dummies) do
+    info.dummies[#info.dummies + 1] = v.name
+    made_algebraic[v.name] = true
+  end
+  for _, al in ipairs(info.aliases) do
+    if al.kind == "x" and made_algebraic[al.of] then al.kind = "z" end
+  end
 end
 
 -- 3. BLT --------------------------------------------------------------------------

@@ -20,7 +20,7 @@ local function add_aliases(model, z, x)
   local st = model.structure
   if not st or #st.aliases == 0 or not z then return z end
   for _, a in ipairs(st.aliases) do
-    local src = (a.kind == "z" and z or x)[a.of]
+    local src = z[a.of] or (x and x[a.of])   -- a state index reduction made algebraic is in z
     if type(src) == "table" then
       local col = {}
       for i, v in ipairs(src) do col[i] = a.sign * v end
