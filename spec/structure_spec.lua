@@ -143,6 +143,8 @@ describe("index reduction", function()
     assert.are.same({ "y", "vy" }, m.structure.dummies)
     assert.are.equal(2, #m.structure.differentiated)
     assert.are.same({ "x", "vx" }, m.states)
+    H.has(H.err_of(m.simulate, m, { tf = 1, x0 = { y = -1 } }), "x0 has unknown name 'y'",
+      "index reduction made it algebraic", "set the states x, vx")
   end)
 
   it("follows the small-angle closed form and keeps the constraint without drift", function()

@@ -407,7 +407,11 @@ function Model:vector(what, v, names, defaults)
   for i, n in ipairs(names) do out[i] = defaults[n]; index[n] = i end
   for k, val in pairs(v) do
     if not index[k] then
-      error(("model '%s': %s has unknown name '%s'"):format(self.name, what, tostring(k)), 3)
+      local dummy = false
+      for _, n in ipairs(self.structure and self.structure.dummies or {}) do dummy = dummy or n == k end
+      error(("model '%s': %s has unknown name '%s'%s"):format(self.name, what, tostring(k), dummy
+        and " (index reduction made it algebraic, a dummy derivative: the constraints give its value; "
+          .. "set the states " .. table.concat(names, ", ") .. ")" or ""), 3)
     end
     out[index[k]] = val
   end
