@@ -107,8 +107,8 @@ static double end_guard(salta__adj *a, int s) {
 static int solve_segment(salta__adj *a, int s) {
   const salta__adj_seg *g = &a->segs[s];
   const char *name;
-  double t0, t1, G0, G1, t_forward;
-  int it, st;
+  double t0, t1, G0, G1, t_forward, closest;
+  int it, st, crossed = 0;
   if (g->count == 0) return march(a, s);
   if (g->cascade) {   /* event iteration: at the instant the segment starts */
     a->tau[s + 1] = a->tau[s];
@@ -119,13 +119,15 @@ static int solve_segment(salta__adj *a, int s) {
   name = a->d->e_names[a->events[g->first]];
   t0 = t_forward = a->tau[s + 1];
   if ((st = march(a, s))) return st;
-  G0 = end_guard(a, s);
+  G0 = closest = end_guard(a, s);
   t1 = t0 + 1e-7 * fmax(1.0, fabs(t0));
   for (it = 0; it < 40; ++it) {
     double t2;
     a->tau[s + 1] = t1;
     if ((st = march(a, s))) return st;
     G1 = end_guard(a, s);
+    crossed |= (G1 > 0) != (G0 > 0) || G1 == 0;
+    if (fabs(G1) < fabs(closest)) closest = G1;
     if (G1 == 0 || G1 == G0) break;
     t2 = t1 - G1 * (t1 - t0) / (G1 - G0);
     t0 = t1, G0 = G1, t1 = t2;
@@ -135,13 +137,19 @@ static int solve_segment(salta__adj *a, int s) {
       break;
     }
   }
+  if (it == 40 && !crossed)
+    return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: on its mesh the discrete trajectory does not "
+                       "reach the guard of event '%s' near t = %.17g (closest %g): the crossing is shallower than "
+                       "the discretisation error (near grazing); tighten rtol, refine the mesh, or use the forward "
+                       "sensitivities (method = \"sens\")", a->d->name, name, t_forward, closest);
   if (it == 40)
     return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: the discrete time of event '%s' near "
                        "t = %.17g did not converge", a->d->name, name, t1);
   if (!(a->tau[s + 1] > a->tau[s]) || !(a->tau[s + 1] <= a->tau[a->nseg]))
     return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: on its mesh, event '%s' (at t = %.17g in the "
                        "forward run) moved to t = %.17g, out of its segment: the mesh does not resolve the "
-                       "trajectory there: use mesh = \"steps\" or a finer mesh", a->d->name, name, t_forward,
+                       "trajectory there (or the crossing is near grazing): use mesh = \"steps\" or a finer mesh, "
+                       "tighten rtol, or use the forward sensitivities (method = \"sens\")", a->d->name, name, t_forward,
                        a->tau[s + 1]);
   return salta__dae_reset(a->dae, a->events + g->first, g->count, a->tau[s + 1],
                           salta__adj_node(a, g->node0 + g->m), salta__adj_node(a, a->segs[s + 1].node0));
