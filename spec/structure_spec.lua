@@ -169,6 +169,25 @@ describe("index reduction", function()
   end)
 end)
 
+describe("index reduction at index 2", function()
+  it("makes one of two capacitors in parallel algebraic and follows the closed form", function()
+    -- a source V through R into C1 and C2 in parallel: v1 = v2, a constraint on states
+    local m = salta.dae{ name = "parallel_caps", states = { { "v1", 0 }, { "v2", 0 } },
+      algebraics = { { "i", 0 }, { "i1", 0 }, { "i2", 0 } },
+      params = { { "V", 1 }, { "R", 1 }, { "C1", 1 }, { "C2", 2 } },
+      f = function(t, x, z, p) return { z.i1 / p.C1, z.i2 / p.C2 } end,
+      g = function(t, x, z, p) return { z.i - (p.V - x.v1) / p.R, z.i - z.i1 - z.i2, x.v1 - x.v2 } end }
+    assert.are.same({ "v1" }, m.structure.dummies)
+    assert.are.same({}, m.structure.blocks)
+    local tr = m:simulate{ tf = 3, rtol = 1e-10, atol = 1e-12 }
+    for q, t in ipairs(tr.t) do
+      local v = 1 - math.exp(-t / 3)   -- V (1 - exp(-t / (R (C1 + C2))))
+      assert.is_near(v, tr.y.v1[q], 1e-9)
+      assert.is_near(v, tr.y.v2[q], 1e-9)
+    end
+  end)
+end)
+
 describe("an alias of a state that index reduction makes algebraic", function()
   it("stays addressable by name, with the dummy's values", function()
     local m = salta.dae{ name = "pendulum_alias", states = { { "x", 0.1 }, { "y", -math.sqrt(0.99) }, { "vx", 0 },
