@@ -239,6 +239,7 @@ describe("every shipped model", function()
     { "spring_latch", function() return dofile("models/spring_latch.lua")() end, 10 },
     { "rectifier", function() return dofile("models/rectifier.lua")() end, 0.05 },
     { "thermostat", function() return dofile("models/thermostat.lua")() end, 10 },
+    { "rc_network", function() return dofile("models/rc_network.lua"){ N = 5 } end, 4 },
   }
   for _, file in ipairs(H.SPECS) do
     cases[#cases + 1] = { file, function(structural)
