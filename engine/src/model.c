@@ -120,7 +120,7 @@ static int check_index1(salta_model *m) {
                      "model '%s': not an index-1 DAE: dg/dz is structurally singular (rank %d of %d): no algebraic "
                      "variable is left for equation%s %s, and variable%s %s appear%s in no equation left to "
                      "determine %s (an equation without an algebraic variable it can be solved for is a "
-                     "constraint on the states: reduce the index)",
+                     "constraint on the states: reduce the index, as salta's structural compiler does by default)",
                      d->name, size, nz, neq > 1 ? "s" : "", eqs, nvar > 1 ? "s" : "", vars, nvar > 1 ? "" : "s",
                      nvar > 1 ? "them" : "it");
 }
