@@ -13,94 +13,45 @@
 /* Above this many algebraics a structured g_z is factored by KLU. */
 #define SALTA_GZ_DENSE_MAX 32
 
-/* The stages: the blocks of d by their block_stage (each its own stage
-** when d gives none). */
-static int build_stages(salta__alg *s) {
-  const salta_model_def *d = s->d;
-  int nb = s->nblocks, b, st, ns = 0;
-  for (b = 0; b < nb; ++b) {
-    st = d->block_stage ? d->block_stage[b] : b;
-    if (st < 0 || st >= nb) st = b;   /* a malformed def: a stage of its own */
-    if (st + 1 > ns) ns = st + 1;
-  }
-  s->nstages = ns;
-  s->stage_ptr = calloc((size_t)ns + 2, sizeof(int));
-  s->stage_block = malloc(sizeof(int) * ((size_t)nb + 1));
-  s->bstate = malloc(sizeof(int) * ((size_t)nb + 1));
-  s->bdprev = malloc(sizeof(double) * ((size_t)nb + 1));
-  if (!s->stage_ptr || !s->stage_block || !s->bstate || !s->bdprev) return -1;
-  for (b = 0; b < nb; ++b) {
-    st = d->block_stage ? d->block_stage[b] : b;
-    s->stage_ptr[(st < 0 || st >= nb ? b : st) + 2]++;
-  }
-  for (st = 0; st < ns; ++st) s->stage_ptr[st + 2] += s->stage_ptr[st + 1];
-  for (b = 0; b < nb; ++b) {
-    st = d->block_stage ? d->block_stage[b] : b;
-    s->stage_block[s->stage_ptr[(st < 0 || st >= nb ? b : st) + 1]++] = b;
-  }
-  return 0;
+/* The stage of block b: d's block_stage, or b when d gives none (or a
+** malformed one). */
+static int stage_of(const salta_model_def *d, int b, int nb) {
+  int st = d->block_stage ? d->block_stage[b] : b;
+  return st >= 0 && st < nb ? st : b;
 }
 
-/* The blocks of d (one of every algebraic when d has no structure), and
-** the g_z entries inside each with their place in the block's matrix. */
+/* The blocks of d (one of every algebraic when d has no structure), their
+** stages, and the g_z entries inside each with their place in the block's
+** dense matrix. */
 static int build_blocks(salta__alg *s) {
   const salta_model_def *d = s->d;
   const salta_sparse_def *gz = &d->g.d[SALTA_WRT_Z];
-  int nz = s->nz, nb = d->z_block ? d->nblocks : (nz > 0), b, i, k, q;
-  int *pos = malloc(sizeof(int) * ((size_t)nz + 1)), *blk = malloc(sizeof(int) * ((size_t)nz + 1));
+  int nz = s->nz, nb = d->z_block ? d->nblocks : 1, b, i, k, q, st = -1;
+  int *blk = malloc(sizeof(int) * ((size_t)nz + 1)), *stage = malloc(sizeof(int) * ((size_t)nb + 1));
+  int *pos = malloc(sizeof(int) * ((size_t)nz + 1)), *ekey = malloc(sizeof(int) * ((size_t)gz->nnz + 1));
   s->nblocks = nb;
-  s->block_ptr = calloc((size_t)nb + 2, sizeof(int));
-  s->block_var = malloc(sizeof(int) * ((size_t)nz + 1));
-  s->block_ent_ptr = calloc((size_t)nb + 2, sizeof(int));
-  s->block_ent = malloc(sizeof(int) * 2 * ((size_t)gz->nnz + 1));
-  if (!pos || !blk || !s->block_ptr || !s->block_var || !s->block_ent_ptr || !s->block_ent) {
-    free(pos), free(blk);
-    return -1;
-  }
-  for (i = 0; i < nz; ++i) {
-    blk[i] = d->z_block ? d->z_block[i] : 0;
-    if (blk[i] >= nb) blk[i] = -1;   /* a malformed def: treat as explicit */
-    if (blk[i] >= 0) s->block_ptr[blk[i] + 2]++;
-  }
-  for (b = 0; b < nb; ++b) s->block_ptr[b + 2] += s->block_ptr[b + 1];
-  for (i = 0; i < nz; ++i)
-    if (blk[i] >= 0) s->block_var[s->block_ptr[blk[i] + 1]++] = i;
-  for (b = 0; b < nb; ++b)
-    for (q = s->block_ptr[b]; q < s->block_ptr[b + 1]; ++q) pos[s->block_var[q]] = q - s->block_ptr[b];
+  if (!blk || !stage || !pos || !ekey) goto done;
+  for (i = 0; i < nz; ++i) blk[i] = d->z_block ? (d->z_block[i] < nb ? d->z_block[i] : -1) : 0;
+  for (b = 0, s->nstages = 0; b < nb; ++b)
+    if ((stage[b] = stage_of(d, b, nb)) + 1 > s->nstages) s->nstages = stage[b] + 1;
+  for (k = 0; k < gz->nnz; ++k) ekey[k] = blk[gz->row[k]] == blk[gz->col[k]] ? blk[gz->row[k]] : -1;
+  if (salta__group_by(blk, nz, nb, &s->block_ptr, &s->block_var) ||
+      salta__group_by(stage, nb, s->nstages, &s->stage_ptr, &s->stage_block) ||
+      salta__group_by(ekey, gz->nnz, nb, &s->block_ent_ptr, &s->block_ent) ||
+      !(s->block_pos = malloc(sizeof(int) * ((size_t)gz->nnz + 1))))
+    goto done;
   s->max_block = 1;
-  for (b = 0; b < nb; ++b)
-    if (s->block_ptr[b + 1] - s->block_ptr[b] > s->max_block) s->max_block = s->block_ptr[b + 1] - s->block_ptr[b];
-  if (build_stages(s)) {
-    free(pos), free(blk);
-    return -1;
+  for (b = 0; b < nb; ++b) {
+    int m = s->block_ptr[b + 1] - s->block_ptr[b];
+    if (m > s->max_block) s->max_block = m;
+    for (q = s->block_ptr[b]; q < s->block_ptr[b + 1]; ++q) pos[s->block_var[q]] = q - s->block_ptr[b];
+    for (q = s->block_ent_ptr[b]; q < s->block_ent_ptr[b + 1]; ++q)
+      s->block_pos[q] = pos[gz->col[s->block_ent[q]]] * m + pos[gz->row[s->block_ent[q]]];
   }
-  for (k = 0; k < gz->nnz; ++k) {
-    int r = gz->row[k], c = gz->col[k];
-    if (blk[r] >= 0 && blk[r] == blk[c]) s->block_ent_ptr[blk[r] + 2]++;
-  }
-  for (b = 0; b < nb; ++b) s->block_ent_ptr[b + 2] += s->block_ent_ptr[b + 1];
-  for (k = 0; k < gz->nnz; ++k) {
-    int r = gz->row[k], c = gz->col[k], m;
-    if (blk[r] < 0 || blk[r] != blk[c]) continue;
-    m = s->block_ptr[blk[r] + 1] - s->block_ptr[blk[r]];
-    q = s->block_ent_ptr[blk[r] + 1]++;
-    s->block_ent[2 * q] = k, s->block_ent[2 * q + 1] = pos[c] * m + pos[r];
-  }
-  free(pos), free(blk);
-  return 0;
-}
-
-/* g_z's own CSC pattern (the kernel's entries are column-major). */
-static int build_gz_pattern(salta__pattern *p, const salta_sparse_def *gz, int nz) {
-  int k;
-  memset(p, 0, sizeof *p);
-  p->n = nz, p->nnz = gz->nnz;
-  p->colptr = calloc((size_t)nz + 1, sizeof(int));
-  p->rowind = malloc(sizeof(int) * ((size_t)gz->nnz + 1));
-  if (!p->colptr || !p->rowind) return -1;
-  for (k = 0; k < gz->nnz; ++k) p->colptr[gz->col[k] + 1]++, p->rowind[k] = gz->row[k];
-  for (k = 0; k < nz; ++k) p->colptr[k + 1] += p->colptr[k];
-  return 0;
+  st = 0;
+done:
+  free(blk), free(stage), free(pos), free(ekey);
+  return st;
 }
 
 int salta__alg_init(salta__alg *s, const salta_model_def *d) {
@@ -114,11 +65,13 @@ int salta__alg_init(salta__alg *s, const salta_model_def *d) {
   s->bj = malloc(sizeof(double) * (size_t)s->max_block * s->max_block);
   s->bpiv = malloc(sizeof(int) * (size_t)s->max_block);
   s->bstep = malloc(sizeof(double) * (size_t)s->max_block);
+  s->bstate = malloc(sizeof(int) * ((size_t)s->nblocks + 1));
+  s->bdprev = malloc(sizeof(double) * ((size_t)s->nblocks + 1));
   s->gres = malloc(sizeof(double) * (size_t)s->nz);
   s->gzv = malloc(sizeof(double) * ((size_t)gz->nnz + 1));
-  if (!s->bj || !s->bpiv || !s->bstep || !s->gres || !s->gzv) return -1;
+  if (!s->bj || !s->bpiv || !s->bstep || !s->bstate || !s->bdprev || !s->gres || !s->gzv) return -1;
   if (s->sparse) {
-    if (build_gz_pattern(&s->gz_pat, gz, s->nz)) return -1;
+    if (salta__pattern_of_kernel(&s->gz_pat, gz, s->nz)) return -1;
     if (!(s->klu = salta__sparselu_new(&s->gz_pat))) s->sparse = 0;
   }
   if (!s->sparse) {
@@ -130,12 +83,12 @@ int salta__alg_init(salta__alg *s, const salta_model_def *d) {
 }
 
 void salta__alg_free(salta__alg *s) {
-  free(s->block_ptr), free(s->block_var), free(s->block_ent_ptr), free(s->block_ent);
+  free(s->block_ptr), free(s->block_var), free(s->block_ent_ptr), free(s->block_ent), free(s->block_pos);
+  free(s->stage_ptr), free(s->stage_block), free(s->bstate), free(s->bdprev);
   free(s->bj), free(s->bpiv), free(s->bstep), free(s->gres), free(s->gzv);
   free(s->gz), free(s->gz_piv);
-  free(s->stage_ptr), free(s->stage_block), free(s->bstate), free(s->bdprev);
   salta__sparselu_free(s->klu);
-  free(s->gz_pat.colptr), free(s->gz_pat.rowind);
+  salta__pattern_free(&s->gz_pat);
   memset(s, 0, sizeof *s);
 }
 
@@ -154,20 +107,21 @@ static void note_worst(const salta__alg *s, const int *var, int m, salta__zfail 
 
 /* One Newton step on block b (its m equations for its m unknowns, the
 ** others fixed) from the residual in gres and the g_z values in gzv: the
-** largest step into *dmax and whether each step component was small
-** against its own component. -1 when the block's Jacobian is singular or
-** not finite. */
-static int block_step(salta__alg *s, int b, double *z, double *dmax, int *small) {
-  const int *var = s->block_var + s->block_ptr[b], *ent = s->block_ent;
+** largest step into *dmax, the largest unknown before it into *zmax, and
+** whether each step component was small against its own component. -1
+** when the block's Jacobian is singular or not finite. */
+static int block_step(salta__alg *s, int b, double *z, double *dmax, double *zmax, int *small) {
+  const int *var = s->block_var + s->block_ptr[b];
   int m = s->block_ptr[b + 1] - s->block_ptr[b], q, k;
   memset(s->bj, 0, sizeof(double) * (size_t)m * m);
-  for (k = s->block_ent_ptr[b]; k < s->block_ent_ptr[b + 1]; ++k) s->bj[ent[2 * k + 1]] = s->gzv[ent[2 * k]];
+  for (k = s->block_ent_ptr[b]; k < s->block_ent_ptr[b + 1]; ++k) s->bj[s->block_pos[k]] = s->gzv[s->block_ent[k]];
   if (!salta__all_finite(s->bj, (size_t)m * m) || salta__lu_factor(m, s->bj, s->bpiv)) return -1;
   for (q = 0; q < m; ++q) s->bstep[q] = s->gres[var[q]];
   salta__lu_solve(m, s->bj, s->bpiv, s->bstep, 1, 0);
-  *dmax = 0, *small = 1;
+  *dmax = *zmax = 0, *small = 1;
   for (q = 0; q < m; ++q) {
     double dz = s->bstep[q];
+    *zmax = fmax(*zmax, fabs(z[var[q]]));
     z[var[q]] -= dz;
     if (!(fabs(dz) <= *dmax)) *dmax = fabs(dz);   /* NaN propagates */
     if (!(fabs(dz) <= SALTA_NEWTON_STALL_TOL * (1 + fabs(z[var[q]])))) *small = 0;
@@ -176,16 +130,14 @@ static int block_step(salta__alg *s, int b, double *z, double *dmax, int *small)
   return 0;
 }
 
-/* The largest |g| over block b's rows (NaN wins), and its largest |z|. */
-static double block_residual(const salta__alg *s, int b, const double *z, double *zmax) {
+/* The largest |g| over block b's rows (NaN wins). */
+static double block_residual(const salta__alg *s, int b) {
   const int *var = s->block_var + s->block_ptr[b];
   int m = s->block_ptr[b + 1] - s->block_ptr[b], q;
   double gmax = 0;
-  *zmax = 0;
   for (q = 0; q < m; ++q) {
     double v = fabs(s->gres[var[q]]);
     if (!(v <= gmax)) gmax = v;
-    *zmax = fmax(*zmax, fabs(z[var[q]]));
   }
   return gmax;
 }
@@ -203,18 +155,18 @@ static int newton_stage(salta__alg *s, int st, double t, const double *x, double
                         salta__zfail *why) {
   const salta_model_def *d = s->d;
   const int *blocks = s->stage_block + s->stage_ptr[st];
-  int nb = s->stage_ptr[st + 1] - s->stage_ptr[st], it, q, left;
+  int nb = s->stage_ptr[st + 1] - s->stage_ptr[st], it, q, left, bad = 0;
   int maxit = s->linear ? 2 : SALTA_NEWTON_MAX_ITERS;
   for (q = 0; q < nb; ++q) s->bstate[q] = BLOCK_ACTIVE, s->bdprev[q] = HUGE_VAL;
   for (it = 0; it <= maxit; ++it) {
     d->g.eval(t, x, z, p, s->gres);
     for (q = 0, left = 0; q < nb; ++q) {
-      double zmax, gmax;
+      double gmax;
       if (s->bstate[q] == BLOCK_DONE) continue;
-      gmax = block_residual(s, blocks[q], z, &zmax);
-      if (!isfinite(gmax)) goto failed;
+      gmax = block_residual(s, blocks[q]);
+      if (!isfinite(gmax)) { bad = q; goto failed; }
       if (s->bstate[q] == BLOCK_CONVERGED || gmax == 0) s->bstate[q] = BLOCK_DONE;
-      else left++;
+      else if (!left++) bad = q;
     }
     if (left == 0) return 0;
     if (it == maxit) break;
@@ -223,17 +175,15 @@ static int newton_stage(salta__alg *s, int st, double t, const double *x, double
       double dmax, zmax;
       int small;
       if (s->bstate[q] != BLOCK_ACTIVE) continue;
-      block_residual(s, blocks[q], z, &zmax);
-      if (block_step(s, blocks[q], z, &dmax, &small) || !isfinite(dmax)) goto failed;
+      if (block_step(s, blocks[q], z, &dmax, &zmax, &small) || !isfinite(dmax)) { bad = q; goto failed; }
       if (dmax <= SALTA_NEWTON_STEP_TOL * (1 + zmax) || (dmax > 0.5 * s->bdprev[q] && small) || (s->linear && it == 1))
         s->bstate[q] = BLOCK_CONVERGED;
       s->bdprev[q] = dmax;
     }
   }
-  for (q = 0; q < nb && s->bstate[q] == BLOCK_DONE; ++q) continue;
 failed:
-  if (q >= nb) q = 0;
-  note_worst(s, s->block_var + s->block_ptr[blocks[q]], s->block_ptr[blocks[q] + 1] - s->block_ptr[blocks[q]], why);
+  q = blocks[bad];
+  note_worst(s, s->block_var + s->block_ptr[q], s->block_ptr[q + 1] - s->block_ptr[q], why);
   return -1;
 }
 

@@ -27,7 +27,8 @@ typedef struct salta__alg {
   int *block_ptr;       /* nblocks + 1: block b solves block_var[block_ptr[b] ..] */
   int *block_var;
   int *block_ent_ptr;   /* nblocks + 1: g_z kernel entries inside block b */
-  int *block_ent;       /* ... as (kernel entry, dense position) pairs */
+  int *block_ent;       /* ... are block_ent[block_ent_ptr[b] ..], at */
+  int *block_pos;       /* block_pos[..] in the block's dense matrix */
   int max_block;        /* the largest block */
   int nstages;          /* stages of blocks that do not read each other */
   int *stage_ptr;       /* nstages + 1: stage st is the blocks stage_block[stage_ptr[st] ..] */

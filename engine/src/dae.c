@@ -24,16 +24,10 @@ static int max_nnz(const salta_model_def *d) {
 
 /* The entries of each guard's row, per Jacobian of e, in kernel order. */
 static int build_guard_rows(salta__dae *a) {
-  int w, k, j;
+  int w;
   for (w = 0; w < 4; ++w) {
     const salta_sparse_def *sp = &a->d->e.d[w];
-    int *ptr = calloc((size_t)a->ne + 2, sizeof(int)), *ent = malloc(sizeof(int) * ((size_t)sp->nnz + 1));
-    a->guard_row_ptr[w] = ptr;
-    a->guard_row_ent[w] = ent;
-    if (!ptr || !ent) return -1;
-    for (k = 0; k < sp->nnz; ++k) ptr[sp->row[k] + 2]++;
-    for (j = 0; j < a->ne; ++j) ptr[j + 2] += ptr[j + 1];
-    for (k = 0; k < sp->nnz; ++k) ent[ptr[sp->row[k] + 1]++] = k;
+    if (salta__group_by(sp->row, sp->nnz, a->ne, &a->guard_row_ptr[w], &a->guard_row_ent[w])) return -1;
   }
   return 0;
 }

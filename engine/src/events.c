@@ -533,15 +533,13 @@ static int pushed_across(const salta__events *ev, int j, double e) {
   }
 }
 
-/* The armed guards outside the group that its resets pushed across. */
+/* The armed guards outside the group (in_group) that its resets pushed
+** across. */
 static void find_next(salta__events *ev) {
-  int j, k = 0;
+  int j;
   ev->nnext = 0;
-  for (j = 0; j < ev->ne; ++j) {
-    while (k < ev->nfire && ev->fire[k] < j) ++k;
-    if (k < ev->nfire && ev->fire[k] == j) continue;
-    if (ev->armed_pre[j] && pushed_across(ev, j, ev->g_start[j])) ev->next[ev->nnext++] = j;
-  }
+  for (j = 0; j < ev->ne; ++j)
+    if (!ev->in_group[j] && ev->armed_pre[j] && pushed_across(ev, j, ev->g_start[j])) ev->next[ev->nnext++] = j;
 }
 
 int salta__events_fire(salta__events *ev, double tau, const double *wm, double *wp) {
@@ -555,11 +553,9 @@ int salta__events_fire(salta__events *ev, double tau, const double *wm, double *
   if ((st = log_group(ev, tau, wm, wp))) return st;
   if ((st = check_counts(ev, tau))) return st;
   for (k = 0; k < ev->nfire; ++k) ev->in_group[ev->fire[k]] = 1;
-  st = rearm_after(ev, tau, wp);
+  if ((st = rearm_after(ev, tau, wp)) == SALTA_OK) find_next(ev);
   for (k = 0; k < ev->nfire; ++k) ev->in_group[ev->fire[k]] = 0;
-  if (st) return st;
-  find_next(ev);
-  return SALTA_OK;
+  return st;
 }
 
 int salta__events_next_round(salta__events *ev, double tau) {

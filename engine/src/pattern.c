@@ -1,6 +1,6 @@
 /*
-** pattern.c -- the CSC pattern of the IDAS iteration matrix, from the
-** compile-time Jacobian patterns of f and g.
+** pattern.c -- CSC patterns from the compile-time Jacobian patterns: the
+** IDAS iteration matrix's, one kernel's; and grouping by a key.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +69,30 @@ int salta__pattern_build(salta__pattern *p, const salta_model_def *d) {
     if (!p->map[b]) { salta__pattern_free(p); return -1; }
     for (k = 0; k < s->nnz; ++k) p->map[b][k] = find(p, row0 + s->row[k], col0 + s->col[k]);
   }
+  return 0;
+}
+
+int salta__pattern_of_kernel(salta__pattern *p, const salta_sparse_def *sp, int n) {
+  int k;
+  memset(p, 0, sizeof *p);
+  p->n = n, p->nnz = sp->nnz;
+  p->colptr = calloc((size_t)n + 1, sizeof(int));
+  p->rowind = malloc(sizeof(int) * ((size_t)sp->nnz + 1));
+  if (!p->colptr || !p->rowind) return -1;
+  for (k = 0; k < sp->nnz; ++k) p->colptr[sp->col[k] + 1]++, p->rowind[k] = sp->row[k];
+  for (k = 0; k < n; ++k) p->colptr[k + 1] += p->colptr[k];
+  return 0;
+}
+
+int salta__group_by(const int *key, int n, int nkeys, int **ptr, int **items) {
+  int *pt = calloc((size_t)nkeys + 2, sizeof(int)), *it = malloc(sizeof(int) * ((size_t)n + 1)), i, k;
+  *ptr = pt, *items = it;
+  if (!pt || !it) return -1;
+  for (i = 0; i < n; ++i)
+    if (key[i] >= 0 && key[i] < nkeys) pt[key[i] + 2]++;
+  for (k = 0; k < nkeys; ++k) pt[k + 2] += pt[k + 1];
+  for (i = 0; i < n; ++i)
+    if (key[i] >= 0 && key[i] < nkeys) it[pt[key[i] + 1]++] = i;
   return 0;
 }
 

@@ -1,6 +1,7 @@
 /*
-** pattern.h -- the fixed sparsity of the IDAS iteration matrix
-** J = dF/dw + c_j dF/dw' for F = [x' - f; g] (internal).
+** pattern.h -- fixed sparsity (internal): the IDAS iteration matrix
+** J = dF/dw + c_j dF/dw' for F = [x' - f; g], one square kernel's CSC
+** pattern, and items grouped by a key.
 */
 #ifndef SALTA_PATTERN_H
 #define SALTA_PATTERN_H
@@ -21,6 +22,15 @@ typedef struct salta__pattern {
 
 /* Builds the union pattern of the four blocks and the x' diagonal. */
 int salta__pattern_build(salta__pattern *p, const salta_model_def *d);
+/* The CSC pattern of the n x n kernel sp (its entries are column-major,
+** so value k of the kernel is value k of the pattern); no map, no diag. */
+int salta__pattern_of_kernel(salta__pattern *p, const salta_sparse_def *sp, int n);
 void salta__pattern_free(salta__pattern *p);
+
+/* Groups the items 0 .. n-1 by key[i] (items whose key is outside
+** [0, nkeys) are left out), in their order within a group: group k is
+** (*items)[(*ptr)[k] .. (*ptr)[k + 1]). Allocates *ptr (nkeys + 2) and
+** *items (n + 1), which the caller frees; -1 when out of memory. */
+int salta__group_by(const int *key, int n, int nkeys, int **ptr, int **items);
 
 #endif

@@ -135,8 +135,6 @@ static int interp_at(void *ctx, double t, double *w, const int *cols, int ncols)
   return it->ops->at(it->self, t, w, cols, ncols);
 }
 
-/* The group located at tau: its left limit from the step, the composite
-** reset, the sensitivity jump, and the outputs at tau (right-continuous). */
 /* The first terminal event of the group that fired at tau, if any, ends
 ** the run there. */
 static void note_terminal(salta_sim *s, double tau) {

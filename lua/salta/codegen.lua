@@ -26,7 +26,7 @@ end
 -- jacobian(exprs, vars [, rows]): nonzero entries {row, col, expr} of
 -- d exprs / d vars, in column-major order. vars is an array of leaf nodes;
 -- structural zeros (derivatives that simplify to the constant 0) are left
--- out. With rows (a set of row indices) only those rows: the cost follows
+-- out. With rows (a list of row indices) only those rows: the cost follows
 -- the rows and their non-zeros, not the length of exprs or vars.
 function M.jacobian(exprs, vars, rows)
   local col_of = columns_of(vars)
@@ -44,7 +44,7 @@ function M.jacobian(exprs, vars, rows)
     end
   end
   if rows then
-    for i in pairs(rows) do row(i, exprs[i]) end
+    for _, i in ipairs(rows) do row(i, exprs[i]) end
   else
     for i, e in ipairs(exprs) do row(i, e) end
   end
@@ -356,17 +356,11 @@ end
 -- function_def(prefix, exprs, vars, chunks [, rows, n]): emits the value
 -- kernel and its four Jacobian kernels into chunks, and returns the C
 -- initialiser of a salta_function_def plus the Jacobian patterns. With
--- rows (a set of row indices) and n (the function's length), exprs has
--- only those rows: the kernel writes and the Jacobians keep only them, at
--- a cost in those rows alone.
+-- rows (a sorted list of row indices) and n (the function's length), exprs
+-- has only those rows: the kernel writes and the Jacobians keep only them,
+-- at a cost in those rows alone.
 local function function_def(prefix, exprs, vars, chunks, rows, n)
-  local list
-  if rows then
-    list = {}
-    for i in pairs(rows) do list[#list + 1] = i end
-    table.sort(list)
-  end
-  chunks[#chunks + 1] = kernel(prefix, exprs, list)
+  chunks[#chunks + 1] = kernel(prefix, exprs, rows)
   local inits, patterns = {}, {}
   for k, w in ipairs(WRT) do
     local jac = M.jacobian(exprs, vars[w], rows)
@@ -428,22 +422,19 @@ function M.generate(m, abi, symbol)
     any_state = any_state or y_state[i] >= 0
   end
   if any_state then chunks[#chunks + 1] = int_array("y_state", y_state) end
-  -- a reset's kernel and Jacobians only on the states it assigns: the
-  -- others keep their value (the engine applies the identity itself)
-  -- a state is assigned by a reset unless its post value is the state
-  -- itself: each reset's rows (text linear in what the resets assign)
-  -- m.r[j] holds the states reset j sets (by index); one set to itself
-  -- keeps its value
+  -- m.r[j] holds the states reset j sets, by index (one set to itself
+  -- keeps its value): its kernel and Jacobians have those rows alone, and
+  -- the engine applies the identity to the others
   local assign_ptr, assign_rows, R = { 0 }, {}, {}
   for j, r in ipairs(m.r) do
-    local assigned, list = {}, {}
+    local list = {}
     for i, e in pairs(r) do
-      if e ~= m.vars.x[i] then assigned[i] = true; list[#list + 1] = i end
+      if e ~= m.vars.x[i] then list[#list + 1] = i end
     end
     table.sort(list)
     for _, i in ipairs(list) do assign_rows[#assign_rows + 1] = i - 1 end
     assign_ptr[j + 1] = #assign_rows
-    R[j] = function_def("k_r" .. (j - 1), r, vars, chunks, assigned, #m.x_names)
+    R[j] = function_def("k_r" .. (j - 1), r, vars, chunks, list, #m.x_names)
   end
   chunks[#chunks + 1] = name_array("x_names", m.x_names)
   chunks[#chunks + 1] = name_array("z_names", m.z_names)

@@ -319,6 +319,14 @@ function M.subst(n, map)
   return M.substituter(map)(n)
 end
 
+-- solve_linear(res, u): u from 0 = res when res = c u + rest with c free
+-- of u and not 0: -rest / c; else nil.
+function M.solve_linear(res, u)
+  local c = M.diff(res, u)
+  if is_const(c, 0) or deps(c)[u] then return nil end
+  return neg(div(M.subst(res, { [u] = ZERO }), c))
+end
+
 -- Unary functions defined at run time (input tables): op's numeric value
 -- fn, its derivative the unary function deriv (false: zero almost
 -- everywhere), its C function cname (whose source the model emits).

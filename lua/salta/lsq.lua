@@ -401,10 +401,7 @@ end
 function Loss:stats()
   local st = self.core:stats()
   if st.terminal_event then st.terminal_event = self.model.events[st.terminal_event] end
-  local structure = self.model.structure
-  if structure then   -- the Newton blocks on g (sizes) and how many algebraics are assigned
-    st.blocks, st.explicit_algebraics = { table.unpack(structure.blocks) }, structure.explicit
-  end
+  require("salta.structure").add_stats(self.model.structure, st)
   return st
 end
 

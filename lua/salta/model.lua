@@ -319,7 +319,7 @@ local function describe(spec)
     end
     local gval = trace(name, what .. " guard", ev.guard, T, X, Z, P, U_other)
     d.e[j] = check_value(name, what .. " guard", "the guard", gval)
-    local r = {}   -- the states the reset sets (a state set to itself is kept)
+    local r = {}   -- the states the reset names, by index
     if ev.reset then
       local res = trace(name, what .. " reset", ev.reset, T, X, Z, P, U_other)
       if type(res) ~= "table" or expr.is_node(res) then
@@ -332,8 +332,7 @@ local function describe(spec)
             name, what, tostring(k), table.concat(xn, ", ")), 0)
         end
         if type(v) == "boolean" and d.discrete[xn[i]] then v = v and 1 or 0 end
-        v = check_value(name, what .. " reset", "'" .. xn[i] .. "'", v)
-        if v ~= xv[i] then r[i] = v end
+        r[i] = check_value(name, what .. " reset", "'" .. xn[i] .. "'", v)
       end
     end
     d.e_names[j], d.e_dir[j], d.r[j], d.e_terminal[j] = en, dir, r, ev.terminal == true
@@ -456,8 +455,8 @@ function Model:jacobian(fn, wrt, t, x, z, p, event)
   for k = 1, #vals do J[rows[k]][cols[k]] = vals[k] end
   if which == "r" and wrt == "x" then   -- the states the reset keeps (left out of its pattern)
     local r = self.symbolic.r[ev]
-    for i in ipairs(self.symbolic.vars.x) do
-      if r[i] == nil then J[i][i] = 1.0 end
+    for i, xi in ipairs(self.symbolic.vars.x) do
+      if r[i] == nil or r[i] == xi then J[i][i] = 1.0 end
     end
   end
   return J, rows, cols

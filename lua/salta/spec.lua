@@ -176,10 +176,7 @@ local function solve_reinit(p, lhs, rhs, rec, pre, name)
   if is_zero(d1) then
     p:fail(("the equation does not determine '%s' (its residual does not vary with it)"):format(name))
   end
-  if not expr.deps(d1)[u] and is_zero(expr.diff(d1, u)) then
-    return expr.neg(expr.div(expr.subst(res, { [u] = expr.ZERO }), d1))
-  end
-  return expr.implicit(res, u, pre)
+  return expr.solve_linear(res, u) or expr.implicit(res, u, pre)
 end
 
 local function parse_reinit(d, base, r, items, label)

@@ -36,21 +36,6 @@ local function z_deps(e, zset)
   return out
 end
 
--- e = c v + rest with c free of v: c and rest, else nil.
-local function linear_in(e, v)
-  local c = expr.diff(e, v)
-  if c.op == "const" and c.value == 0 then return nil end
-  if expr.deps(c)[v] then return nil end
-  return c, expr.subst(e, { [v] = expr.ZERO })
-end
-
--- v solved from 0 = c v + rest.
-local function solve_for(c, rest)
-  if c.op == "const" and c.value == 1 then return expr.neg(rest) end
-  if c.op == "const" and c.value == -1 then return rest end
-  return expr.neg(expr.div(rest, c))
-end
-
 -- Renumbering ----------------------------------------------------------------
 
 -- Keeps the states and algebraics whose keep flags are set, appends the
@@ -374,9 +359,9 @@ local function tear(rows, vars)
         local only, n = nil, 0
         for _, v in ipairs(row_vars[i]) do if unknown[v] then only, n = v, n + 1 end end
         if n == 1 then
-          local c, rest = linear_in(e, only)
-          if c then
-            assigns[#assigns + 1] = { var = only, expr = solve_for(c, rest), row = e }
+          local sol = expr.solve_linear(e, only)
+          if sol then
+            assigns[#assigns + 1] = { var = only, expr = sol, row = e }
             used[i], unknown[only], left, progress = true, nil, left - 1, true
           end
         end
@@ -465,10 +450,10 @@ local function blt(d, info)
     end
     if #comp == 1 then
       local v, e = vars[1], rows[1]
-      local c, rest = linear_in(e, v)
+      local sol = expr.solve_linear(e, v)
       g[v.index] = e
-      if c then
-        assign(segment(stage + 1), v, solve_for(c, rest))
+      if sol then
+        assign(segment(stage + 1), v, sol)
         z_block[v.index] = -1
         info.explicit = info.explicit + 1
       else
@@ -483,12 +468,11 @@ local function blt(d, info)
       local loop = { size = #comp, tearing = #tearing, names = {} }
       for q, v in ipairs(tearing) do loop.names[q] = v.name end
       info.loops[#info.loops + 1] = loop
-      local c, rest
-      if #tearing == 1 then c, rest = linear_in(reduced[1], tearing[1]) end
+      local sol = #tearing == 1 and expr.solve_linear(reduced[1], tearing[1])
       -- the equations g keeps: the loop's own, with the residuals in the
       -- tearing variables alone (what a Newton on them evaluates)
-      if c then
-        assign(segment(stage + 1), tearing[1], solve_for(c, rest))
+      if sol then
+        assign(segment(stage + 1), tearing[1], sol)
         z_block[tearing[1].index] = -1
         g[tearing[1].index] = reduced[1]
         loop.explicit = true
@@ -509,6 +493,14 @@ local function blt(d, info)
   segment(nstages + 1)
   d.g, d.z_block, d.nblocks, d.z_segments, d.block_stage = g, z_block, nblocks, segments, block_stage
   info.blocks, info.stages = sizes, nstages
+end
+
+-- add_stats(structure, stats): a run's stats gain the sizes of the
+-- Newton blocks (blocks) and how many algebraics are assigned
+-- (explicit_algebraics); stats is returned.
+function M.add_stats(st, stats)
+  if st and stats then stats.blocks, stats.explicit_algebraics = { table.unpack(st.blocks) }, st.explicit end
+  return stats
 end
 
 -- explain(structure, msg): an engine message, with what index reduction

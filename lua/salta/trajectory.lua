@@ -43,10 +43,7 @@ function M.new(model, raw, opts)
     _events = {}, _stats = raw.stats,
   }, Trajectory)
   add_aliases(model, self.z, self.x)
-  local st = model.structure
-  if st and raw.stats then   -- the blocks the engine's Newton runs on (sizes), and how many are explicit
-    raw.stats.blocks, raw.stats.explicit_algebraics = { table.unpack(st.blocks) }, st.explicit
-  end
+  require("salta.structure").add_stats(model.structure, raw.stats)
   -- discrete variables by name, booleans as declared
   local kinds = model.symbolic and model.symbolic.discrete or {}
   if next(kinds) then
