@@ -23,14 +23,14 @@ endif
 LUA_INC := /usr/include/lua5.4
 CPPFLAGS := -D_POSIX_C_SOURCE=200809L -I/usr/include/suitesparse -Iengine/include -Iengine/src -I$(BUILD) -I$(LUA_INC) -Ibindings
 CFLAGS := -std=c11 -Wall -Wextra -Werror -g $(OPT) -fPIC $(SANFLAGS)
-ENGINE_LIBS := -lsundials_idas -lsundials_nvecserial -lsundials_sunmatrixdense -lsundials_sunmatrixsparse -lsundials_sunlinsolklu -lklu -llapacke -lopenblas -ldl -lm
+ENGINE_LIBS := -lsundials_idas -lsundials_nvecserial -lsundials_sunmatrixdense -lsundials_sunmatrixsparse -lsundials_sunlinsolklu -lklu -llapacke -lopenblas -lsodium -ldl -lm
 HOST_LIBS := -Wl,-E -l:liblua5.4.a -ltcc -ledit -ldl -lm
 OPTIM_LIBS := -lcminpack -llbfgsb
 
 DEB_PACKAGES := build-essential pkg-config lua5.4 liblua5.4-dev libsundials-dev \
   libopenblas-dev liblapacke-dev libtcc-dev lua-busted lua-cjson lua-yaml \
   libedit-dev libsuitesparse-dev libcminpack-dev liblbfgsb-dev gnuplot-nox \
-  libopenmpi-dev openmpi-bin
+  libopenmpi-dev openmpi-bin libsodium-dev
 
 ENGINE_SRC := $(wildcard engine/src/*.c)
 ENGINE_OBJ := $(ENGINE_SRC:engine/src/%.c=$(BUILD)/engine/%.o)

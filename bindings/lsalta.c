@@ -212,15 +212,13 @@ static int l_clock(lua_State *L) {
   return 1;
 }
 
-/* hash(s) -> the 64-bit FNV-1a of s as 16 hex digits (the JIT cache key;
-** a model's source runs to megabytes) */
+/* hash(s) -> the 128-bit BLAKE2b digest of s as 32 hex digits (the hash of
+** generated source; a model's source runs to megabytes) */
 static int l_hash(lua_State *L) {
-  size_t n, i;
-  const unsigned char *s = (const unsigned char *)luaL_checklstring(L, 1, &n);
-  unsigned long long h = 0xcbf29ce484222325ULL;
-  char buf[17];
-  for (i = 0; i < n; ++i) h = (h ^ s[i]) * 1099511628211ULL;
-  snprintf(buf, sizeof buf, "%016llx", h);
+  size_t n;
+  const char *s = luaL_checklstring(L, 1, &n);
+  char buf[SALTA_HASH_HEX + 1];
+  if (salta_hash(s, n, buf) != SALTA_OK) return luaL_error(L, "salta: cannot hash (libsodium)");
   lua_pushstring(L, buf);
   return 1;
 }

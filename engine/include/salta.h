@@ -52,10 +52,20 @@ enum {
 
 /* ---- interrupts ------------------------------------------------------------ */
 
-/* Asks every engine call of the process to stop at its next step, failing
-** with SALTA_EINTR (a message names the model and the time). Safe to call
-** from a signal handler (a SIGINT handler, say). The request stays until
-** salta_interrupt_clear(), so a caller clears it before starting work. */
+/* One request for the whole process, not per handle or per thread.
+** salta_interrupt() asks every engine call running in any thread of the
+** process (simulations with or without sensitivities, adjoint sweeps) to
+** stop at its next step, failing with SALTA_EINTR (a message names the
+** model and the time); a call started while the request stands fails at
+** its first step. Safe to call from a signal handler (a SIGINT handler,
+** say) and from any thread: the flag is a lock-free atomic. The request
+** stays until salta_interrupt_clear(), which withdraws it for every thread.
+** A host with several threads therefore uses it only to stop all of its
+** engine work at once (Ctrl-C, shutdown), and clears it once, before
+** starting a batch of work and while no engine call runs, not per call in
+** each thread (a thread clearing it before its own call could cancel a
+** request meant for the others); a run in one thread cannot be stopped
+** alone. */
 void salta_interrupt(void);
 void salta_interrupt_clear(void);
 int salta_interrupted(void);
@@ -74,6 +84,15 @@ typedef enum salta_fn {
                            identity: salta_model_jac_dense fills it in) */
 } salta_fn;
 
+/* ---- hashing ------------------------------------------------------------- */
+
+#define SALTA_HASH_HEX 32
+
+/* Writes the 128-bit BLAKE2b digest of n bytes of data into hex as
+** SALTA_HASH_HEX hex digits and a NUL: the key of compiled code. SALTA_OK,
+** or SALTA_EINPUT. */
+int salta_hash(const void *data, size_t n, char hex[SALTA_HASH_HEX + 1]);
+
 /* ---- compiled code (JIT, cc backend) --------------------------------------- */
 
 typedef struct salta_jit salta_jit;
@@ -84,23 +103,30 @@ void salta_jit_free(salta_jit **jit);
 const char *salta_jit_errmsg(const salta_jit *jit);
 
 /* Compiles src with the system C compiler (`$CC`, else `cc`, with
-** `-O2 -shared -fPIC`) into cache_dir (NULL: $XDG_CACHE_HOME/salta, else
-** ~/.cache/salta), named by a content hash so an unchanged model is not
-** recompiled, then loads it and looks up the salta_model_def `symbol`.
-** model_name is used in messages. A compile error's message quotes the
-** generated line. One compile per handle. */
+** `-O2 -shared -fPIC -std=gnu11`, the source on stdin so that the library's
+** bytes depend on the source alone) into cache_dir (NULL:
+** $XDG_CACHE_HOME/salta, else ~/.cache/salta, else a fresh private folder
+** for this process), named by a BLAKE2b digest of the source so that an
+** unchanged model is not recompiled, then loads it and looks up the
+** salta_model_def `symbol`. model_name is used in messages. A compile
+** error's message quotes the generated line. One compile per handle.
+** The cache folder must belong to this user and be writable by nobody else
+** (it is made with mode 0700); another is refused with SALTA_EJIT. A library
+** is loaded only when this user owns it and it matches the BLAKE2b-512
+** checksum written beside it at build; anything else is rebuilt. */
 int salta_jit_compile_cc(salta_jit *jit, const char *src, const char *symbol,
                          const char *model_name, const char *cache_dir);
 
 /* Whether the cache (as for salta_jit_compile_cc) holds a library for src
-** that is not damaged: 1 or 0; it compiles nothing. */
+** that would be loaded: 1 or 0; it compiles nothing. */
 int salta_jit_cc_cached(const char *src, const char *symbol, const char *cache_dir);
 
 /* Starts compiling src into the cache in the background (a process of its
 ** own, not a child to wait for) and returns at once: SALTA_OK, or SALTA_EJIT
-** when it could not be started. A later salta_jit_compile_cc of the same
-** source loads the result once it is there (and compiles it itself, as
-** usual, before). */
+** when it could not be started (or the cache folder is refused). A later
+** salta_jit_compile_cc of the same source loads the result once it is there
+** (and compiles it itself, as usual, before); both builds give the same
+** bytes. */
 int salta_jit_cc_background(const char *src, const char *symbol, const char *cache_dir);
 
 /* The loaded definition (borrowed, valid until salta_jit_free), or NULL. */

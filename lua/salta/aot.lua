@@ -53,7 +53,7 @@ end
 
 -- C source of model m with its definition under `symbol`.
 function M.source(m, symbol)
-  symbol = symbol or ("salta_model_" .. m.name:gsub("[^%w_]", "_"))
+  symbol = symbol or ("salta_model_" .. m.name:gsub("[^A-Za-z0-9_]", "_"):sub(1, 64))
   if not symbol:match("^[%a_][%w_]*$") then error(("salta compile: '%s' is not a C identifier"):format(symbol), 0) end
   local src = codegen.generate(m.symbolic, core.kernel_abi(), symbol)
   return src, symbol

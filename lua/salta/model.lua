@@ -6,7 +6,8 @@
 
 local expr = require("salta.expr")
 local jit = require("salta.jit")
-local index_of = require("salta.names").index_of
+local names = require("salta.names")
+local index_of, printable = names.index_of, names.printable
 local options = require("salta.options")
 local cond = require("salta.cond")
 local input = require("salta.input")
@@ -357,8 +358,29 @@ local function with_gc_pause(fn, ...)
   return table.unpack(res, 2, res.n)
 end
 
+-- Names reach generated C (as escaped literals), JSON, CSV, plots and
+-- messages: a control character (a newline, a NUL) in one is refused here,
+-- naming its field; any other byte (quotes, backslashes, UTF-8) is kept.
+local NAME_FIELDS = { { "x_names", "state" }, { "z_names", "algebraic" }, { "p_names", "parameter" },
+  { "y_names", "output" }, { "e_names", "event" } }
+
+local function check_names(desc)
+  local function check(what, n)
+    local bad = n:find("[%z\1-\31\127]")
+    if bad then
+      error(("model %s: %s name %s has a control character (byte %d at position %d); names must be "
+        .. "printable"):format(printable(desc.name), what, printable(n), n:byte(bad), bad), 0)
+    end
+  end
+  check("model", desc.name)
+  for _, f in ipairs(NAME_FIELDS) do
+    for _, n in ipairs(desc[f[1]]) do check(f[2], n) end
+  end
+end
+
 local function build(desc, opts)
   opts = opts or {}
+  check_names(desc)
   if opts.structural ~= false then require("salta.structure").compile(desc) end
   local core_model, info = jit.compile(desc, opts)
   local self = setmetatable({
