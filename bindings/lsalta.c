@@ -1,8 +1,11 @@
 /*
 ** lsalta.c -- the salta.core Lua module: entry point and the cc JIT backend.
 */
+#define _XOPEN_SOURCE 700   /* realpath */
+#include <errno.h>
 #include <lua.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <lauxlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -232,6 +235,35 @@ static int l_same_file(lua_State *L) {
   return 1;
 }
 
+/* realpath(p) -> the absolute path with every symlink, . and .. resolved,
+** or nil and the reason */
+static int l_realpath(lua_State *L) {
+  const char *p = luaL_checkstring(L, 1);
+  char *r = realpath(p, NULL);
+  if (!r) {
+    lua_pushnil(L);
+    lua_pushstring(L, strerror(errno));
+    return 2;
+  }
+  lua_pushstring(L, r);
+  free(r);
+  return 1;
+}
+
+/* file_kind(p) -> "file", "directory" or "other" and the size in bytes
+** (following symlinks), or nil and the reason */
+static int l_file_kind(lua_State *L) {
+  struct stat st;
+  if (stat(luaL_checkstring(L, 1), &st) != 0) {
+    lua_pushnil(L);
+    lua_pushstring(L, strerror(errno));
+    return 2;
+  }
+  lua_pushstring(L, S_ISREG(st.st_mode) ? "file" : S_ISDIR(st.st_mode) ? "directory" : "other");
+  lua_pushinteger(L, (lua_Integer)st.st_size);
+  return 2;
+}
+
 /* interrupt(), interrupt_clear(): the engine's interrupt request */
 static int l_interrupt(lua_State *L) { (void)L; salta_interrupt(); return 0; }
 static int l_interrupt_clear(lua_State *L) { (void)L; salta_interrupt_clear(); return 0; }
@@ -255,6 +287,8 @@ int luaopen_salta_core(lua_State *L) {
     {"loss", salta_l_loss_new},
     {"model", l_model},
     {"same_file", l_same_file},
+    {"realpath", l_realpath},
+    {"file_kind", l_file_kind},
     {"version", l_version},
     {NULL, NULL}
   };

@@ -288,15 +288,18 @@ const char *salta_sim_errmsg(const salta_sim *sim);
 int salta_sim_run(salta_sim *sim, const salta_sim_options *o, const double *p,
                   const double *x0, const double *times, int nt);
 
-/* Output k (0 <= k < nout): borrowed x (nx), z (nz) and y (ny). */
+/* Output k (0 <= k < nout): borrowed x (nx), z (nz) and y (ny), valid
+** until the next salta_sim_run or salta_sim_free. An index out of range is
+** SALTA_EINPUT with a message naming it (likewise for events, steps and
+** sensitivities below); these calls write only that message. */
 int salta_sim_nout(const salta_sim *sim);
-int salta_sim_out(const salta_sim *sim, int k, double *t, const double **x,
+int salta_sim_out(salta_sim *sim, int k, double *t, const double **x,
                   const double **z, const double **y);
 int salta_sim_nevents(const salta_sim *sim);
-int salta_sim_event(const salta_sim *sim, int k, salta_event_record *rec);
+int salta_sim_event(salta_sim *sim, int k, salta_event_record *rec);
 /* Internal steps (with record_steps): t, borrowed x and z. */
 int salta_sim_nsteps(const salta_sim *sim);
-int salta_sim_step(const salta_sim *sim, int k, double *t, const double **x,
+int salta_sim_step(salta_sim *sim, int k, double *t, const double **x,
                    const double **z);
 void salta_sim_stats_get(const salta_sim *sim, salta_sim_stats *stats);
 
@@ -304,13 +307,14 @@ void salta_sim_stats_get(const salta_sim *sim, salta_sim_stats *stats);
 
 /* Chooses the sensitivity directions for the next runs: dirs[k] >= 0 is
 ** parameter dirs[k], dirs[k] = -(i + 1) the initial value of state i.
-** ns = 0 turns sensitivities off. Copies dirs. */
+** ns = 0 turns sensitivities off; ns above np + nx is refused before dirs
+** is read. Copies dirs. */
 int salta_sim_set_sens(salta_sim *sim, const int *dirs, int ns);
 int salta_sim_nsens(const salta_sim *sim);
 
 /* At output k: S = d[x; z]/dp (n x ns, column-major, one column per
 ** direction) and dy = dy/dp (ny x ns). Borrowed. */
-int salta_sim_out_sens(const salta_sim *sim, int k, const double **S, const double **dy);
+int salta_sim_out_sens(salta_sim *sim, int k, const double **S, const double **dy);
 
 /* Sensitivity data of event record k (borrowed): tau_p = d tau / dp (ns);
 ** s_minus, s_plus = d[x; z]/dp at fixed t just before and after the
@@ -321,7 +325,7 @@ int salta_sim_out_sens(const salta_sim *sim, int k, const double **S, const doub
 typedef struct salta_event_sens {
   const double *tau_p, *s_minus, *s_plus, *y_minus, *dy_minus, *y_plus, *dy_plus;
 } salta_event_sens;
-int salta_sim_event_sens(const salta_sim *sim, int k, salta_event_sens *rec);
+int salta_sim_event_sens(salta_sim *sim, int k, salta_event_sens *rec);
 
 /* ---- the least-squares loss ------------------------------------------------------ */
 

@@ -291,6 +291,16 @@ int salta__sim_check_options(const salta_sim_options *o, const salta_model_def *
   if (!(o->rtol > 0) || !(o->atol > 0) || !isfinite(o->rtol) || !isfinite(o->atol))
     return salta__fail(err, SALTA_EINPUT, "model '%s': tolerances must be positive and finite (rtol %g, atol %g)",
                        d->name, o->rtol, o->atol);
+  {
+    /* far from 0, doubles are spaced too widely for steps and event times to
+    ** meet the tolerance over the run (t0 = 1e15: 0.125 s apart) */
+    double big = fmax(fabs(o->t0), fabs(o->tf)), ulp = nextafter(big, INFINITY) - big;
+    if (ulp > o->rtol * (o->tf - o->t0))
+      return salta__fail(err, SALTA_EINPUT,
+                         "model '%s': the run [%.17g, %.17g] cannot be resolved in time: doubles there are %g apart, "
+                         "more than rtol x (tf - t0) = %g, so steps and event times cannot meet the tolerance; "
+                         "shift the time axis to start near 0", d->name, o->t0, o->tf, ulp, o->rtol * (o->tf - o->t0));
+  }
   if (o->rtol < 1e-14)
     return salta__fail(err, SALTA_EINPUT, "model '%s': rtol %g is below what double precision resolves (use >= 1e-14)",
                        d->name, o->rtol);
@@ -584,8 +594,15 @@ int salta_sim_nevents(const salta_sim *s) { return s ? s->events.nlog : 0; }
 int salta_sim_nsteps(const salta_sim *s) { return s ? (int)s->res.step_t.n : 0; }
 void salta_sim_stats_get(const salta_sim *s, salta_sim_stats *stats) { if (s && stats) *stats = s->stats; }
 
-int salta_sim_out(const salta_sim *s, int k, double *t, const double **x, const double **z, const double **y) {
-  if (!s || k < 0 || k >= s->res.nout) return SALTA_EINPUT;
+/* An index outside [0, n): the message names what it indexes and the range. */
+static int bad_index(salta_sim *s, const char *what, int k, int n) {
+  if (n == 0) return salta__fail(s->err, SALTA_EINPUT, "model '%s': %s %d asked for, but the run has none", s->d->name, what, k);
+  return salta__fail(s->err, SALTA_EINPUT, "model '%s': %s %d is out of range (0 to %d)", s->d->name, what, k, n - 1);
+}
+
+int salta_sim_out(salta_sim *s, int k, double *t, const double **x, const double **z, const double **y) {
+  if (!s) return SALTA_EINPUT;
+  if (k < 0 || k >= s->res.nout) return bad_index(s, "output", k, s->res.nout);
   if (t) *t = s->res.t[k];
   if (x) *x = s->res.w + (size_t)k * s->n;
   if (z) *z = s->res.w + (size_t)k * s->n + s->nx;
@@ -593,9 +610,11 @@ int salta_sim_out(const salta_sim *s, int k, double *t, const double **x, const 
   return SALTA_OK;
 }
 
-int salta_sim_event(const salta_sim *s, int k, salta_event_record *rec) {
+int salta_sim_event(salta_sim *s, int k, salta_event_record *rec) {
   const salta__event_rec *e;
-  if (!s || !rec || k < 0 || k >= s->events.nlog) return SALTA_EINPUT;
+  if (!s) return SALTA_EINPUT;
+  if (!rec) return salta__fail(s->err, SALTA_EINPUT, "model '%s': salta_sim_event needs a record to fill", s->d->name);
+  if (k < 0 || k >= s->events.nlog) return bad_index(s, "event record", k, s->events.nlog);
   e = &s->events.log[k];
   rec->t = e->t;
   rec->event = e->event;
@@ -609,8 +628,9 @@ int salta_sim_event(const salta_sim *s, int k, salta_event_record *rec) {
   return SALTA_OK;
 }
 
-int salta_sim_step(const salta_sim *s, int k, double *t, const double **x, const double **z) {
-  if (!s || k < 0 || k >= salta_sim_nsteps(s)) return SALTA_EINPUT;
+int salta_sim_step(salta_sim *s, int k, double *t, const double **x, const double **z) {
+  if (!s) return SALTA_EINPUT;
+  if (k < 0 || k >= salta_sim_nsteps(s)) return bad_index(s, "recorded step", k, salta_sim_nsteps(s));
   if (t) *t = s->res.step_t.v[k];
   if (x) *x = s->res.step_w.v + (size_t)k * s->n;
   if (z) *z = s->res.step_w.v + (size_t)k * s->n + s->nx;
@@ -623,6 +643,9 @@ int salta_sim_set_sens(salta_sim *s, const int *dirs, int ns) {
   if (ns < 0 || (ns > 0 && !dirs))
     return salta__fail(s->err, SALTA_EINPUT, "model '%s': salta_sim_set_sens needs ns >= 0 directions, got %d%s",
                        s->d->name, ns, ns > 0 ? " and no array" : "");
+  if (ns > s->d->np + s->nx)   /* checked before dirs is read: a wrong count must not read past it */
+    return salta__fail(s->err, SALTA_EINPUT, "model '%s': %d sensitivity directions, but the model has only %d "
+                       "(%d parameters and %d states)", s->d->name, ns, s->d->np + s->nx, s->d->np, s->nx);
   for (k = 0; k < ns; ++k)
     if (dirs[k] >= s->d->np || dirs[k] < -s->nx)
       return salta__fail(s->err, SALTA_EINPUT, "model '%s': sensitivity direction %d is neither a parameter nor a state",
@@ -644,20 +667,27 @@ void salta__sim_planned_out(const salta_sim *s, int k, const double **y, const d
   *dy = r->pdy + (size_t)k * r->pn * s->ns;
 }
 
-int salta_sim_out_sens(const salta_sim *s, int k, const double **S, const double **dy) {
-  if (!s || s->ns == 0 || k < 0 || k >= s->res.nout) return SALTA_EINPUT;
+int salta_sim_out_sens(salta_sim *s, int k, const double **S, const double **dy) {
+  if (!s) return SALTA_EINPUT;
+  if (s->ns == 0) return salta__fail(s->err, SALTA_EINPUT, "model '%s': the run has no sensitivities (salta_sim_set_sens)", s->d->name);
+  if (k < 0 || k >= s->res.nout) return bad_index(s, "output", k, s->res.nout);
   if (S) *S = s->res.S + (size_t)k * s->n * s->ns;
   if (dy) *dy = s->res.dy + (size_t)k * s->d->ny * s->ns;
   return SALTA_OK;
 }
 
-int salta_sim_event_sens(const salta_sim *s, int k, salta_event_sens *rec) {
+int salta_sim_event_sens(salta_sim *s, int k, salta_event_sens *rec) {
   const salta__results *r;
   size_t ns, nS, ny;
-  if (!s || !rec || s->ns == 0 || k < 0 || k >= s->events.nlog) return SALTA_EINPUT;
+  if (!s) return SALTA_EINPUT;
+  if (!rec) return salta__fail(s->err, SALTA_EINPUT, "model '%s': salta_sim_event_sens needs a record to fill", s->d->name);
+  if (s->ns == 0) return salta__fail(s->err, SALTA_EINPUT, "model '%s': the run has no sensitivities (salta_sim_set_sens)", s->d->name);
+  if (k < 0 || k >= s->events.nlog) return bad_index(s, "event record", k, s->events.nlog);
   r = &s->res;
   ns = (size_t)s->ns, nS = (size_t)s->n * ns, ny = (size_t)s->d->ny;
-  if (r->tau_p.n < ((size_t)k + 1) * ns) return SALTA_EINPUT;   /* failed before its jump, or not recorded */
+  if (r->tau_p.n < ((size_t)k + 1) * ns)   /* failed before its jump, or not recorded */
+    return salta__fail(s->err, SALTA_EINPUT, "model '%s': event record %d has no sensitivities (the run failed before "
+                       "its jump, or is a loss's run without blending)", s->d->name, k);
   rec->tau_p = r->tau_p.v + (size_t)k * ns;
   rec->s_minus = r->S_minus.v + (size_t)k * nS;
   rec->s_plus = r->S_plus.v + (size_t)k * nS;

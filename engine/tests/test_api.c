@@ -60,6 +60,10 @@ int main(void) {
   CHECK(salta_sim_create(&sim, m) == SALTA_OK);
   salta_sim_options_init(&o, NAN, 1.0);
   CHECK_FAILS(salta_sim_run(sim, &o, p, NULL, times, 2), salta_sim_errmsg(sim), "need finite t0 < tf, got [nan, 1]");
+  salta_sim_options_init(&o, 1e15, 1e15 + 10);
+  CHECK_FAILS(salta_sim_run(sim, &o, p, NULL, NULL, 0), salta_sim_errmsg(sim), "cannot be resolved in time: doubles there are 0.125 apart");
+  salta_sim_options_init(&o, 1e9, 1e9 + 10);
+  CHECK(salta_sim_run(sim, &o, p, NULL, NULL, 0) == SALTA_OK);
   salta_sim_options_init(&o, 0, 1.0);
   o.max_events = -5;
   CHECK_FAILS(salta_sim_run(sim, &o, p, NULL, times, 2), salta_sim_errmsg(sim), "max_events (-5)");
@@ -68,8 +72,27 @@ int main(void) {
   CHECK_FAILS(salta_sim_run(sim, &o, p, NULL, times, 2), salta_sim_errmsg(sim), "max_order must be 1 to 5 (0: 5), got 9");
   CHECK_FAILS(salta_sim_set_sens(sim, &dir, -1), salta_sim_errmsg(sim), "got -1");
   CHECK_FAILS(salta_sim_set_sens(sim, &neg, 1), salta_sim_errmsg(sim), "direction -2");
+  {
+    /* a count above np + nx is refused before the array is read (one
+    ** int here: reading 1000 would overrun it, which the sanitizer sees) */
+    CHECK_FAILS(salta_sim_set_sens(sim, &dir, 1000), salta_sim_errmsg(sim), "1000 sensitivity directions, but the model has only 2");
+  }
   salta_sim_options_init(&o, 0, 1.0);
   CHECK(salta_sim_run(sim, &o, p, NULL, times, 2) == SALTA_OK);
+  {
+    /* indices out of range name what they index and the range */
+    salta_event_record rec;
+    salta_event_sens es;
+    const double *S;
+    CHECK_FAILS(salta_sim_out(sim, 2, NULL, NULL, NULL, NULL), salta_sim_errmsg(sim), "output 2 is out of range (0 to 1)");
+    CHECK_FAILS(salta_sim_out(sim, -1, NULL, NULL, NULL, NULL), salta_sim_errmsg(sim), "output -1 is out of range");
+    CHECK_FAILS(salta_sim_event(sim, 0, &rec), salta_sim_errmsg(sim), "event record 0 asked for, but the run has none");
+    CHECK_FAILS(salta_sim_event(sim, 0, NULL), salta_sim_errmsg(sim), "needs a record");
+    CHECK_FAILS(salta_sim_step(sim, 3, NULL, NULL, NULL), salta_sim_errmsg(sim), "recorded step 3");
+    CHECK_FAILS(salta_sim_out_sens(sim, 0, &S, NULL), salta_sim_errmsg(sim), "no sensitivities");
+    CHECK_FAILS(salta_sim_event_sens(sim, 0, &es), salta_sim_errmsg(sim), "no sensitivities");
+    CHECK(salta_sim_out(sim, 1, NULL, NULL, NULL, NULL) == SALTA_OK);
+  }
 
   CHECK(salta_loss_create(&loss, m, times, 2, &out, 1, data, NULL) == SALTA_OK);
   CHECK_FAILS(salta_loss_set_blend(loss, NAN), salta_loss_errmsg(loss), "blend");

@@ -5,7 +5,9 @@
 -- a spec becomes the same symbolic description a salta.dae{} model traces to.
 
 local expr = require("salta.expr")
-local index_of = require("salta.names").index_of
+local names = require("salta.names")
+local index_of, printable = names.index_of, names.printable
+local files = require("salta.files")
 local cond = require("salta.cond")
 local input = require("salta.input")
 local hybrid = require("salta.hybrid")
@@ -299,7 +301,11 @@ local function parse_inputs(d, list, dir)
     end
     local spec = { t = u.t, v = u.v, interp = not is_null(u.interp) and u.interp or nil, name = u.name }
     if not is_null(u.csv) then
-      spec.csv = (u.csv:sub(1, 1) == "/" or not dir) and u.csv or (dir .. "/" .. u.csv)
+      local path, why = files.inside(dir, u.csv)
+      if not path then
+        error(("model '%s': inputs[%d] ('%s') csv %s: %s"):format(d.name, i, u.name, printable(u.csv), why), 0)
+      end
+      spec.csv = path
     end
     local ok, tab = pcall(input.new, spec)
     if not ok then error(("model '%s': input '%s': %s"):format(d.name, u.name, tostring(tab)), 0) end
@@ -419,6 +425,8 @@ end
 
 -- The extension picks the format; anything else tries JSON, then YAML.
 local function read_spec(path)
+  local ok, why = files.readable(path)
+  if not ok then file_error(path, why) end
   local fh, err = io.open(path, "rb")
   if not fh then file_error(path, "cannot open: " .. tostring(err)) end
   local text = fh:read("a")
