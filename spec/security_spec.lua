@@ -139,7 +139,7 @@ describe("hostile names", function()
       assert.is_nil(e2:find("\n", 1, true), e2)
     end
     local e = err_of(salta.dae, { name = "a\nb", states = { { "x", 1 } }, f = function(t, x) return { -x.x } end })
-    has(e, 'model "a\\nb": model name', "control character")
+    has(e, "model 'a\\nb': model name", "control character")
   end)
 end)
 

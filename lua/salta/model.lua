@@ -359,8 +359,9 @@ local function with_gc_pause(fn, ...)
 end
 
 -- Names reach generated C (as escaped literals), JSON, CSV, plots and
--- messages: a control character (a newline, a NUL) in one is refused here,
--- naming its field; any other byte (quotes, backslashes, UTF-8) is kept.
+-- messages: a control character (a newline, a NUL) or bytes that are not
+-- UTF-8 in one are refused here, naming the field; any other character
+-- (quotes, backslashes, non-ASCII letters) is kept.
 local NAME_FIELDS = { { "x_names", "state" }, { "z_names", "algebraic" }, { "p_names", "parameter" },
   { "y_names", "output" }, { "e_names", "event" } }
 
@@ -368,8 +369,13 @@ local function check_names(desc)
   local function check(what, n)
     local bad = n:find("[%z\1-\31\127]")
     if bad then
-      error(("model %s: %s name %s has a control character (byte %d at position %d); names must be "
+      error(("model '%s': %s name '%s' has a control character (byte %d at position %d); names must be "
         .. "printable"):format(printable(desc.name), what, printable(n), n:byte(bad), bad), 0)
+    end
+    local ok, at = utf8.len(n)
+    if not ok then
+      error(("model '%s': %s name '%s' is not UTF-8 text (byte %d at position %d)"):format(printable(desc.name),
+        what, printable(n), n:byte(at), at), 0)
     end
   end
   check("model", desc.name)

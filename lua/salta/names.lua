@@ -9,13 +9,12 @@ function M.index_of(list)
   return idx
 end
 
--- printable(s): s quoted for a message, its control bytes as escapes (\n,
--- \0, \27), so that a hostile name cannot break a message's lines.
-local ESCAPES = { ["\n"] = "\\n", ["\r"] = "\\r", ["\t"] = "\\t", ['"'] = '\\"', ["\\"] = "\\\\" }
+-- printable(s): s for a message, its control bytes and backslashes as
+-- escapes (\n, \0, \27, \\), so that a hostile name cannot break a
+-- message's lines; the caller quotes it.
+local ESCAPES = { ["\n"] = "\\n", ["\r"] = "\\r", ["\t"] = "\\t", ["\\"] = "\\\\" }
 function M.printable(s)
-  return '"' .. tostring(s):gsub('[%z\1-\31\127"\\]', function(c)
-    return ESCAPES[c] or ("\\" .. c:byte())
-  end) .. '"'
+  return (tostring(s):gsub("[%z\1-\31\127\\]", function(c) return ESCAPES[c] or ("\\" .. c:byte()) end))
 end
 
 return M

@@ -303,7 +303,7 @@ local function parse_inputs(d, list, dir)
     if not is_null(u.csv) then
       local path, why = files.inside(dir, u.csv)
       if not path then
-        error(("model '%s': inputs[%d] ('%s') csv %s: %s"):format(d.name, i, u.name, printable(u.csv), why), 0)
+        error(("model '%s': inputs[%d] ('%s') csv '%s': %s"):format(d.name, i, u.name, printable(u.csv), why), 0)
       end
       spec.csv = path
     end

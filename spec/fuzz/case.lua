@@ -2,10 +2,13 @@
 -- process of its own. The seed picks a base (a shipped spec, or a
 -- salta.dae table) and mutations of its equations, values, structure and
 -- options; the case builds the model and runs simulate, the loss, its
--- gradient by sensitivities and by the adjoint. It prints one line:
+-- gradient by sensitivities and by the adjoint. Some cases give the model,
+-- its variables and events hostile names. It prints one line:
 --   OK                      everything ran and every number is finite
 --   ERROR <message>         salta refused the input (checked for clarity)
 --   SILENT-NAN <where>      a result is NaN or infinite without an error
+--   NAMES <what>            a name did not come back intact
+--   PAYLOAD <what>          a hostile name's payload ran
 -- Crashes, sanitizer reports and hangs are seen by the driver.
 package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
 local salta = require("salta")
@@ -19,6 +22,23 @@ local function rnd()
 end
 local function pick(list) return list[1 + math.floor(rnd() * #list)] end
 local function chance(p) return rnd() < p end
+
+-- Hostile names: quotes, backslashes, trigraphs, comment ends, control
+-- characters, shell and gnuplot syntax, non-ASCII and invalid UTF-8 bytes,
+-- and payloads that create the canary file if they ever run. A model must
+-- keep such a name intact or refuse it clearly; the canary must never be.
+local CANARY = os.tmpname()
+os.remove(CANARY)
+local PIECES = { '"', "\\", "??/", "??=", "??'", "*/", "/*", "//", "!", "\n", "\r", "\0", "'", "`", "$(", ")", "%s",
+  "%n", "\255", "\195", "\195\169", "\226\130\172", " ", ",", ";", "#", "{", "}", "a", "x",
+  '"); system("touch ' .. CANARY .. '"); ("', "\n!touch " .. CANARY .. "\n", "system('touch " .. CANARY .. "')",
+  "`touch " .. CANARY .. "`", "$(touch " .. CANARY .. ")", '??/"); system("touch ' .. CANARY .. '"); //' }
+
+local function hostile_name(i)
+  local parts = {}
+  for _ = 1, 1 + math.floor(rnd() * 4) do parts[#parts + 1] = pick(PIECES) end
+  return table.concat(parts) .. "#" .. i
+end
 
 local WEIRD_NUMBERS = { "0", "-1", "1e308", "-1e308", "1e-308", "(0/1)", "1e30", "-0.5", "3", "0.001", "1e-12" }
 local FUNCS = { "sin", "cos", "exp", "log", "sqrt", "tanh", "abs", "atan", "asin", "sign", "floor", "pow", "min",
@@ -107,9 +127,18 @@ local function mutate_spec(t)
       end
     elseif r < 0.92 then   -- a field of the wrong type
       t[pick({ "states", "parameters", "f", "g", "h", "when", "alg_vars" })] = pick(WEIRD_VALUES)
-    else   -- a name
+    elseif r < 0.96 then   -- a name
       local list = type(t.states) == "table" and t.states or {}
       if #list > 0 and type(list[1]) == "table" then list[1].name = pick({ "", "x y", "time", "1x", names[1] }) end
+    else   -- hostile names: parameters and discrete variables no equation reads, events
+      for i = 1, 1 + math.floor(rnd() * 3) do
+        if type(t.parameters) == "table" then t.parameters[#t.parameters + 1] = { name = hostile_name(i), value = 1 } end
+        if type(t.discrete) ~= "table" then t.discrete = {} end
+        t.discrete[#t.discrete + 1] = { name = hostile_name(10 + i), type = "float", start = 0 }
+      end
+      for k, c in ipairs(type(t.when) == "table" and t.when or {}) do
+        if type(c) == "table" and chance(0.5) then c.comment = hostile_name(20 + k) end
+      end
     end
   end
   return t
@@ -207,6 +236,91 @@ local function dae_table()
   return t
 end
 
+-- The table with hostile names for its model, states, algebraics,
+-- parameters, discrete variables, events and inputs: the closures, written
+-- with the plain names, read through proxies that map them.
+local function with_hostile_names(t)
+  local map, n = {}, 0
+  local function rename(list)
+    for _, d in ipairs(list or {}) do
+      n = n + 1
+      map[d[1]] = hostile_name(n)
+      d[1] = map[d[1]]
+    end
+  end
+  rename(t.states)
+  rename(t.algebraics)
+  rename(t.params)
+  rename(t.discrete)
+  local function alias(v)
+    if type(v) ~= "table" then return v end
+    return setmetatable({}, { __index = function(_, k) return v[map[k] or k] end })
+  end
+  local function wrap(fn, keyed)
+    if type(fn) ~= "function" then return fn end
+    return function(tt, x, z, p, u)
+      local res = fn(tt, alias(x), alias(z), alias(p), alias(u))
+      if not keyed or type(res) ~= "table" then return res end
+      local out = {}
+      for k, v in pairs(res) do out[map[k] or k] = v end
+      return out
+    end
+  end
+  for _, d in ipairs(t.states) do
+    if type(d[2]) == "function" then
+      local start = d[2]
+      d[2] = function(p) return start(alias(p)) end
+    end
+  end
+  t.f, t.g = wrap(t.f), wrap(t.g)
+  for i, ev in ipairs(t.events) do
+    ev.name = hostile_name(100 + i)
+    ev.guard, ev.reset = wrap(ev.guard), wrap(ev.reset, true)
+  end
+  if t.inputs then
+    local inputs = {}
+    for k, v in pairs(t.inputs) do
+      map[k] = hostile_name(200)
+      inputs[map[k]] = v
+    end
+    t.inputs = inputs
+  end
+  if chance(0.5) then t.name = hostile_name(300) end
+  return t
+end
+
+-- Names come back as the model declared them: in the trajectory's outputs
+-- and events, through JSON, CSV and a plot.
+local function check_names(m, tr)
+  local bad = function(what, name)
+    error({ names = ("%s %q of model %q did not come back intact"):format(what, name, m.name) })
+  end
+  for _, name in ipairs(m.outputs) do
+    if tr.y[name] == nil then bad("output", name) end
+  end
+  local declared = {}
+  for _, e in ipairs(m.events) do declared[e] = true end
+  for _, e in ipairs(tr:events()) do
+    if not declared[e.name] then bad("event", e.name) end
+  end
+  local back = require("cjson").decode(require("salta.json").encode({ outputs = m.outputs })).outputs
+  for i, name in ipairs(m.outputs) do
+    if back[i] ~= name then bad("JSON output", name) end
+  end
+  local csv = os.tmpname()
+  tr:to_csv(csv)
+  local data = salta.read_csv(csv)
+  os.remove(csv)
+  for _, name in ipairs(m.outputs) do
+    if not data.columns[name] then bad("CSV column", name) end
+  end
+  if chance(0.3) then
+    local png = os.tmpname() .. ".png"
+    salta.plot.trajectory(png, tr)
+    os.remove(png)
+  end
+end
+
 local function finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
 
 local function check_all(where, list)
@@ -237,12 +351,14 @@ local function run()
     local desc = spec.describe_spec(t, "fuzzed")
     m = require("salta.model").build(desc)
   else
-    m = salta.dae(dae_table())
+    local t = dae_table()
+    m = salta.dae(chance(0.25) and with_hostile_names(t) or t)
     tf = pick({ 0.3, 1, 3 })
   end
   local o = options(tf)
   local tr = m:simulate(o)
   for _, n in ipairs(m.outputs) do check_all("simulate " .. n, tr.y[n]) end
+  check_names(m, tr)
   -- a loss on the first outputs, data from the run, free parameters
   local outs, data = {}, {}
   for i = 1, math.min(2, #m.outputs) do
@@ -270,10 +386,17 @@ local function run()
 end
 
 local ok, err = pcall(run)
-if ok then
+local ran = io.open(CANARY)
+if ran then
+  ran:close()
+  os.remove(CANARY)
+  print("PAYLOAD a name's payload ran (it created " .. CANARY .. ")")
+elseif ok then
   print("OK")
 elseif type(err) == "table" and err.silent then
   print("SILENT-NAN " .. err.silent)
+elseif type(err) == "table" and err.names then
+  print("NAMES " .. err.names:gsub("\n", "\\n"))
 else
   print("ERROR " .. tostring(err):gsub("\n", " | "))
 end

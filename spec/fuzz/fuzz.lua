@@ -6,6 +6,8 @@
 --   unclear     salta raised an error a user cannot act on (a Lua internal
 --               message, a traceback position, no model or function named)
 --   silent-nan  a NaN or infinity came back without an error
+--   names       a hostile name did not come back intact
+--   payload     a hostile name's payload ran (its canary file appeared)
 --   crash       a signal, a Lua panic, or output the case did not write
 --   sanitizer   AddressSanitizer or UBSan reported
 --   hang        the case outlived its timeout
@@ -70,6 +72,10 @@ local function classify(res)
   if last == "OK" then return "ok" end
   local nan = last:match("^SILENT%-NAN (.*)")
   if nan then return "silent-nan", nan end
+  local names = last:match("^NAMES (.*)")
+  if names then return "names", names end
+  local payload = last:match("^PAYLOAD (.*)")
+  if payload then return "payload", payload end
   local msg = last:match("^ERROR (.*)")
   if msg then
     if unclear(msg) then return "unclear", msg end
@@ -78,7 +84,7 @@ local function classify(res)
   return "crash", "no result line: " .. last
 end
 
-local ORDER = { "ok", "refused", "unclear", "silent-nan", "crash", "sanitizer", "hang" }
+local ORDER = { "ok", "refused", "unclear", "silent-nan", "names", "payload", "crash", "sanitizer", "hang" }
 local counts, failures = {}, {}
 for _, k in ipairs(ORDER) do counts[k] = 0 end
 local clock0 = os.time()
