@@ -4,10 +4,15 @@
 ** Debian's OpenMPI. A separate module, built only where mpi.h is found, so
 ** that the engine, the core module and the host stay free of MPI.
 **
-** MPI is initialised when the module is loaded and finalised when the Lua
-** state closes (the __gc of a sentinel kept in the registry).
+** MPI is initialised when the module is loaded and ended when the process
+** exits: finalised on exit status 0, aborted (MPI_Abort: every rank of the
+** job ends) on any other. A rank that fails must not wait in MPI_Finalize
+** while the others wait for it in a collective, and neither lua.c nor
+** lua_close tells a finaliser whether the script failed; exit() does.
 */
+#define _GNU_SOURCE   /* dladdr, on_exit */
 #include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,8 +20,6 @@
 
 #include "lauxlib.h"
 #include "lua.h"
-
-#define SENTINEL "salta.mpi_core.sentinel"
 
 /* Every call's status: an MPI error becomes a Lua error naming the call. */
 static void check(lua_State *L, int rc, const char *what) {
@@ -91,12 +94,39 @@ static int l_bcast_string(lua_State *L) {
   return 1;
 }
 
-static int l_finalize(lua_State *L) {
-  int done = 0;
-  (void)L;
-  MPI_Finalized(&done);
-  if (!done) MPI_Finalize();
+/* abort([code]): ends every rank of the job with status code (default 1):
+** for a host that reports an uncaught error, so that the other ranks do
+** not wait for this one in a collective. */
+static int l_abort(lua_State *L) {
+  int code = (int)luaL_optinteger(L, 1, 1);
+  fflush(NULL);   /* MPI_Abort does not flush this rank's output */
+  MPI_Abort(MPI_COMM_WORLD, code != 0 ? code : 1);
   return 0;
+}
+
+static int initialised_here = 0;   /* MPI_Init was ours: so is MPI_Finalize */
+
+static void at_exit(int status, void *arg) {
+  int ready = 0, done = 0;
+  (void)arg;
+  MPI_Initialized(&ready);
+  MPI_Finalized(&done);
+  if (!ready || done) return;
+  if (status != 0) {
+    fflush(NULL);
+    MPI_Abort(MPI_COMM_WORLD, status);
+    return;   /* not finalising: mpirun ends the job on the non-zero exit */
+  }
+  if (initialised_here) MPI_Finalize();
+}
+
+/* The exit handler runs after lua_close has dlclosed this module: keeps
+** its code mapped. 0 on success. */
+static int pin_module(void) {
+  static const char anchor = 0;
+  Dl_info info;
+  if (dladdr(&anchor, &info) == 0 || info.dli_fname == NULL) return -1;
+  return dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE) != NULL ? 0 : -1;
 }
 
 int luaopen_salta_mpi_core(lua_State *L) {
@@ -106,21 +136,23 @@ int luaopen_salta_mpi_core(lua_State *L) {
       {"allreduce_sum", l_allreduce_sum},
       {"allreduce_max", l_allreduce_max},
       {"bcast_string", l_bcast_string},
+      {"abort", l_abort},
       {NULL, NULL}};
+  static int hooked = 0;
   int ready = 0;
   /* Lua loads this module with RTLD_LOCAL; OpenMPI's plugins look for
   ** libmpi's symbols globally */
   dlopen("libmpi.so.40", RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
-  MPI_Initialized(&ready);
-  if (!ready) check(L, MPI_Init(NULL, NULL), "MPI_Init");
-  if (luaL_newmetatable(L, SENTINEL)) {
-    lua_pushcfunction(L, l_finalize);
-    lua_setfield(L, -2, "__gc");
+  if (!hooked) {
+    if (pin_module() != 0 || on_exit(at_exit, NULL) != 0)
+      return luaL_error(L, "salta.mpi: cannot install the exit handler (MPI_Finalize or MPI_Abort)");
+    hooked = 1;
   }
-  lua_pop(L, 1);
-  lua_newuserdatauv(L, 1, 0);
-  luaL_setmetatable(L, SENTINEL);
-  lua_setfield(L, LUA_REGISTRYINDEX, SENTINEL);
+  MPI_Initialized(&ready);
+  if (!ready) {
+    check(L, MPI_Init(NULL, NULL), "MPI_Init");
+    initialised_here = 1;
+  }
   luaL_newlib(L, fns);
   return 1;
 }

@@ -44,6 +44,19 @@ static int report(lua_State *L, int status) {
   return status;
 }
 
+/* After a fatal error, under mpirun (the MPI binding loaded): ends every
+** rank of the job, which may be waiting for this one in a collective. */
+static void abort_mpi_job(lua_State *L) {
+  int top = lua_gettop(L);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE) == LUA_TTABLE &&
+      lua_getfield(L, -1, "salta.mpi_core") == LUA_TTABLE &&
+      lua_getfield(L, -1, "abort") == LUA_TFUNCTION) {
+    lua_pushinteger(L, EXIT_FAILURE);
+    if (lua_pcall(L, 1, 0, 0) != LUA_OK) report(L, LUA_ERRRUN);
+  }
+  lua_settop(L, top);
+}
+
 static int msghandler(lua_State *L) {
   const char *msg = lua_tostring(L, 1);
   if (msg == NULL) {  /* honour __tostring on error objects */
@@ -531,8 +544,9 @@ int main(int argc, char **argv) {
   lua_pushinteger(L, argc);
   lua_pushlightuserdata(L, argv);
   int status = lua_pcall(L, 2, 1, 0);
-  int result = lua_toboolean(L, -1);
+  int ok = status == LUA_OK && lua_toboolean(L, -1);
   report(L, status);
+  if (!ok) abort_mpi_job(L);
   lua_close(L);
-  return (result && status == LUA_OK) ? EXIT_SUCCESS : EXIT_FAILURE;
+  return ok ? EXIT_SUCCESS : EXIT_FAILURE;
 }

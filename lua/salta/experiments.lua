@@ -37,7 +37,11 @@ function M.new(spec)
   if type(losses) ~= "table" or #losses == 0 then fail("losses must be a non-empty list of salta.lsq losses") end
   local names = spec.names or {}
   local shared, is_shared = spec.shared or {}, {}
-  for _, n in ipairs(shared) do is_shared[n] = true end
+  for k, n in ipairs(shared) do
+    if type(n) ~= "string" then fail("shared[%d] must be a parameter's name, got %s", k, tostring(n)) end
+    if is_shared[n] then fail("shared lists '%s' twice (shared[%d] and shared[%d])", n, is_shared[n], k) end
+    is_shared[n] = k
+  end
   local self = setmetatable({ losses = losses, names = {}, free = {}, log = {}, maps = {}, shared = shared },
     Experiments)
   local index = {}
@@ -85,6 +89,35 @@ function M.new(spec)
   return self
 end
 
+-- Why key is not a free parameter: what the experiment its "@" suffix
+-- names frees, or that there is no such experiment.
+local function not_free(self, key)
+  local base, en = key:match("^(.*)@([^@]*)$")
+  if not en then
+    return ("free: %s; local parameters are named <name>@<experiment>"):format(table.concat(self.free, ", "))
+  end
+  for i, n in ipairs(self.names) do
+    if n == en then
+      local k = self.index[base]
+      if k and k <= #self.shared then return ("'%s' is shared: give it as '%s'"):format(base, base) end
+      local own = {}
+      for c, g in ipairs(self.maps[i]) do own[c] = self.free[g] end
+      return ("experiment '%s' frees %s"):format(en, table.concat(own, ", "))
+    end
+  end
+  return ("no experiment is named '%s' (experiments: %s)"):format(en, table.concat(self.names, ", "))
+end
+
+-- Refuses a name in p (parameters by name) that is not a free parameter.
+local function check_names(self, p)
+  for key in pairs(p) do
+    if not self.index[key] then
+      error(("salta.experiments: '%s' is not a free parameter (%s)"):format(tostring(key),
+        not_free(self, tostring(key))), 0)
+    end
+  end
+end
+
 -- The free values of experiment i from global values p (an array or a
 -- table by name).
 function Experiments:part(p, i)
@@ -94,6 +127,7 @@ function Experiments:part(p, i)
     error(("salta.experiments: %d parameter values, expected %d (%s)"):format(#p, #self.free,
       table.concat(self.free, ", ")), 3)
   end
+  if by_name then check_names(self, p) end
   local out = {}
   for k, g in ipairs(self.maps[i]) do
     local v = by_name and p[self.free[g]] or p[g]

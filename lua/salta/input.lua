@@ -18,6 +18,7 @@
 
 local expr = require("salta.expr")
 local cond = require("salta.cond")
+local options = require("salta.options")
 
 local M = {}
 
@@ -69,12 +70,14 @@ local function spline_m(t, v)
   return m
 end
 
--- salta.table{ t =, v =, interp = } or { csv =, t = column, v = column, interp = }.
+-- salta.table{ t =, v =, interp = } or { csv =, t = column, v = column,
+-- interp = } (options: topic table).
 function M.new(spec)
   if type(spec) ~= "table" then fail("expects a table { t = ..., v = ..., interp = ... }") end
+  options.check("table", spec, "salta.table")
   local t, v = spec.t, spec.v
   local interp = spec.interp or "linear"
-  if not INTERP[interp] then fail("interp must be \"linear\", \"step\" or \"cubic\", got %s", tostring(interp)) end
+  if not INTERP[interp] then fail("interp must be \"linear\", \"step\" or \"cubic\", got '%s'", interp) end
   local label = spec.name
   if spec.csv then
     local data = require("salta.data").read_csv(spec.csv)

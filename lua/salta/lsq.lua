@@ -77,7 +77,7 @@ local function sigma_weights(sigma, outputs, times, columns)
   if sigma == nil then return nil end
   local function check(v, what)
     if type(v) ~= "number" or not (v > 0) or v == math.huge then
-      fail("sigma %s must be a positive finite number, got %s", what, tostring(v))
+      fail("sigma %s must be a positive finite number, got %s", what, type(v) == "table" and "a table" or tostring(v))
     end
     return v
   end
@@ -88,8 +88,12 @@ local function sigma_weights(sigma, outputs, times, columns)
     if type(s) == "string" then
       s = columns[s] or fail("sigma for '%s' names column '%s', which the data do not have", n, s)
     end
+    if type(s) == "table" and #s ~= #times then
+      fail("sigma for output '%s' has %d values, expected %d (one per target time)", n, #s, #times)
+    end
     for k = 1, #times do
-      local v = type(s) == "table" and s[k] or s
+      local v = s
+      if type(s) == "table" then v = s[k] end
       w[(k - 1) * #outputs + j] = 1 / check(v, ("of '%s' at t = %s"):format(n, tostring(times[k])))
     end
   end

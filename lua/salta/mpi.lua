@@ -12,6 +12,12 @@
 -- The binding (salta.mpi_core, over Debian's OpenMPI) is built only where
 -- mpi.h is found, and loaded only when the process was started by mpirun
 -- (OMPI_COMM_WORLD_SIZE set): a plain run never initialises MPI.
+--
+-- An error no rank catches ends the whole job: the salta host prints it and
+-- calls salta.mpi_core.abort (MPI_Abort); any other host (lua5.4) exits
+-- non-zero, and the binding's exit handler aborts instead of finalising.
+-- Without that, the failed rank would wait in MPI_Finalize while the others
+-- wait for it in a collective.
 
 local M = {}
 

@@ -91,10 +91,34 @@ local function latin(K, n, rnd)
   return out
 end
 
+-- A list of starts, checked: each an array of one value per free
+-- parameter or a table by name (whose names salta.fit checks).
+local function given_starts(loss, given)
+  local n = #loss.free
+  local what = ("each an array of %d values (%s) or a table by name"):format(n, table.concat(loss.free, ", "))
+  if #given == 0 then
+    error(("salta.fit: starts must be a count >= 1 or a non-empty list of starts (%s), got an empty table")
+      :format(what), 5)
+  end
+  for i, s in ipairs(given) do
+    if type(s) ~= "table" or next(s) == nil or (#s > 0 and #s ~= n) then
+      error(("salta.fit: starts[%d] must be a start (%s), got %s"):format(i, what,
+        type(s) == "table" and ("%d values"):format(#s) or tostring(s)), 5)
+    end
+    for k, name in ipairs(loss.free) do
+      local v = #s > 0 and s[k] or s[name]
+      if type(v) ~= "number" then
+        error(("salta.fit: starts[%d] gives %s for '%s', not a number"):format(i, tostring(v), name), 5)
+      end
+    end
+  end
+  return given
+end
+
 -- The starts: given, or K points of the box.
 function M.starts(loss, spec, lower, upper)
   local given = spec.starts
-  if type(given) == "table" then return given end
+  if type(given) == "table" then return given_starts(loss, given) end
   local K = math.tointeger(given)
   if not K or K < 1 then error("salta.fit: starts must be a count >= 1 or a list of starts", 4) end
   local n = #loss.free

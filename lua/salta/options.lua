@@ -135,11 +135,45 @@ local TOPICS = {
     { "sampling", "string", '"latin"', nil, "multi-start: \"latin\", \"sobol\" or \"uniform\"" },
     { "seed", "integer", "1", nil, "multi-start: seed of latin and uniform sampling" },
   } },
-  { "plot", "salta.plot.trajectory(path, tr, opts) and fit:plot(path, opts)", {
+  { "profile", "fit:profile(name, opts): a profile likelihood", {
+    { "points", "integer", "11", { 3, INF }, "values of the parameter, evenly spaced over the range" },
+    { "range", "table", "from span", nil, "the values' interval { lo, hi }, lo < hi" },
+    { "span", "number", "0.1", { 0, INF, true, true }, "the range as estimate -+ span |estimate| (not with range)" },
+    { "method", "string", "the fit's", nil, "optimiser of the re-fits, as in salta.fit" },
+    { "print_every", "integer", "0", NONNEG, "re-fits' progress every this many iterations (0: silent)" },
+  } },
+  { "table", "salta.table{...}: an input table", {
+    { "t", "table|string", "-", nil, "the points' arguments, increasing (with csv: a column's name)" },
+    { "v", "table|string", "-", nil, "the values at the points (with csv: a column's name)" },
+    { "interp", "string", '"linear"', nil, "\"linear\", \"step\" (the last point's value at or before the argument) or \"cubic\" (a natural spline)" },
+    { "csv", "string", "none", nil, "a CSV file holding the columns t and v name" },
+    { "name", "string", "with csv: v's column", nil, "the input's name in messages" },
+  } },
+  { "plot", "salta.plot.trajectory(path, tr, opts)", {
     { "outputs", "table", "every output", nil, "the outputs drawn" },
     { "data", "table", "none", nil, "data points: {t = times, name = values, ...}" },
+    { "title", "string", "model '<name>'", nil, "the figure's title" },
+    { "size", "table", "{900, 540}", nil, "width and height in pixels" },
+  } },
+  { "plot_fit", "fit:plot(path, opts)", {
+    { "outputs", "table", "every output of the loss", nil, "the outputs drawn" },
+    { "title", "string", "the model and the loss", nil, "the figure's title" },
+    { "size", "table", "{900, 720}", nil, "width and height in pixels" },
+  } },
+  { "plot_series", "salta.plot.series(path, list, opts)", {
     { "title", "string", "none", nil, "the figure's title" },
-    { "size", "table", "{900, 500}", nil, "width and height in pixels" },
+    { "xlabel", "string", "none", nil, "the x axis' label" },
+    { "ylabel", "string", "none", nil, "the y axis' label" },
+    { "logy", "boolean", "false", nil, "a logarithmic y axis" },
+    { "vlines", "table", "none", nil, "x values marked by dashed vertical lines (e.g. event times)" },
+    { "size", "table", "{900, 540}", nil, "width and height in pixels" },
+  } },
+  { "series", "an entry of salta.plot.series' list", {
+    { "name", "string|number", '"series <k>"', nil, "the legend's entry" },
+    { "x", "table", "-", nil, "the abscissae (numbers)" },
+    { "y", "table", "-", nil, "the ordinates, one per x (a point not finite is left out)" },
+    { "points", "boolean", "false", nil, "draw points instead of a line" },
+    { "color", "integer", "the entry's index", { 1, INF }, "an index into salta.plot.COLORS" },
   } },
   { "load_spec", "salta.load_spec(path, opts)", {
     { "name", "string", "the file's name", nil, "the model's name" },

@@ -7,6 +7,10 @@
 --
 -- A series' colour is its `color` (an index into COLORS); an output's data
 -- points take its curve's colour, drawn under the curve.
+--
+-- Names, titles and labels come from models and users: every string enters
+-- the script single-quoted (see text), data only as formatted numbers, and
+-- no user text reaches a shell.
 
 local options = require("salta.options")
 
@@ -18,47 +22,122 @@ M.COLORS = COLORS
 
 local function color(i) return COLORS[(i - 1) % #COLORS + 1] end
 
-local function terminal(path, size)
-  local w, h = (size or { 900, 540 })[1], (size or { 900, 540 })[2]
-  if path:match("%.svg$") then return ("set terminal svg size %d,%d dynamic noenhanced\n"):format(w, h) end
-  if path:match("%.png$") then return ("set terminal pngcairo size %d,%d noenhanced\n"):format(w, h) end
-  error("salta.plot: the file must end in .png or .svg: " .. path, 3)
+local function fail(caller, fmt, ...) error((caller .. ": " .. fmt):format(...), 0) end
+
+-- size = { w, h }: two positive integers, or the default.
+local function dims(caller, size, default)
+  size = size or default
+  local w, h = math.tointeger(size[1]), math.tointeger(size[2])
+  if #size ~= 2 or not (w and h and w > 0 and h > 0) then
+    fail(caller, "option 'size' must be { width, height } in pixels (positive integers), got { %s, %s }",
+      tostring(size[1]), tostring(size[2]))
+  end
+  return w, h
 end
 
+local function terminal(caller, path, w, h)
+  if path:match("%.svg$") then return ("set terminal svg size %d,%d dynamic noenhanced\n"):format(w, h) end
+  if path:match("%.png$") then return ("set terminal pngcairo size %d,%d noenhanced\n"):format(w, h) end
+  fail(caller, "the file must end in .png or .svg: %s", path)
+end
+
+-- A gnuplot string literal. Single quotes: gnuplot substitutes nothing in
+-- them (no backslash escapes, backquoted commands or macros) and '' is a
+-- quote; a control character (a newline ends the command) becomes a space.
+local function text(s)
+  return "'" .. tostring(s):gsub("%c", " "):gsub("'", "''") .. "'"
+end
+
+-- The temporary file gnuplot writes (renamed over path when it succeeds),
+-- as gnuplot is to open it: a relative path starts with "./", as gnuplot
+-- reads an output starting with "|" as a command to pipe to and expands "~".
+local function temporary(caller, path)
+  if type(path) ~= "string" or path == "" then fail(caller, "the file must be a path, got %s", tostring(path)) end
+  if path:find("%c") then
+    fail(caller, "the file name '%s' holds a control character", (path:gsub("%c", function(c)
+      return ("\\%03d"):format(c:byte()) end)))
+  end
+  local tmp = ("%s.tmp-%d"):format(path, math.random(1, 1 << 30))
+  return tmp, "set output " .. text(path:sub(1, 1) == "/" and tmp or "./" .. tmp) .. "\n"
+end
+
+local function finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
+
+-- A datablock of the finite points of x and y: numbers only.
 local function datablock(name, xs, ys)
   local rows = { "$" .. name .. " << EOD" }
   for i = 1, #xs do
-    local y = ys[i]
-    if y == y then rows[#rows + 1] = string.format("%.17g %.17g", xs[i], y) end
+    local x, y = xs[i], ys[i]
+    if finite(x) and finite(y) then rows[#rows + 1] = string.format("%.17g %.17g", x, y) end
   end
   rows[#rows + 1] = "EOD"
   return table.concat(rows, "\n") .. "\n"
 end
 
-local function quote(s) return '"' .. tostring(s):gsub('"', "'") .. '"' end
+-- Dashed vertical markers at the finite x values.
+local function vlines(caller, xs)
+  local out = {}
+  for i, x in ipairs(xs) do
+    if type(x) ~= "number" then fail(caller, "option 'vlines' holds %s at [%d], not a number", tostring(x), i) end
+    if finite(x) then
+      out[#out + 1] = ("set arrow %d from %.17g, graph 0 to %.17g, graph 1 nohead dt 2 lc rgb '#999999'\n")
+        :format(#out + 1, x, x)
+    end
+  end
+  return table.concat(out)
+end
+
+-- A word for sh: single-quoted.
+local function shell_word(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 
 -- Runs a gnuplot script that writes `tmp`, then renames it over path:
 -- a failed plot leaves an existing file as it was. Errors carry gnuplot's
--- message.
-local function run(script, tmp, path)
+-- message. The script goes in a file, so that gnuplot stops at its first
+-- error (from a pipe it would go on, and with no output file plot to
+-- stdout); the shell sees only the names os.tmpname made.
+local function run(caller, script, tmp, path)
   M.last_script = script   -- what the last plot asked gnuplot for (tests read it)
-  local log = os.tmpname()
-  local gp = io.popen("gnuplot 2> " .. log, "w")
-  if not gp then error("salta.plot: cannot start gnuplot (install gnuplot-nox)", 3) end
-  gp:write(script)
-  local ok = gp:close()
-  local f = io.open(log)
+  local file, log = os.tmpname(), os.tmpname()
+  local f = assert(io.open(file, "w"))
+  f:write(script)
+  f:close()
+  local ok = os.execute(("gnuplot %s > /dev/null 2> %s"):format(shell_word(file), shell_word(log)))
+  f = io.open(log)
   local msg = f and f:read("a") or ""
   if f then f:close() end
+  os.remove(file)
   os.remove(log)
   if not ok then
     os.remove(tmp)
-    error("salta.plot: gnuplot failed: " .. msg, 3)
+    if msg == "" then msg = "cannot run gnuplot (install gnuplot-nox)" end
+    fail(caller, "gnuplot failed: %s", msg)
   end
   local renamed, err = os.rename(tmp, path)
   if not renamed then
     os.remove(tmp)
-    error(("salta.plot: %s: cannot replace it: %s"):format(path, tostring(err)), 3)
+    fail(caller, "%s: cannot replace it: %s", path, tostring(err))
+  end
+end
+
+-- The entries of a series list, checked: known keys, x and y arrays of
+-- numbers of one length.
+local function check_list(caller, list)
+  if type(list) ~= "table" or #list == 0 then
+    fail(caller, "expects a non-empty list of series { name =, x =, y = }, got %s", tostring(list))
+  end
+  for i, ser in ipairs(list) do
+    options.check("series", ser, ("%s: series %d"):format(caller, i))
+    local name = tostring(ser.name or ("series " .. i))
+    if type(ser.x) ~= "table" or type(ser.y) ~= "table" then
+      fail(caller, "series '%s' needs arrays x and y, got %s and %s", name, type(ser.x), type(ser.y))
+    end
+    if #ser.x ~= #ser.y then fail(caller, "series '%s' has %d x values and %d y values", name, #ser.x, #ser.y) end
+    for k = 1, #ser.x do
+      for _, c in ipairs({ "x", "y" }) do
+        local v = ser[c][k]
+        if type(v) ~= "number" then fail(caller, "series '%s': %s[%d] is %s, not a number", name, c, k, tostring(v)) end
+      end
+    end
   end
 end
 
@@ -74,61 +153,93 @@ local function plot_command(list, prefix)
     blocks[#blocks + 1] = datablock(prefix .. i, ser.x, ser.y)
     local style = ser.points and "points pt 7 ps 0.5" or "lines lw 2"
     plots[#plots + 1] = ("$%s%d using 1:2 with %s lc rgb '%s' title %s"):format(prefix, i, style,
-      color(ser.color or i), quote(ser.name or ("series " .. i)))
+      color(ser.color or i), text(ser.name or ("series " .. i)))
   end
   return table.concat(blocks) .. "plot " .. table.concat(plots, ", ") .. "\n"
 end
 
--- series(path, list, opts): lines y(x) (a series with points = true as
--- points; color an index into COLORS); opts: title, xlabel, ylabel, logy,
--- size {w, h}, vlines = {x...} (dashed markers, e.g. event times).
-function M.series(path, list, opts)
-  opts = opts or {}
-  local tmp = ("%s.tmp-%d"):format(path, math.random(1, 1 << 30))
-  local s = { terminal(path, opts.size), "set output " .. quote(tmp) .. "\n",
+-- A figure of the series in list (opts checked); errors start with caller.
+local function draw(caller, path, list, opts)
+  check_list(caller, list)
+  local tmp, output = temporary(caller, path)
+  local s = { terminal(caller, path, dims(caller, opts.size, { 900, 540 })), output,
     "set grid\nset key outside right\n" }
-  if opts.title then s[#s + 1] = "set title " .. quote(opts.title) .. "\n" end
-  if opts.xlabel then s[#s + 1] = "set xlabel " .. quote(opts.xlabel) .. "\n" end
-  if opts.ylabel then s[#s + 1] = "set ylabel " .. quote(opts.ylabel) .. "\n" end
+  if opts.title then s[#s + 1] = "set title " .. text(opts.title) .. "\n" end
+  if opts.xlabel then s[#s + 1] = "set xlabel " .. text(opts.xlabel) .. "\n" end
+  if opts.ylabel then s[#s + 1] = "set ylabel " .. text(opts.ylabel) .. "\n" end
   if opts.logy then s[#s + 1] = "set logscale y\nset format y '%.0e'\n" end
-  for i, x in ipairs(opts.vlines or {}) do
-    s[#s + 1] = ("set arrow %d from %.17g, graph 0 to %.17g, graph 1 nohead dt 2 lc rgb '#999999'\n"):format(i, x, x)
-  end
+  s[#s + 1] = vlines(caller, opts.vlines or {})
   s[#s + 1] = plot_command(list, "D")
   s[#s + 1] = "set output\n"
-  run(table.concat(s), tmp, path)
+  run(caller, table.concat(s), tmp, path)
   return path
 end
 
+-- series(path, list, opts): lines y(x) (a series with points = true as
+-- points; color an index into COLORS); opts (topic plot_series): title,
+-- xlabel, ylabel, logy, size {w, h}, vlines = {x...} (dashed markers, e.g.
+-- event times).
+function M.series(path, list, opts)
+  return draw("salta.plot.series", path, list, options.check("plot_series", opts or {}, "salta.plot.series"))
+end
+
+-- The outputs drawn (opts.outputs, default all), each one of outputs.
+local function drawn(caller, wanted, outputs)
+  local known = {}
+  for _, n in ipairs(outputs) do known[n] = true end
+  for _, n in ipairs(wanted or outputs) do
+    if not known[n] then
+      fail(caller, "option 'outputs' names '%s', which is not an output (%s)", tostring(n), table.concat(outputs, ", "))
+    end
+  end
+  return wanted or outputs
+end
+
 -- trajectory(path, tr, opts): simulated outputs against data, event times
--- marked. opts.outputs (default all), opts.data = {t = times, name = values}.
+-- marked. opts (topic plot): outputs (default all), data = {t = times,
+-- name = values}, title, size.
 function M.trajectory(path, tr, opts)
-  opts = opts or {}
-  options.check("plot", opts, "salta.plot.trajectory")
+  local caller = "salta.plot.trajectory"
+  opts = options.check("plot", opts or {}, caller)
+  local outputs = drawn(caller, opts.outputs, tr.outputs)
+  local data = opts.data
+  if data then
+    for k in pairs(data) do
+      if k ~= "t" and not tr.y[k] then
+        fail(caller, "option 'data' holds '%s', which is not an output (%s)", tostring(k),
+          table.concat(tr.outputs, ", "))
+      end
+    end
+    if type(data.t) ~= "table" then fail(caller, "option 'data' needs t, the data's times") end
+  end
   local list = {}
-  for k, n in ipairs(opts.outputs or tr.outputs) do
+  for k, n in ipairs(outputs) do
     list[#list + 1] = { name = n, x = tr.t, y = tr.y[n], color = k }
-    if opts.data and opts.data[n] then
-      list[#list + 1] = { name = n .. " (data)", x = opts.data.t, y = opts.data[n], points = true, color = k }
+    if data and data[n] then
+      list[#list + 1] = { name = n .. " (data)", x = data.t, y = data[n], points = true, color = k }
     end
   end
   local ev = {}
   for _, e in ipairs(tr:events()) do ev[#ev + 1] = e.t end
-  return M.series(path, list, { title = opts.title or ("model '" .. tr.model .. "'"), xlabel = "t",
+  return draw(caller, path, list, { title = opts.title or ("model '" .. tr.model .. "'"), xlabel = "t",
     vlines = ev, size = opts.size })
 end
 
 -- fit(path, fit, opts): a fit of a salta.lsq loss: the model at the
 -- fitted parameters (a fine grid) over its data in matching colours, event
 -- times marked, and the residuals (model - data at the targets) in a panel
--- below. opts: outputs, title, size.
+-- below. opts (topic plot_fit): outputs, title, size.
 function M.fit(path, fit, opts)
-  opts = opts or {}
-  options.check("plot", opts, "fit:plot")
+  local caller = "fit:plot"
+  opts = options.check("plot_fit", opts or {}, caller)
   local loss = fit.lsq
   if not (loss and loss.model and loss.predict) then
-    error("fit:plot: needs the fit of a salta.lsq loss (for several experiments, plot each loss's fit)", 2)
+    fail(caller, "needs the fit of a salta.lsq loss (for several experiments, plot each loss's fit)")
   end
+  local outputs = drawn(caller, opts.outputs, loss.outputs)
+  local w, h = dims(caller, opts.size, { 900, 720 })
+  local tmp, output = temporary(caller, path)
+  local head = terminal(caller, path, w, h)
   local P, X = loss:full(fit.x)
   local fine = {}
   local t0, tf = loss.t0, loss.times[#loss.times]
@@ -136,29 +247,27 @@ function M.fit(path, fit, opts)
   local tr = loss.model:simulate{ t0 = t0, tf = tf, times = fine, params = P, x0 = X }
   local pred = loss:predict(fit.x)
   local top, bottom = {}, {}
-  for k, n in ipairs(opts.outputs or loss.outputs) do
+  for k, n in ipairs(outputs) do
     local data, res = loss.columns[n], {}
     for i, d in ipairs(data) do res[i] = pred[n][i] - d end
     top[#top + 1] = { name = n .. " (data)", x = loss.times, y = data, points = true, color = k }
     top[#top + 1] = { name = n, x = tr.t, y = tr.y[n], color = k }
     bottom[#bottom + 1] = { name = n .. " residual", x = loss.times, y = res, points = true, color = k }
   end
-  local size = opts.size or { 900, 720 }
-  local tmp = ("%s.tmp-%d"):format(path, math.random(1, 1 << 30))
-  local s = { terminal(path, size), "set output " .. quote(tmp) .. "\n", "set multiplot\n",
-    "set grid\nset key outside right\n" }
-  for i, e in ipairs(tr:events()) do
-    s[#s + 1] = ("set arrow %d from %.17g, graph 0 to %.17g, graph 1 nohead dt 2 lc rgb '#999999'\n"):format(i, e.t, e.t)
-  end
+  check_list(caller, top)
+  check_list(caller, bottom)
+  local ev = {}
+  for _, e in ipairs(tr:events()) do ev[#ev + 1] = e.t end
+  local s = { head, output, "set multiplot\n", "set grid\nset key outside right\n", vlines(caller, ev) }
   s[#s + 1] = "set origin 0,0.32\nset size 1,0.68\nset lmargin 10\nset rmargin 24\n"
-  s[#s + 1] = "set title " .. quote(opts.title or ("fit of model '" .. loss.model.name .. "': loss " ..
+  s[#s + 1] = "set title " .. text(opts.title or ("fit of model '" .. loss.model.name .. "': loss " ..
     string.format("%.4g", fit.loss))) .. "\n"
   s[#s + 1] = "unset xlabel\n"
   s[#s + 1] = plot_command(top, "T")
   s[#s + 1] = "set origin 0,0\nset size 1,0.32\nunset title\nset xlabel 't'\nset ylabel 'model - data'\n"
   s[#s + 1] = plot_command(bottom, "R")
   s[#s + 1] = "unset multiplot\nset output\n"
-  run(table.concat(s), tmp, path)
+  run(caller, table.concat(s), tmp, path)
   return path
 end
 

@@ -13,6 +13,7 @@
 -- the threshold is chi2_min (1 + 3.84 / (m - n)).
 
 local mpi = require("salta.mpi")
+local options = require("salta.options")
 
 local M = {}
 
@@ -70,11 +71,37 @@ end
 local Profile = {}
 Profile.__index = Profile
 
--- profile(fit, name, opts): opts.points (default 11), opts.range = {lo,
--- hi} or opts.span (relative half-width, default 0.1), opts.method (the
--- fit's), opts.print_every (default 0).
+local function finite(x) return type(x) == "number" and x > -math.huge and x < math.huge end
+
+-- The profile's interval: opts.range, or est -+ span |est|.
+local function bounds(opts, name, est)
+  local r = opts.range
+  if r then
+    if not (#r == 2 and finite(r[1]) and finite(r[2]) and r[1] < r[2]) then
+      local shown = {}
+      for i = 1, #r do shown[i] = tostring(r[i]) end
+      error(("salta.fit: profile: option 'range' must be two increasing finite numbers { lo, hi }, got { %s }")
+        :format(table.concat(shown, ", ")), 4)
+    end
+    return r[1], r[2]
+  end
+  local span = opts.span or 0.1
+  local lo, hi = est - span * math.abs(est), est + span * math.abs(est)
+  if not (lo < hi) then
+    error(("salta.fit: profile: '%s' is estimated at %g: option 'span' (relative) spans nothing; give option "
+      .. "'range'"):format(name, est), 4)
+  end
+  return lo, hi
+end
+
+-- profile(fit, name, opts): opts (topic profile) points (default 11),
+-- range = {lo, hi} or span (relative half-width, default 0.1), method (the
+-- fit's), print_every (default 0).
 function M.run(fit_mod, fit, name, opts)
-  opts = opts or {}
+  opts = options.check("profile", opts or {}, "salta.fit: profile")
+  if opts.range and opts.span then
+    error("salta.fit: profile: give option 'range' or option 'span', not both", 3)
+  end
   local loss = fit.lsq
   local k
   for i, n in ipairs(fit.free) do if n == name then k = i end end
@@ -83,17 +110,7 @@ function M.run(fit_mod, fit, name, opts)
   if #fit.free < 2 then error("salta.fit: profile needs a second free parameter to re-fit", 3) end
   local est = fit.x[k]
   local points = math.tointeger(opts.points or 11)
-  if not points or points < 3 then error("salta.fit: profile: points must be an integer >= 3", 3) end
-  local lo, hi
-  if opts.range then
-    lo, hi = opts.range[1], opts.range[2]
-  else
-    local span = opts.span or 0.1
-    lo, hi = est - span * math.abs(est), est + span * math.abs(est)
-  end
-  if not (type(lo) == "number" and type(hi) == "number" and lo < hi) then
-    error("salta.fit: profile: the range must be two increasing numbers", 3)
-  end
+  local lo, hi = bounds(opts, name, est)
   local chi_min, m = chi2(loss, fit.x)
   local absolute = loss.absolute_sigma or (loss.absolute and loss:absolute())
   local dof = m - #fit.free

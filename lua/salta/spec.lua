@@ -299,7 +299,8 @@ local function parse_inputs(d, list, dir)
     if type(u) ~= "table" or type(u.name) ~= "string" or u.name == "" then
       error(("model '%s': inputs[%d] has no name"):format(d.name, i), 0)
     end
-    local spec = { t = u.t, v = u.v, interp = not is_null(u.interp) and u.interp or nil, name = u.name }
+    local spec = {}   -- every field salta.table checks (a misspelt one is an error there)
+    for k, v in pairs(u) do if not is_null(v) then spec[k] = v end end
     if not is_null(u.csv) then
       local path, why = files.inside(dir, u.csv)
       if not path then

@@ -100,13 +100,28 @@ function Trajectory:segments()
   return b
 end
 
+-- x in the fewest significant digits that read back as x.
+local function shortest(x)
+  for d = 15, 16 do
+    local s = ("%." .. d .. "g"):format(x)
+    if tonumber(s) == x then return s end
+  end
+  return ("%.17g"):format(x)
+end
+
 -- at(t): outputs at time t (a table by name), linearly interpolated between
 -- the stored output times and never across an event (right-continuous).
+-- A t outside the output times is an error: no extrapolation.
 function Trajectory:at(t)
   local ts = self.t
-  if #ts == 0 then error("trajectory has no output times", 2) end
+  if type(t) ~= "number" or t ~= t then
+    local got = t ~= t and "NaN" or type(t) == "string" and ("the string '%s'"):format(t) or tostring(t)
+    error(("trajectory:at: t must be a number, got %s"):format(got), 2)
+  end
+  if #ts == 0 then error("trajectory:at: the trajectory has no output times", 2) end
   if t < ts[1] or t > ts[#ts] then
-    error(("trajectory: t = %g is outside the output times [%g, %g]"):format(t, ts[1], ts[#ts]), 2)
+    error(("trajectory:at: t = %s is outside the output times [%s, %s]"):format(shortest(t), shortest(ts[1]),
+      shortest(ts[#ts])), 2)
   end
   local lo, hi = 1, #ts
   while hi - lo > 1 do           -- last index with ts[i] <= t
@@ -136,10 +151,14 @@ end
 
 local function fmt(v) return string.format("%.17g", v) end
 
--- to_csv(path): header "t,<outputs>", numbers with 17 significant digits;
--- the whole file or nothing (salta.files).
+-- to_csv(path): header "t,<outputs>" (names quoted where CSV needs it),
+-- numbers with 17 significant digits; the whole file or nothing
+-- (salta.files).
 function Trajectory:to_csv(path)
-  local lines = { "t," .. table.concat(self.outputs, ",") }
+  local field = require("salta.data").field
+  local header = { "t" }
+  for i, n in ipairs(self.outputs) do header[i + 1] = field(n) end
+  local lines = { table.concat(header, ",") }
   for k, t in ipairs(self.t) do
     local row = { fmt(t) }
     for _, n in ipairs(self.outputs) do row[#row + 1] = fmt(self.y[n][k]) end
