@@ -34,6 +34,8 @@ describe("a multi-start fit", function()
     assert.are.equal("\137PNG", f:read(4))
     f:close()
     os.remove(path)
+    local ok, e = pcall(r.waterfall, r, path, { titel = "x" })
+    assert(not ok and e:find("fit:waterfall: unknown option 'titel' (did you mean 'title'?)", 1, true), e)
     assert.is_truthy(r:starts_table():find("final loss", 1, true))
   end)
 

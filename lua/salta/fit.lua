@@ -367,9 +367,10 @@ function Fit:waterfall(path, opts)
     if o.loss < math.huge then x[#x + 1], y[#y + 1] = r, o.loss end
   end
   opts = opts or {}
+  require("salta.options").check("waterfall", opts, "fit:waterfall")
   return require("salta.plot").series(path, { { name = "final loss", x = x, y = y, points = true } },
     { title = opts.title or ("multi-start: %d starts"):format(#self.starts), xlabel = "start, by rank",
-      ylabel = "final loss", logy = true })
+      ylabel = "final loss", logy = true, size = opts.size })
 end
 
 -- covariance(): the linearised covariance of the fitted parameters

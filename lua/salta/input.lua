@@ -33,13 +33,13 @@ local INTERP = { linear = true, step = true, cubic = true }
 
 local function fail(fmt, ...) error(("salta.table: " .. fmt):format(...), 3) end
 
--- 64-bit FNV-1a of the table's contents: its C functions' names, so that
--- equal tables give the same generated source (and JIT cache key).
+-- A digest of the table's exact contents (every double's bits): its C
+-- functions' names, so that equal tables give the same generated source
+-- (and cache key) and tables differing in any digit do not.
 local function content_hash(t, v, interp)
-  local h = -3750763034362895579
-  local s = interp .. ";" .. table.concat(t, ",") .. ";" .. table.concat(v, ",")
-  for i = 1, #s do h = (h ~ s:byte(i)) * 1099511628211 end
-  return string.format("%016x", h)
+  local parts = { interp, ";" }
+  for i = 1, #t do parts[#parts + 1] = string.pack("<dd", t[i], v[i]) end
+  return require("salta.core").hash(table.concat(parts)):sub(1, 16)
 end
 
 -- Natural cubic spline second derivatives at the points.

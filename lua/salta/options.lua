@@ -168,6 +168,10 @@ local TOPICS = {
     { "vlines", "table", "none", nil, "x values marked by dashed vertical lines (e.g. event times)" },
     { "size", "table", "{900, 540}", nil, "width and height in pixels" },
   } },
+  { "waterfall", "fit:waterfall(path, opts)", {
+    { "title", "string", '"multi-start: <n> starts"', nil, "the figure's title" },
+    { "size", "table", "{900, 540}", nil, "width and height in pixels" },
+  } },
   { "series", "an entry of salta.plot.series' list", {
     { "name", "string|number", '"series <k>"', nil, "the legend's entry" },
     { "x", "table", "-", nil, "the abscissae (numbers)" },
