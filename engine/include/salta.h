@@ -250,7 +250,7 @@ typedef struct salta_sim_stats {
 **    error naming the events. A round's sensitivity jump and adjoint block
 **    keep the instant of the located group (d tau / dp is its).
 **  - An output time equal to an event time sees the post-event state.
-**  - A group with a terminal event (salta_model_def.e_terminal) fires, and
+**  - A group with a terminal event (SALTA_EVENT_TERMINAL in e_flags) fires, and
 **    the run ends at its time: output times after it get no outputs
 **    (salta_sim_nout is smaller than nt), and stats.t_end says where.
 **  - Errors (SALTA_ESOLVER) name the event, the time and the value: a

@@ -9,7 +9,7 @@
 #ifndef SALTA_KERNEL_H
 #define SALTA_KERNEL_H
 
-#define SALTA_ABI_VERSION 7
+#define SALTA_ABI_VERSION 8
 
 /*
 ** A kernel evaluates one vector function or one sparse Jacobian at a point.
@@ -58,6 +58,11 @@ typedef struct salta_function_def {
   salta_sparse_def d[4];
 } salta_function_def;
 
+/* Event flags (salta_model_def.e_flags): a terminal event ends the run; a
+** breakpoint is an input table's kink or step, an event of the engine's (it
+** counts toward neither max_events nor the Zeno check). */
+enum { SALTA_EVENT_TERMINAL = 1, SALTA_EVENT_BREAKPOINT = 2 };
+
 /* Event guard crossing directions. */
 enum { SALTA_DIR_DOWN = -1, SALTA_DIR_BOTH = 0, SALTA_DIR_UP = 1 };
 
@@ -92,8 +97,8 @@ typedef struct salta_model_def {
   salta_function_def start;    /* x0 = start(p), n = nx, read at t0 (x and z
                                   are x_start and z_start); eval NULL: the
                                   constant x_start */
-  const unsigned char *e_terminal; /* ne: 1 where the event ends the run;
-                                      NULL: none does */
+  const unsigned char *e_flags; /* ne: SALTA_EVENT_* bits per event; NULL:
+                                   every event is plain */
   const int *x_mode;           /* nx: for the mode of an if-expression (a
                                   state f keeps constant), the event whose
                                   guard sets it at the start (1 where the

@@ -416,33 +416,51 @@ static int log_group(salta__events *ev, double tau, const double *wm, const doub
   return SALTA_OK;
 }
 
-/* The time of the group count groups before the last one, or NAN when
-** the log holds fewer. */
+static int is_breakpoint(const salta__events *ev, int j) {
+  return ev->d->e_flags && (ev->d->e_flags[j] & SALTA_EVENT_BREAKPOINT);
+}
+
+/* Whether the logged group starting at record first holds a model event
+** (not only input breakpoints, which are the engine's own). */
+static int group_counts(const salta__events *ev, int first) {
+  int k;
+  for (k = first; k < first + ev->log[first].group_size; ++k)
+    if (!is_breakpoint(ev, ev->log[k].event)) return 1;
+  return 0;
+}
+
+/* The time of the counted group count counted groups before the last one,
+** or NAN when the log holds fewer. */
 static double group_time_back(const salta__events *ev, int count) {
-  int i = ev->nlog - 1, k;
-  for (k = 0; k < count; ++k) {
-    i = ev->log[i].group - 1;
-    if (i < 0) return NAN;
+  int i = ev->log[ev->nlog - 1].group, k = 0;
+  while (k < count) {
+    if (i == 0) return NAN;
+    i = ev->log[i - 1].group;
+    k += group_counts(ev, i);
   }
   return ev->log[i].t;
 }
 
 /* Too many events, or zeno_count groups (event instants: a network's
-** buses switching together are one) within zeno_window. */
+** buses switching together are one) within zeno_window; input breakpoints
+** count toward neither. */
 static int check_counts(salta__events *ev, double tau) {
   const salta_sim_options *o = ev->o;
   const salta_model_def *d = ev->d;
   const char *last = d->e_names[ev->fire[ev->nfire - 1]];
   double t_back;
-  if (ev->nlog > o->max_events)
+  int k;
+  for (k = 0; k < ev->nfire; ++k) ev->ncounted += !is_breakpoint(ev, ev->fire[k]);
+  if (!group_counts(ev, ev->log[ev->nlog - 1].group)) return SALTA_OK;
+  if (ev->ncounted > o->max_events)
     return salta__fail(ev->dae->err, SALTA_ESOLVER,
                        "model '%s': more than max_events = %d events: event '%s' at t = %.17g was number %d",
-                       d->name, o->max_events, last, tau, ev->nlog);
+                       d->name, o->max_events, last, tau, ev->ncounted);
   if (o->zeno_count > 0 && (t_back = group_time_back(ev, o->zeno_count - 1), tau - t_back <= o->zeno_window))
     return salta__fail(ev->dae->err, SALTA_ESOLVER,
                        "model '%s': Zeno cascade: %d event instants within %g s up to t = %.17g (last: event '%s', "
                        "event count %d)",
-                       d->name, o->zeno_count, tau - t_back, tau, last, ev->nlog);
+                       d->name, o->zeno_count, tau - t_back, tau, last, ev->ncounted);
   return SALTA_OK;
 }
 
@@ -474,7 +492,7 @@ static int check_directions(salta__events *ev, double tau, const double *wm) {
       return salta__fail(ev->dae->err, SALTA_ESOLVER,
                          "model '%s': Zeno limit or grazing contact: event '%s' at t = %.17g has its guard "
                          "crossing zero against its direction (rate %g); events accumulate there (event count %d)",
-                         d->name, d->e_names[j], tau, ev->rate[j], ev->nlog);
+                         d->name, d->e_names[j], tau, ev->rate[j], ev->ncounted);
   }
   for (j = 0; j < ev->ne; ++j) {
     double moved = 16 * fabs(ev->rate[j]) * salta__time_tol(tau);
@@ -602,7 +620,7 @@ int salta__events_step_done(salta__events *ev, double t) {
                            "model '%s': Zeno limit: event '%s' fired at t = %.17g and its reset turned the "
                            "guard around, but the guard never got clear and is %g at t = %.17g (event count %d): "
                            "events accumulate there",
-                           d->name, d->e_names[j], ev->stuck_t[j], e, t, ev->nlog);
+                           d->name, d->e_names[j], ev->stuck_t[j], e, t, ev->ncounted);
     }
     if (!ev->armed[j] && (ev->stuck[j] ? is_clear_of_band(ev, j, e) : is_clear(ev, j, e)))
       ev->armed[j] = 1, ev->stuck[j] = 0;
@@ -616,7 +634,7 @@ int salta__events_start(salta__events *ev, const salta_sim_options *o, double t0
   const salta_model_def *d = ev->d;
   int j;
   ev->o = o;
-  ev->nlog = ev->nfire = ev->nnext = ev->cascade = 0;
+  ev->nlog = ev->ncounted = ev->nfire = ev->nnext = ev->cascade = 0;
   ev->w_minus.n = ev->w_plus.n = 0;
   ev->probes = 0;
   ev->bad_guard = -1;

@@ -74,6 +74,7 @@ typedef struct salta__events {
   /* the log */
   salta__event_rec *log;
   int nlog, log_cap;
+  int ncounted;                 /* the logged events that are not input breakpoints */
   salta__dbuf w_minus, w_plus;  /* per event: [x-; z-] and [x+; z+] */
   /* a guard found not finite */
   int bad_guard;

@@ -138,10 +138,10 @@ static int interp_at(void *ctx, double t, double *w, const int *cols, int ncols)
 /* The first terminal event of the group that fired at tau, if any, ends
 ** the run there. */
 static void note_terminal(salta_sim *s, double tau) {
-  const unsigned char *term = s->d->e_terminal;
+  const unsigned char *flags = s->d->e_flags;
   int q;
-  for (q = 0; term && q < s->events.nfire && s->stats.terminal_event < 0; ++q)
-    if (term[s->events.fire[q]]) s->stats.terminal_event = s->events.fire[q], s->stats.t_end = tau;
+  for (q = 0; flags && q < s->events.nfire && s->stats.terminal_event < 0; ++q)
+    if (flags[s->events.fire[q]] & SALTA_EVENT_TERMINAL) s->stats.terminal_event = s->events.fire[q], s->stats.t_end = tau;
 }
 
 /* One round at tau: the group in events.fire from run->w_minus (whose

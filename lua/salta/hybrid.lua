@@ -60,7 +60,7 @@ local function input_events(d, uses, T, seen)
         while seen[en] do en = en .. "'" end
         seen[en] = true
         d.e_names[j], d.e_dir[j], d.e[j], d.r[j], d.e_terminal[j] = en, 1, u.arg - tk, r, false
-        d.e_hidden[j] = true
+        d.e_hidden[j], d.e_breakpoint[j] = true, true
       end
     end
   end
@@ -73,7 +73,7 @@ end
 -- left at zero by its own switch is armed again as the difference moves
 -- away).
 function M.add_hidden_events(d, name, uses_fg, T, seen)
-  d.e_terminal, d.e_hidden = d.e_terminal or {}, d.e_hidden or {}
+  d.e_terminal, d.e_hidden, d.e_breakpoint = d.e_terminal or {}, d.e_hidden or {}, d.e_breakpoint or {}
   for k, m in ipairs(d.modes) do
     local i = m.index
     for _, side in ipairs({ { "true", -1, 1 }, { "false", 1, 0 } }) do

@@ -1,0 +1,11 @@
+build-dev/bindings/lsim.o: bindings/lsim.c /usr/include/lua5.4/lua.h \
+ /usr/include/lua5.4/luaconf.h /usr/include/lua5.4/lauxlib.h \
+ /usr/include/lua5.4/lua.h bindings/lcore.h engine/include/salta.h \
+ engine/include/salta_kernel.h
+/usr/include/lua5.4/lua.h:
+/usr/include/lua5.4/luaconf.h:
+/usr/include/lua5.4/lauxlib.h:
+/usr/include/lua5.4/lua.h:
+bindings/lcore.h:
+engine/include/salta.h:
+engine/include/salta_kernel.h:

@@ -1,0 +1,2 @@
+build-dev/engine/blend.o: engine/src/blend.c engine/src/blend.h
+engine/src/blend.h:

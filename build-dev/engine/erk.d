@@ -1,0 +1,16 @@
+build-dev/engine/erk.o: engine/src/erk.c engine/src/errors.h \
+ engine/src/integrator.h engine/src/dae.h engine/src/algebraic.h \
+ engine/src/pattern.h engine/include/salta_kernel.h engine/src/sparselu.h \
+ engine/include/salta.h engine/include/salta_kernel.h engine/src/sens.h \
+ engine/src/tol.h
+engine/src/errors.h:
+engine/src/integrator.h:
+engine/src/dae.h:
+engine/src/algebraic.h:
+engine/src/pattern.h:
+engine/include/salta_kernel.h:
+engine/src/sparselu.h:
+engine/include/salta.h:
+engine/include/salta_kernel.h:
+engine/src/sens.h:
+engine/src/tol.h:

@@ -1,0 +1,2 @@
+build-dev/engine/linsol.o: engine/src/linsol.c engine/src/linsol.h
+engine/src/linsol.h:

@@ -1,0 +1,2 @@
+build-dev/engine/matching.o: engine/src/matching.c engine/src/matching.h
+engine/src/matching.h:
