@@ -1,2 +1,0 @@
-build-dev/engine/dbuf.o: engine/src/dbuf.c engine/src/dbuf.h
-engine/src/dbuf.h:

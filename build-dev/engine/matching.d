@@ -1,2 +1,0 @@
-build-dev/engine/matching.o: engine/src/matching.c engine/src/matching.h
-engine/src/matching.h:
