@@ -202,7 +202,7 @@ describe("the adjoint at a crossing shallower than its discretisation error", fu
     local L = salta.lsq{ model = m, times = times, data = { vN = tr.y.vN, v1 = tr.y.v1 }, free = { "C", "Rl" },
       rtol = 1e-6, atol = 1e-8 }
     local msg = H.err_of(L.grad, L, { 0.21, 0.051 }, { method = "adjoint" })
-    H.has(msg, "model 'rc_network_N20'", "does not reach the guard of event 'on17'", "closest", "method = \"sens\"")
+    H.has(msg, "model 'rc_network_N20'", "does not reach the guard of event 'on", "closest", "method = \"sens\"")
     assert.are.equal(2, #L:grad({ 0.21, 0.051 }))   -- the forward sensitivities get through
   end)
 end)

@@ -70,8 +70,7 @@ static int trapezoid(salta__adj *a, double t0, const double *w0, double t1, doub
     char cause[512];
     salta__dae_bad_text(a->dae, cause, sizeof cause);
     return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: the trapezoidal step from t = %.17g to %.17g "
-                       "did not converge%s%s (a finer mesh, or mesh = \"steps\", takes shorter steps)", d->name, t0, t1,
-                       cause[0] ? ": " : "", cause);
+                       "did not converge%s%s", d->name, t0, t1, cause[0] ? ": " : "", cause);
   }
 }
 
@@ -79,6 +78,7 @@ static int trapezoid(salta__adj *a, double t0, const double *w0, double t1, doub
 static int march(salta__adj *a, int s) {
   const salta__adj_seg *g = &a->segs[s];
   int i, st;
+  a->mesh_fail = s;
   /* a reset may change the regime (g_z's scale): a matrix from before it
   ** could shrink the first steps enough to pass the convergence test */
   a->af_valid = 0;
@@ -90,6 +90,7 @@ static int march(salta__adj *a, int s) {
     memcpy(w1, w0, sizeof(double) * (size_t)a->n);
     if ((st = trapezoid(a, salta__adj_time(a, s, i), w0, salta__adj_time(a, s, i + 1), w1))) return st;
   }
+  a->mesh_fail = -1;
   return SALTA_OK;
 }
 
@@ -137,20 +138,20 @@ static int solve_segment(salta__adj *a, int s) {
       break;
     }
   }
+  a->mesh_fail = s;
   if (it == 40 && !crossed)
-    return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: on its mesh the discrete trajectory does not "
-                       "reach the guard of event '%s' near t = %.17g (closest %g): the crossing is shallower than "
-                       "the discretisation error (near grazing); tighten rtol, refine the mesh, or use the forward "
-                       "sensitivities (method = \"sens\")", a->d->name, name, t_forward, closest);
+    return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: the discrete trajectory does not reach the guard "
+                       "of event '%s' near t = %.17g (closest %g): the crossing is shallower than the trapezoid's "
+                       "error (near grazing); use the forward sensitivities (method = \"sens\")", a->d->name, name,
+                       t_forward, closest);
   if (it == 40)
     return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: the discrete time of event '%s' near "
                        "t = %.17g did not converge", a->d->name, name, t1);
   if (!(a->tau[s + 1] > a->tau[s]) || !(a->tau[s + 1] <= a->tau[a->nseg]))
-    return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: on its mesh, event '%s' (at t = %.17g in the "
-                       "forward run) moved to t = %.17g, out of its segment: the mesh does not resolve the "
-                       "trajectory there (or the crossing is near grazing): use mesh = \"steps\" or a finer mesh, "
-                       "tighten rtol, or use the forward sensitivities (method = \"sens\")", a->d->name, name, t_forward,
-                       a->tau[s + 1]);
+    return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: on the trapezoid, event '%s' (at t = %.17g in "
+                       "the forward run) moved to t = %.17g, out of its segment (the crossing is near grazing); use "
+                       "the forward sensitivities (method = \"sens\")", a->d->name, name, t_forward, a->tau[s + 1]);
+  a->mesh_fail = -1;
   return salta__dae_reset(a->dae, a->events + g->first, g->count, a->tau[s + 1],
                           salta__adj_node(a, g->node0 + g->m), salta__adj_node(a, a->segs[s + 1].node0));
 }
@@ -296,6 +297,126 @@ static int ida_nodes(salta__adj *a, salta_sim *sim, const salta_sim_options *o) 
   return split_nodes(a, sim);
 }
 
+/* ---- following the integrator to its tolerance -------------------------------- */
+
+/* How often the mesh may be doubled, and how large the trapezoid's error
+** may be, in units of the integrator's error weights. */
+#define REFINE_ROUNDS 16
+#define FOLLOW_TOL 10.0
+#define FAILED_REFINES 3   /* solves failing on as many successive meshes: the failure stands */
+
+/* Whether segment s has a length of its own (not a cascade round, not a
+** later member of a split group): its end is compared between meshes. */
+static int has_length(const salta__adj *a, int s) {
+  return !a->segs[s].cascade && !a->segs[s].follows && a->tau[s + 1] > a->tau[s];
+}
+
+/* Doubles the mesh (every step halved; the nodes are solved again). */
+static int refine_mesh(salta__adj *a) {
+  size_t total = 0;
+  double *sigma, *w;
+  int s, i, k = 0;
+  for (s = 0; s < a->nseg; ++s) total += (size_t)2 * a->segs[s].m + 1;
+  if (total > (size_t)SALTA_MESH_MAX * 10) return -1;
+  sigma = malloc(sizeof(double) * total);
+  w = malloc(sizeof(double) * total * (size_t)a->n);
+  if (!sigma || !w) return free(sigma), free(w), -2;
+  for (s = 0; s < a->nseg; ++s) {
+    salta__adj_seg *g = &a->segs[s];
+    const double *old = a->sigma + g->node0;
+    g->node0 = k;
+    for (i = 0; i < g->m; ++i) sigma[k++] = old[i], sigma[k++] = 0.5 * (old[i] + old[i + 1]);
+    sigma[k++] = 1;
+    g->m *= 2;
+  }
+  free(a->sigma);
+  free(a->w);
+  a->sigma = sigma, a->w = w, a->nnodes = (int)total;
+  return 0;
+}
+
+/* Solves the discrete trajectory from w0; its segments' ends into ends
+** (nseg x nx) unless NULL. */
+static int solve_all(salta__adj *a, const double *w0, double *ends) {
+  int s, st;
+  memcpy(salta__adj_node(a, 0), w0, sizeof(double) * (size_t)a->n);
+  a->mesh_fail = -1;
+  for (s = 0; s < a->nseg; ++s) {
+    if ((st = solve_segment(a, s))) return st;
+    if (ends)
+      memcpy(ends + (size_t)s * a->nx, salta__adj_node(a, a->segs[s].node0 + a->segs[s].m),
+             sizeof(double) * (size_t)a->nx);
+  }
+  return SALTA_OK;
+}
+
+/* The trapezoid's error at the segments' ends, estimated by step doubling
+** (the coarse solution's error is 4/3 the change, the fine one's 1/3), in
+** the integrator's error weights atol + rtol |x|; its worst segment in *at. */
+static double doubling_error(const salta__adj *a, const double *coarse, const double *fine,
+                             const salta_sim_options *o, int *at) {
+  double worst = 0;
+  int s, i;
+  for (s = 0; s < a->nseg; ++s) {
+    if (!has_length(a, s)) continue;
+    for (i = 0; i < a->nx; ++i) {
+      double f = fine[(size_t)s * a->nx + i], e = fabs(f - coarse[(size_t)s * a->nx + i]) / 3;
+      e /= o->atol + o->rtol * fabs(f);
+      if (e > worst) worst = e, *at = s;
+    }
+  }
+  return worst;
+}
+
+/* The discrete trajectory on a mesh doubled until the trapezoid's error,
+** estimated by step doubling, is within FOLLOW_TOL times the integrator's
+** error weights at every segment's end (a solve that fails on a coarse
+** mesh is retried on a finer one): the adjoint's accuracy follows the
+** tolerance, whatever mesh it starts from. */
+static int follow_tolerance(salta__adj *a, const salta_sim_options *o, const double *w0) {
+  size_t size = (size_t)a->nseg * a->nx + 1;
+  double *prev = malloc(sizeof(double) * size), *ends = malloc(sizeof(double) * size), err = 0;
+  double *tau = malloc(sizeof(double) * ((size_t)a->nseg + 1));
+  int round, st, have_prev = 0, at = 0, failures = 0;
+  if (!prev || !ends || !tau)
+    return free(prev), free(ends), free(tau), salta__fail(a->err, SALTA_EMEM, "out of memory");
+  memcpy(tau, a->tau, sizeof(double) * ((size_t)a->nseg + 1));
+  for (round = 0;; ++round) {
+    memcpy(a->tau, tau, sizeof(double) * ((size_t)a->nseg + 1));   /* each solve starts from the run's times */
+    if ((st = solve_all(a, w0, ends)) != SALTA_OK) {
+      /* a coarse mesh may miss what a finer one follows; not three times */
+      if (a->mesh_fail < 0 || round == REFINE_ROUNDS || ++failures == FAILED_REFINES) break;
+      have_prev = 0;
+    } else {
+      if (have_prev && (err = doubling_error(a, prev, ends, o, &at)) <= FOLLOW_TOL) break;
+      if (round == REFINE_ROUNDS) {
+        st = salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: after %d doublings of its mesh (%d nodes) the "
+                         "trapezoid's error is still %.3g times the tolerance at t = %.17g; use method = \"sens\"",
+                         a->d->name, REFINE_ROUNDS, a->nnodes, err, a->tau[at + 1]);
+        break;
+      }
+      memcpy(prev, ends, sizeof(double) * size);
+      have_prev = 1;
+    }
+    if ((st = refine_mesh(a)) != 0) {
+      if (failures > 0 && st == -1) {   /* the solve's own failure says more than the mesh's size */
+        memcpy(a->tau, tau, sizeof(double) * ((size_t)a->nseg + 1));
+        st = solve_all(a, w0, ends);
+        break;
+      }
+      st = st == -2 ? salta__fail(a->err, SALTA_EMEM, "out of memory")
+                    : salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: following the tolerance (rtol %g) "
+                                  "needs a mesh of more than %d nodes; loosen rtol, or use method = \"sens\"",
+                                  a->d->name, o->rtol, SALTA_MESH_MAX * 10);
+      break;
+    }
+  }
+  free(prev);
+  free(ends);
+  free(tau);
+  return st;
+}
+
 /* ---- the entry point ---------------------------------------------------------------- */
 
 static int alloc_adj(salta__adj *a, const salta_sim_options *o) {
@@ -344,7 +465,7 @@ int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, in
   salta__adj a;
   salta_sim_options o;
   double *gp = NULL, v = 0;
-  int st, s, k;
+  int st, k;
   if (!l) return SALTA_EINPUT;
   if (!p) return salta__fail(l->err, SALTA_EINPUT, "model '%s': salta_loss_eval_adjoint needs parameters", l->d->name);
   if (mesh_k < 0 || mesh_k > SALTA_MESH_MAX)
@@ -377,13 +498,16 @@ int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, in
   a.ys = malloc(sizeof(double) * ((size_t)a.nseg + 1) * ((size_t)a.d->ny + 1));
   if (!a.wts || !a.ys) { st = salta__fail(l->err, SALTA_EMEM, "out of memory"); goto done; }
   if (consistent) {
-    double *w0 = salta__adj_node(&a, 0);
-    if ((st = salta__start_values(a.d, o.t0, p, x0, w0, l->err))) goto done;
+    double *w0 = salta__adj_node(&a, 0), *start = malloc(sizeof(double) * (size_t)(a.n + 1));
+    if (!start) { st = salta__fail(l->err, SALTA_EMEM, "out of memory"); goto done; }
+    if ((st = salta__start_values(a.d, o.t0, p, x0, w0, l->err))) { free(start); goto done; }
     if (a.nz) memcpy(w0 + a.nx, a.d->z_start, sizeof(double) * (size_t)a.nz);
-    if (salta__start_modes(a.dae, o.t0, w0)) { st = salta__fail(l->err, SALTA_EMEM, "out of memory"); goto done; }
-    if ((st = salta__adj_solve_z(&a, a.tau[0], w0))) goto done;
-    for (s = 0; s < a.nseg; ++s)
-      if ((st = solve_segment(&a, s))) goto done;
+    if (salta__start_modes(a.dae, o.t0, w0)) { free(start); st = salta__fail(l->err, SALTA_EMEM, "out of memory"); goto done; }
+    if ((st = salta__adj_solve_z(&a, a.tau[0], w0))) { free(start); goto done; }
+    memcpy(start, w0, sizeof(double) * (size_t)a.n);
+    st = mesh_k == 0 ? follow_tolerance(&a, &o, start) : solve_all(&a, start, NULL);
+    free(start);
+    if (st) goto done;
   } else if ((st = ida_nodes(&a, l->vsim, &o))) {
     goto done;
   }

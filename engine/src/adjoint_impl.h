@@ -42,6 +42,7 @@ typedef struct salta__adj {
   int *events;                  /* the members of every group, in order */
   double *tau;                  /* nseg + 1 boundaries: t0, the group times, tf */
   double *sigma;                /* per node: its fraction of its segment */
+  int mesh_fail;                /* the segment whose mesh failed the discrete solve, or -1 */
   double *w;                    /* per node: [x; z] */
   /* step matrices: the sweep's (dense or KLU) and the forward march's,
   ** kept across Newton iterations and steps while Newton contracts fast */
