@@ -32,7 +32,7 @@ function M.jacobian(exprs, vars, rows)
   local col_of = columns_of(vars)
   local by_col, cols = {}, {}
   local function row(i, e)
-    for v in pairs(expr.deps(e)) do
+    for _, v in ipairs(expr.sorted_deps(e)) do   -- diff creates nodes: a fixed order
       local j = col_of[v]
       if j then
         local d = expr.diff(e, v)

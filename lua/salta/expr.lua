@@ -276,6 +276,38 @@ local function deps(n)
 end
 M.deps = deps
 
+-- Leaves in a fixed order: by kind (t, x, z, p, u), index, then name.
+-- Iterating a deps set in this order, never pairs() (the nodes'
+-- addresses), makes what is built from it (derivatives, sums, and so
+-- the node ids and the generated C) the same in every process.
+local KIND_RANK = { t = 1, x = 2, z = 3, p = 4, u = 5 }
+local function leaf_before(a, b)
+  if a.kind ~= b.kind then return (KIND_RANK[a.kind] or 9) < (KIND_RANK[b.kind] or 9) end
+  if a.index ~= b.index then return a.index < b.index end
+  if a.name ~= b.name then return (a.name or "") < (b.name or "") end
+  return a.id < b.id
+end
+M.leaf_before = leaf_before
+
+-- sorted(set): the keys of a set of leaves as an array in leaf order.
+function M.sorted(set)
+  local out = {}
+  for v in pairs(set) do out[#out + 1] = v end
+  table.sort(out, leaf_before)
+  return out
+end
+
+-- sorted_deps(n): deps(n) as an array in leaf order (memoised).
+local sorted_memo = setmetatable({}, { __mode = "k" })
+function M.sorted_deps(n)
+  local s = sorted_memo[n]
+  if not s then
+    s = M.sorted(deps(n))
+    sorted_memo[n] = s
+  end
+  return s
+end
+
 -- Substitution ----------------------------------------------------------------
 
 local builders

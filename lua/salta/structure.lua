@@ -31,8 +31,7 @@ end
 -- The algebraics (as a set of var nodes) an expression depends on.
 local function z_deps(e, zset)
   local out = {}
-  for v in pairs(expr.deps(e)) do if zset[v] then out[#out + 1] = v end end
-  table.sort(out, function(a, b) return a.index < b.index end)
+  for _, v in ipairs(expr.sorted_deps(e)) do if zset[v] then out[#out + 1] = v end end
   return out
 end
 
@@ -72,11 +71,13 @@ local function renumber(d, keep_x, keep_z, new_z, extra)
     for i, e in ipairs(list) do out[i] = go(e) end
     return out
   end
-  for k, v in pairs(map) do if extra[k] then map[k] = go(v) end end
+  for _, k in ipairs(expr.sorted(extra)) do map[k] = go(extra[k]) end
   d.f, d.g, d.h, d.e = all(f), all(d.g), all(d.h), all(d.e)
   for j, r in ipairs(d.r) do
     local out = {}
-    for i, e in pairs(r) do if xmap[i] then out[xmap[i]] = go(e) end end
+    for i = 1, #d.vars.x do
+      if r[i] ~= nil and xmap[i] then out[xmap[i]] = go(r[i]) end
+    end
     d.r[j] = out
   end
   if d.start then
@@ -100,8 +101,7 @@ end
 
 -- 0 = c1 a + c2 b with |c1| = |c2| and a algebraic: a = -(c2/c1) b.
 local function alias_of(e, zset)
-  local vs = {}
-  for v in pairs(expr.deps(e)) do vs[#vs + 1] = v end
+  local vs = expr.sorted_deps(e)
   if #vs ~= 2 or not (zset[vs[1]] or zset[vs[2]]) then return nil end
   local c1, c2 = expr.diff(e, vs[1]), expr.diff(e, vs[2])
   if c1.op ~= "const" or c2.op ~= "const" or math.abs(c1.value) ~= math.abs(c2.value) or c1.value == 0 then
@@ -139,8 +139,7 @@ local function eliminate_aliases(d, info)
   -- chains: each alias to its final variable
   local final = expr.substituter(repl)
   local aliases = {}
-  for a, b in pairs(repl) do aliases[#aliases + 1] = { name = a.name, var = a, expr = final(b) } end
-  table.sort(aliases, function(p, q) return p.var.index < q.var.index end)
+  for _, a in ipairs(expr.sorted(repl)) do aliases[#aliases + 1] = { name = a.name, var = a, expr = final(repl[a]) } end
   local extra = {}
   for _, al in ipairs(aliases) do extra[al.var] = al.expr end
   d.g = rows
@@ -228,7 +227,7 @@ local function reduce_index(d, info)
       if #rows > 4 * #d.g + 8 then fail(d, "index reduction does not end (equation %s)", expr.show(d.g[1])) end
       -- the dummy: a state new at this level, largest |de/ds| at the start
       local best, bestv
-      for v in pairs(expr.deps(e)) do
+      for _, v in ipairs(expr.sorted_deps(e)) do
         if xidx[v] and not dummy[v] and not parent_deps[k][v] then
           local s = math.abs(expr.eval(expr.diff(e, v), env))
           if not best or s > bestv or (s == bestv and v.index < best.index) then best, bestv = v, s end
@@ -242,7 +241,7 @@ local function reduce_index(d, info)
       dummies[#dummies + 1] = best
       -- d e / dt along x' = f
       local de = expr.diff(e, d.vars.t)
-      for v in pairs(expr.deps(e)) do
+      for _, v in ipairs(expr.sorted_deps(e)) do
         if xidx[v] then de = expr.add(de, expr.mul(expr.diff(e, v), d.f[xidx[v]])) end
       end
       rows[#rows + 1] = de
@@ -346,10 +345,9 @@ local function tear(rows, vars)
   local row_vars = {}
   for i, e in ipairs(rows) do
     row_vars[i] = {}
-    for v in pairs(expr.deps(e)) do
+    for _, v in ipairs(expr.sorted_deps(e)) do
       if unknown[v] then row_vars[i][#row_vars[i] + 1] = v; count[v] = count[v] + 1 end
     end
-    table.sort(row_vars[i], function(a, b) return a.index < b.index end)
   end
   local left = #vars
   while left > 0 do
