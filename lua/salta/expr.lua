@@ -147,7 +147,12 @@ add = function(a, b)
   if is_const(b, 0) then return a end
   if a.op == "neg" and a[1] == b or b.op == "neg" and b[1] == a then return ZERO end
   if a == b then return mul(const(2), a) end
-  if before(b, a) then a, b = b, a end
+  -- a negated term second, so that a sum reads a - b
+  if (a.op == "neg") ~= (b.op == "neg") then
+    if a.op == "neg" then a, b = b, a end
+  elseif before(b, a) then
+    a, b = b, a
+  end
   return node("add", a, b)
 end
 
