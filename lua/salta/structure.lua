@@ -17,7 +17,8 @@
 --      residual is linear in its one tearing variable, solved explicitly
 --      too; the rest is a Newton block on the tearing variables alone.
 --
--- The description gains z_block, nblocks, block_stage and z_segments for
+-- The description gains z_block, nblocks, block_stage, z_segments and
+-- pivots (the dummies' pivots, which the engine checks along a run) for
 -- the code generator (see salta_kernel.h) and d.structure for the user.
 
 local expr = require("salta.expr")
@@ -217,7 +218,7 @@ local function reduce_index(d, info)
   end
   local rows, parent_deps, done = {}, {}, {}
   for i, e in ipairs(d.g) do rows[i] = e; parent_deps[i] = {} end
-  local dummy, dummies = {}, {}
+  local dummy, dummies, pivots = {}, {}, {}
   local env = start_env(d)
   local k = 1
   while k <= #rows do
@@ -226,11 +227,13 @@ local function reduce_index(d, info)
       done[k] = true
       if #rows > 4 * #d.g + 8 then fail(d, "index reduction does not end (equation %s)", expr.show(d.g[1])) end
       -- the dummy: a state new at this level, largest |de/ds| at the start
-      local best, bestv
+      local best, bestv, grad2
       for _, v in ipairs(expr.sorted_deps(e)) do
         if xidx[v] and not dummy[v] and not parent_deps[k][v] then
-          local s = math.abs(expr.eval(expr.diff(e, v), env))
+          local dv = expr.diff(e, v)
+          local s = math.abs(expr.eval(dv, env))
           if not best or s > bestv or (s == bestv and v.index < best.index) then best, bestv = v, s end
+          grad2 = grad2 and expr.add(grad2, expr.mul(dv, dv)) or expr.mul(dv, dv)
         end
       end
       if not best then
@@ -239,6 +242,14 @@ local function reduce_index(d, info)
       end
       dummy[best] = true
       dummies[#dummies + 1] = best
+      -- the pivot, de/d(dummy), must stay away from 0 against the gradient
+      -- over the states the dummy was chosen from: the engine checks it
+      -- along the run (a constant one cannot vanish)
+      local piv = expr.diff(e, best)
+      if piv.op ~= "const" or piv.value == 0 then
+        pivots[#pivots + 1] = { dummy = best.name, equation = expr.show(e), pivot = piv,
+          scale = expr.unary("sqrt", grad2) }
+      end
       -- d e / dt along x' = f
       local de = expr.diff(e, d.vars.t)
       for _, v in ipairs(expr.sorted_deps(e)) do
@@ -275,7 +286,9 @@ local function reduce_index(d, info)
   for i = 1, #d.vars.z do keep_z[i] = true end
   for _, v in ipairs(dummies) do new_z[#new_z + 1] = { name = v.name, start = d.x_start[v.index], var = v } end
   d.g = rows
-  renumber(d, keep_x, keep_z, new_z, {})
+  local go = renumber(d, keep_x, keep_z, new_z, {})
+  for _, pv in ipairs(pivots) do pv.pivot, pv.scale = go(pv.pivot), go(pv.scale) end
+  d.pivots = pivots
   local made_algebraic = {}
   for _, v in ipairs(dummies) do
     info.dummies[#info.dummies + 1] = v.name
@@ -502,10 +515,13 @@ function M.add_stats(st, stats)
 end
 
 -- explain(structure, msg): an engine message, with what index reduction
--- chose when Newton on g failed in a model that has dummy derivatives: the
--- likely cause is their pivot vanishing along the motion.
+-- chose when Newton on g failed in a model that has dummy derivatives
+-- (the engine names a dummy whose pivot it saw vanish itself).
 function M.explain(st, msg)
-  if not st or #st.dummies == 0 or not tostring(msg):find("Newton", 1, true) then return msg end
+  msg = tostring(msg)
+  if not st or #st.dummies == 0 or not msg:find("Newton", 1, true) or msg:find("dummy derivative", 1, true) then
+    return msg
+  end
   local names = {}
   for i, n in ipairs(st.dummies) do names[i] = "'" .. n .. "'" end
   return ("%s (index reduction made %s algebraic, chosen where the constraints' derivatives by them are "
