@@ -113,6 +113,19 @@ int main(void) {
   CHECK(salta__track_solve(&k, 0.35, (double[]){0.35}, &z) == SALTA_OK);
   CHECK_NEAR(z, root(0.35, 0), 1e-12);
 
+  /* an integrator that failed after x = 0.38 (x' = 1): the fold ahead */
+  w[0] = 0.38, w[1] = root(0.38, 0);
+  CHECK(salta__track_restart(&k, &o, 0.38, w) == SALTA_OK);
+  CHECK(salta__track_explain(&k, 1e-4, " (IDAS: IDA_CONV_FAIL)") == SALTA_ESOLVER);
+  CHECK_CONTAINS(msg, "reach a fold (a turning point) near t = 0.3849");
+  CHECK_CONTAINS(msg, "(on the way from t = 0.38)");
+  CHECK_CONTAINS(msg, "on this branch: check the equations, the parameters and the range the states reach (IDAS: "
+                      "IDA_CONV_FAIL)");
+  /* ... and none ahead of x = -0.3 within the probes (up to 1024 h) */
+  w[0] = -0.3, w[1] = root(-0.3, 0);
+  CHECK(salta__track_restart(&k, &o, -0.3, w) == SALTA_OK);
+  CHECK(salta__track_explain(&k, 1e-4, "") == SALTA_OK);
+
   /* a as a dummy's pivot: vanishing at a point, or changing sign between two */
   def.npivots = 1, def.pivots = pivots, def.pivot_dummy = dummy, def.pivot_eq = eq;
   salta__track_free(&k);
