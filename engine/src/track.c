@@ -77,7 +77,8 @@ static int pivot_fail(const salta__track *k, int status, int j, double t, const 
 
 /* ---- branches ------------------------------------------------------------------ */
 
-/* Block b's unknowns with their values in z: "'a' = 1, 'b' = 2". */
+/* Block b's unknowns with their values in z: "'a' = 1, 'b' = 2" (z NULL:
+** "'a', 'b'"). */
 static void block_text(const salta__track *k, int b, const double *z, char *buf, size_t cap) {
   const salta__alg *s = &k->dae->alg;
   size_t len = 0;
@@ -86,7 +87,8 @@ static void block_text(const salta__track *k, int b, const double *z, char *buf,
   for (q = s->block_ptr[b]; q < s->block_ptr[b + 1] && len + 1 < cap; ++q) {
     int i = s->block_var[q], m = q - s->block_ptr[b], w;
     w = m == 4 ? snprintf(buf + len, cap - len, ", ...")
-               : snprintf(buf + len, cap - len, "%s'%.60s' = %.9g", m ? ", " : "", k->dae->d->z_names[i], z[i]);
+        : z ? snprintf(buf + len, cap - len, "%s'%.60s' = %.9g", m ? ", " : "", k->dae->d->z_names[i], z[i])
+            : snprintf(buf + len, cap - len, "%s'%.60s'", m ? ", " : "", k->dae->d->z_names[i]);
     if (w < 0 || m == 4) break;
     len += (size_t)w;
   }
@@ -98,8 +100,9 @@ static int block_of(const salta__track *k, int i) {
   return d->z_block ? d->z_block[i] : 0;
 }
 
-/* Solves g at (t, x) from z (in/out) with the steps of every block's
-** Newton halving: the solution continues z's branch (see algebraic.h). */
+/* Solves g at (t, x) from z (in/out) with every block's Newton
+** contracting from its first step: the solution continues z's branch (see
+** algebraic.h). */
 static int certified(salta__track *k, double t, const double *x, double *z, salta__zfail *why) {
   salta__alg *s = &k->dae->alg;
   int st;
@@ -184,14 +187,15 @@ static int differs(const salta__track *k, const double *za, const double *zb, in
 /* The integrator's algebraics z at (t, x) are another root than the
 ** branch's, zb. */
 static int left_branch(const salta__track *k, int b, double t, const double *z, const double *zb) {
-  char got[320], want[320];
+  char names[320], got[320], want[320];
+  block_text(k, b, NULL, names, sizeof names);
   block_text(k, b, z, got, sizeof got);
   block_text(k, b, zb, want, sizeof want);
   return salta__fail(k->dae->err, SALTA_ESOLVER,
                      "model '%s': the algebraic block solving %s left its branch between t = %.17g and %.17g: the "
                      "integrator's solution has %s, but the branch the run followed continues to %s (a jump to "
                      "another root of the algebraic equations; a smaller max_step or rtol keeps it on the branch)",
-                     k->dae->d->name, want, k->t, t, got, want);
+                     k->dae->d->name, names, k->t, t, got, want);
 }
 
 /* w's algebraics are the continuation of the last point's to (t, x);
