@@ -117,6 +117,17 @@ typedef struct salta_model_def {
   const int *block_stage;      /* nblocks: the stage of each block (the
                                   segments of z_assign are 0 .. the number
                                   of stages); NULL: block b is stage b */
+  /* Index reduction's dummy derivatives (the structural compiler): each
+  ** made a state algebraic where a constraint's derivative by it, its
+  ** pivot, was largest at the start values. The engine stops a run where
+  ** a pivot vanishes against the constraint's gradient: the constraint no
+  ** longer determines the dummy there. npivots 0: none to check. */
+  int npivots;
+  salta_kernel_fn pivots;      /* out[2k]: pivot k; out[2k + 1]: the norm of
+                                  its constraint's gradient by the states
+                                  the dummy was chosen from */
+  const char *const *pivot_dummy;   /* npivots: the dummy's name */
+  const char *const *pivot_eq;      /* npivots: its constraint, as text */
 } salta_model_def;
 
 #endif

@@ -82,13 +82,16 @@ static int march(salta__adj *a, int s) {
   /* a reset may change the regime (g_z's scale): a matrix from before it
   ** could shrink the first steps enough to pass the convergence test */
   a->af_valid = 0;
+  if ((st = salta__track_restart(&a->track, a->o, salta__adj_time(a, s, 0), salta__adj_node(a, g->node0)))) return st;
   for (i = 0; i < g->m; ++i) {
     double *w0 = salta__adj_node(a, g->node0 + i), *w1 = salta__adj_node(a, g->node0 + i + 1);
     if (salta_interrupted())
       return salta__fail(a->err, SALTA_EINTR, "model '%s': adjoint: interrupted at t = %.17g", a->d->name,
                          salta__adj_time(a, s, i));
     memcpy(w1, w0, sizeof(double) * (size_t)a->n);
-    if ((st = trapezoid(a, salta__adj_time(a, s, i), w0, salta__adj_time(a, s, i + 1), w1))) return st;
+    if ((st = trapezoid(a, salta__adj_time(a, s, i), w0, salta__adj_time(a, s, i + 1), w1)) ||
+        (st = salta__track_accept(&a->track, salta__adj_time(a, s, i + 1), w1, 1)))
+      return st;
   }
   a->mesh_fail = -1;
   return SALTA_OK;
@@ -454,6 +457,7 @@ static int alloc_adj(salta__adj *a, const salta_sim_options *o) {
 static void free_adj(salta__adj *a) {
   free(a->A); free(a->piv); free(a->segs); free(a->tau); free(a->events); free(a->sigma); free(a->w);
   free(a->gy); free(a->wts); free(a->ys);
+  salta__track_free(&a->track);
   salta__sparselu_free(a->lu_march);
   salta__sparselu_free(a->lu_sweep);
   free(a->Ax);
@@ -492,7 +496,11 @@ int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, in
   if ((st = salta__loss_check_reach(l))) return st;
   gp = malloc(sizeof(double) * (size_t)(a.np + a.nx + 1));
   a.gy = malloc(sizeof(double) * ((size_t)a.d->ny + 1));
-  if (!gp || !a.gy || alloc_adj(&a, &o)) { st = salta__fail(l->err, SALTA_EMEM, "out of memory"); goto done; }
+  a.o = &o;
+  if (!gp || !a.gy || alloc_adj(&a, &o) || salta__track_init(&a.track, a.dae)) {
+    st = salta__fail(l->err, SALTA_EMEM, "out of memory");
+    goto done;
+  }
   if ((st = build(&a, l->vsim, mesh_k, &o))) goto done;
   a.wts = malloc(sizeof(double) * ((size_t)a.nseg + 1));
   a.ys = malloc(sizeof(double) * ((size_t)a.nseg + 1) * ((size_t)a.d->ny + 1));

@@ -20,6 +20,7 @@
 #include "dae.h"
 #include "loss_impl.h"
 #include "sparselu.h"
+#include "track.h"
 
 typedef struct salta__adj_seg {
   int node0, m;                 /* first node index, number of steps */
@@ -35,6 +36,8 @@ typedef struct salta__adj_seg {
 typedef struct salta__adj {
   salta_loss *l;
   salta__dae *dae;
+  salta__track track;           /* the march's algebraics stay on the forward run's branch */
+  const salta_sim_options *o;   /* the forward run's options */
   const salta_model_def *d;
   const double *p, *x0;
   int nx, nz, n, np, nseg, nnodes;

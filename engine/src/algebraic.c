@@ -56,14 +56,21 @@ done:
 
 int salta__alg_init(salta__alg *s, const salta_model_def *d) {
   const salta_sparse_def *gz = &d->g.d[SALTA_WRT_Z];
+  size_t total;
+  int b;
   memset(s, 0, sizeof *s);
   s->d = d, s->nz = d->nz;
   if (s->nz == 0) return 0;
   s->linear = !d->z_block && (gz->indep & SALTA_ARG_Z) != 0;
   s->sparse = d->z_block && s->nz > SALTA_GZ_DENSE_MAX;
   if (build_blocks(s)) return -1;
-  s->bj = malloc(sizeof(double) * (size_t)s->max_block * s->max_block);
-  s->bpiv = malloc(sizeof(int) * (size_t)s->max_block);
+  if (!(s->bj_off = malloc(sizeof(size_t) * ((size_t)s->nblocks + 1)))) return -1;
+  for (b = 0, total = 0; b < s->nblocks; ++b) {
+    size_t m = (size_t)(s->block_ptr[b + 1] - s->block_ptr[b]);
+    s->bj_off[b] = total, total += m * m;
+  }
+  s->bj = malloc(sizeof(double) * (total + 1));
+  s->bpiv = malloc(sizeof(int) * (size_t)s->nz);
   s->bstep = malloc(sizeof(double) * (size_t)s->max_block);
   s->bstate = malloc(sizeof(int) * ((size_t)s->nblocks + 1));
   s->bdprev = malloc(sizeof(double) * ((size_t)s->nblocks + 1));
@@ -85,7 +92,7 @@ int salta__alg_init(salta__alg *s, const salta_model_def *d) {
 void salta__alg_free(salta__alg *s) {
   free(s->block_ptr), free(s->block_var), free(s->block_ent_ptr), free(s->block_ent), free(s->block_pos);
   free(s->stage_ptr), free(s->stage_block), free(s->bstate), free(s->bdprev);
-  free(s->bj), free(s->bpiv), free(s->bstep), free(s->gres), free(s->gzv);
+  free(s->bj), free(s->bj_off), free(s->bpiv), free(s->bstep), free(s->gres), free(s->gzv);
   free(s->gz), free(s->gz_piv);
   salta__sparselu_free(s->klu);
   salta__pattern_free(&s->gz_pat);
@@ -99,6 +106,7 @@ static void note_worst(const salta__alg *s, const int *var, int m, salta__zfail 
   double gmax = -1;
   int q;
   if (!why) return;
+  why->block = -1, why->kind = SALTA__ZFAIL_NEWTON;
   for (q = 0; q < m; ++q) {
     double v = fabs(s->gres[var[q]]);
     if (!(v <= gmax)) gmax = v, why->eq = var[q], why->residual = s->gres[var[q]];
@@ -112,12 +120,13 @@ static void note_worst(const salta__alg *s, const int *var, int m, salta__zfail 
 ** when the block's Jacobian is singular or not finite. */
 static int block_step(salta__alg *s, int b, double *z, double *dmax, double *zmax, int *small) {
   const int *var = s->block_var + s->block_ptr[b];
-  int m = s->block_ptr[b + 1] - s->block_ptr[b], q, k;
-  memset(s->bj, 0, sizeof(double) * (size_t)m * m);
-  for (k = s->block_ent_ptr[b]; k < s->block_ent_ptr[b + 1]; ++k) s->bj[s->block_pos[k]] = s->gzv[s->block_ent[k]];
-  if (!salta__all_finite(s->bj, (size_t)m * m) || salta__lu_factor(m, s->bj, s->bpiv)) return -1;
+  int m = s->block_ptr[b + 1] - s->block_ptr[b], q, k, *piv = s->bpiv + s->block_ptr[b];
+  double *bj = s->bj + s->bj_off[b];
+  memset(bj, 0, sizeof(double) * (size_t)m * m);
+  for (k = s->block_ent_ptr[b]; k < s->block_ent_ptr[b + 1]; ++k) bj[s->block_pos[k]] = s->gzv[s->block_ent[k]];
+  if (!salta__all_finite(bj, (size_t)m * m) || salta__lu_factor(m, bj, piv)) return -1;
   for (q = 0; q < m; ++q) s->bstep[q] = s->gres[var[q]];
-  salta__lu_solve(m, s->bj, s->bpiv, s->bstep, 1, 0);
+  salta__lu_solve(m, bj, piv, s->bstep, 1, 0);
   *dmax = *zmax = 0, *small = 1;
   for (q = 0; q < m; ++q) {
     double dz = s->bstep[q];
@@ -128,6 +137,23 @@ static int block_step(salta__alg *s, int b, double *z, double *dmax, double *zma
   }
   s->newton_iters++;
   return 0;
+}
+
+/* Whether block b's Newton contracts at the current iterate: the
+** simplified correction there, with the Jacobian of the last step (still
+** factored), at most half that step dprev, or at round-off against z. */
+static int contracts(salta__alg *s, int b, const double *z, double dprev) {
+  const int *var = s->block_var + s->block_ptr[b];
+  int m = s->block_ptr[b + 1] - s->block_ptr[b], q, small = 1;
+  double dmax = 0;
+  for (q = 0; q < m; ++q) s->bstep[q] = s->gres[var[q]];
+  salta__lu_solve(m, s->bj + s->bj_off[b], s->bpiv + s->block_ptr[b], s->bstep, 1, 0);
+  for (q = 0; q < m; ++q) {
+    double dz = fabs(s->bstep[q]);
+    if (!(dz <= dmax)) dmax = dz;
+    if (!(dz <= SALTA_NEWTON_STALL_TOL * (1 + fabs(z[var[q]])))) small = 0;
+  }
+  return small || dmax <= 0.5 * dprev;
 }
 
 /* The largest |g| over block b's rows (NaN wins). */
@@ -155,7 +181,7 @@ static int newton_stage(salta__alg *s, int st, double t, const double *x, double
                         salta__zfail *why) {
   const salta_model_def *d = s->d;
   const int *blocks = s->stage_block + s->stage_ptr[st];
-  int nb = s->stage_ptr[st + 1] - s->stage_ptr[st], it, q, left, bad = 0;
+  int nb = s->stage_ptr[st + 1] - s->stage_ptr[st], it, q, left, bad = 0, kind = SALTA__ZFAIL_NEWTON;
   int maxit = s->linear ? 2 : SALTA_NEWTON_MAX_ITERS;
   for (q = 0; q < nb; ++q) s->bstate[q] = BLOCK_ACTIVE, s->bdprev[q] = HUGE_VAL;
   for (it = 0; it <= maxit; ++it) {
@@ -175,7 +201,12 @@ static int newton_stage(salta__alg *s, int st, double t, const double *x, double
       double dmax, zmax;
       int small;
       if (s->bstate[q] != BLOCK_ACTIVE) continue;
-      if (block_step(s, blocks[q], z, &dmax, &zmax, &small) || !isfinite(dmax)) { bad = q; goto failed; }
+      if (s->certify && it > 0 && !contracts(s, blocks[q], z, s->bdprev[q])) {
+        bad = q, kind = SALTA__ZFAIL_UNCERTIFIED;
+        goto failed;
+      }
+      if (block_step(s, blocks[q], z, &dmax, &zmax, &small)) { bad = q, kind = SALTA__ZFAIL_SINGULAR; goto failed; }
+      if (!isfinite(dmax)) { bad = q; goto failed; }
       if (dmax <= SALTA_NEWTON_STEP_TOL * (1 + zmax) || (dmax > 0.5 * s->bdprev[q] && small) || (s->linear && it == 1))
         s->bstate[q] = BLOCK_CONVERGED;
       s->bdprev[q] = dmax;
@@ -184,6 +215,7 @@ static int newton_stage(salta__alg *s, int st, double t, const double *x, double
 failed:
   q = blocks[bad];
   note_worst(s, s->block_var + s->block_ptr[q], s->block_ptr[q + 1] - s->block_ptr[q], why);
+  if (why) why->block = q, why->kind = kind;
   return -1;
 }
 
@@ -197,7 +229,7 @@ static int assign_segment(salta__alg *s, int seg, double t, const double *x, dou
     if (seg < s->nstages || salta__all_finite(z, (size_t)s->nz)) return 0;
   }
   if (why) {
-    why->eq = 0, why->residual = NAN;
+    why->eq = 0, why->residual = NAN, why->block = -1, why->kind = SALTA__ZFAIL_NEWTON;
     for (i = 0; i < s->nz; ++i)
       if (!isfinite(z[i])) { why->eq = i, why->residual = z[i]; break; }
   }

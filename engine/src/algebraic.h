@@ -17,8 +17,10 @@
 #include "sparselu.h"
 
 /* Why the solve failed: the equation with the largest residual (row i of
-** g solves algebraic i when the model has blocks). */
-typedef struct salta__zfail { int eq; double residual; } salta__zfail;
+** g solves algebraic i when the model has blocks), the Newton block (-1:
+** an explicit algebraic) and how. */
+enum { SALTA__ZFAIL_NEWTON, SALTA__ZFAIL_SINGULAR, SALTA__ZFAIL_UNCERTIFIED };
+typedef struct salta__zfail { int eq; double residual; int block, kind; } salta__zfail;
 
 typedef struct salta__alg {
   const salta_model_def *d;
@@ -35,12 +37,15 @@ typedef struct salta__alg {
   int *stage_block;
   int *bstate;          /* per block of a stage: its Newton's state */
   double *bdprev;       /* ... and its last step */
-  double *bj;           /* one block's Jacobian, LU-factored (max_block^2) */
-  int *bpiv;
+  double *bj;           /* each block's Jacobian, LU-factored, from bj_off[b] (its size squared) */
+  size_t *bj_off;       /* nblocks */
+  int *bpiv;            /* ... and its pivots, from block_ptr[b] */
   double *bstep;        /* one block's residual and step (max_block) */
   double *gres;         /* g (nz) */
   double *gzv;          /* the g_z kernel's values (its nnz) */
   int linear;           /* no structure and g linear in z: one Newton step */
+  int certify;          /* a block whose Newton stops contracting fails
+                           (SALTA__ZFAIL_UNCERTIFIED): see salta__alg_solve */
   /* g_z for the implicit derivatives */
   int sparse;           /* factored by KLU (else dense LU in gz) */
   double *gz;           /* nz x nz, LU-factored in place (dense) */
@@ -54,7 +59,15 @@ int salta__alg_init(salta__alg *s, const salta_model_def *d);
 void salta__alg_free(salta__alg *s);
 
 /* Solves g(t, x, z) = 0 for z (in: the first guess of the implicit
-** blocks; out: the solution): 0, or -1 with why filled (why may be NULL). */
+** blocks; out: the solution): 0, or -1 with why filled (why may be NULL).
+** With s->certify, each block's Newton must contract from its first
+** step: the simplified correction at each iterate (with the Jacobian of
+** the step that led there) at most half that step, until round-off. The
+** iterates then stay where Newton converges to the root next to the guess
+** (affine-covariant Newton-Kantorovich, Deuflhard): the solution continues
+** the guess's branch. A first step that flies off where the Jacobian is
+** nearly singular (past a fold) and lands by another root fails the test
+** at once, though Newton would converge there. */
 int salta__alg_solve(salta__alg *s, double t, const double *x, double *z, const double *p, salta__zfail *why);
 
 /* Factors g_z from the values of its kernel (in its entry order): 0, or -1

@@ -46,7 +46,7 @@ typedef struct erk {
   double *y6;            /* Y at the sixth stage, for the stiffness test */
   int stiff_steps;       /* weighted count of accepted steps near the stability boundary */
   int clear_steps;       /* ... and of clear ones since */
-  double *z;             /* algebraics at the current point (warm start) */
+  double *z;             /* algebraics where the last right-hand side was (the warm start) */
   double *w;             /* [x; z] of a right-hand side */
   double *S, *Sp;        /* n x ns: full sensitivities of a right-hand side */
   double t, h;           /* where the integration is; the next step size */
@@ -71,12 +71,6 @@ static void unpack_S(const erk *r, const double *Y, double *S) {
   int k;
   for (k = 0; k < r->ns; ++k)
     memcpy(S + (size_t)k * r->n, Y + (size_t)(k + 1) * r->nx, sizeof(double) * (size_t)r->nx);
-}
-
-static int newton_failed(erk *r, double t, const salta__zfail *why) {
-  return salta__fail(err_of(r), SALTA_ESOLVER,
-                     "model '%s': Newton on g failed at t = %.17g: algebraic equation g[%d] keeps residual %g",
-                     r->env.dae->d->name, t, why->eq + 1, why->residual);
 }
 
 /* out := sum_k c[k] K[k] for k < nk (1 to 7), summed in the order of k,
@@ -111,16 +105,16 @@ static void combine(double *restrict out, const double *c, double *const *K, int
 #undef SALTA__COMBINE
 }
 
-/* Y' at (t, Y); z is the warm start and returns the solved algebraics. */
-static int rhs(erk *r, double t, const double *Y, double *z, double *Yp) {
+/* Y' at (t, Y), with the algebraics (r->z) solved there on the run's
+** branch, from the last ones. */
+static int rhs(erk *r, double t, const double *Y, double *Yp) {
   salta__dae *a = r->env.dae;
-  salta__zfail why;
-  int nx = r->nx, i, k;
+  int nx = r->nx, i, k, st;
   r->rhs_evals++;
   memcpy(r->w, Y, sizeof(double) * (size_t)nx);
-  memcpy(r->w + nx, z, sizeof(double) * (size_t)r->nz);
-  if (salta__dae_solve_z(a, t, r->w, r->w + nx, &why)) return newton_failed(r, t, &why);
-  memcpy(z, r->w + nx, sizeof(double) * (size_t)r->nz);
+  memcpy(r->w + nx, r->z, sizeof(double) * (size_t)r->nz);
+  if (r->nz > 0 && (st = salta__track_solve(r->env.track, t, r->w, r->w + nx))) return st;
+  memcpy(r->z, r->w + nx, sizeof(double) * (size_t)r->nz);
   a->d->f.eval(t, r->w, r->w + nx, a->p, Yp);
   if (!salta__all_finite(Yp, (size_t)nx))
     for (i = 0; i < nx; ++i)
@@ -140,6 +134,10 @@ static int rhs(erk *r, double t, const double *Y, double *z, double *Yp) {
     memcpy(Yp + (size_t)(k + 1) * nx, r->Sp + (size_t)k * r->n, sizeof(double) * (size_t)nx);
   return SALTA_OK;
 }
+
+/* A branch of g = 0 ending at a stage is the integration's error past
+** the shortest step (see erk_step). */
+static int solver_status(int st) { return st == SALTA__EBRANCH ? SALTA_ESOLVER : st; }
 
 /* Weighted RMS norm of v with weights from y0 and y1. */
 static double wrms(const erk *r, const double *v, const double *y0, const double *y1, double rtol) {
@@ -183,7 +181,7 @@ static double initial_step(erk *r, double t, double tf, double rtol, double max_
   h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
   h0 = fmin(h0, tf - t);
   for (i = 0; i < r->m; ++i) r->stage[i] = r->Y[i] + h0 * r->K[0][i];
-  if (rhs(r, t + h0, r->stage, r->z, r->K[1]) != SALTA_OK) return h0;
+  if (rhs(r, t + h0, r->stage, r->K[1]) != SALTA_OK) return h0;
   for (i = 0; i < r->m; ++i) r->err[i] = r->K[1][i] - r->K[0][i];
   d2 = wrms(r, r->err, r->Y, r->Y, rtol) / h0;
   h1 = fmax(d1, d2) <= 1e-15 ? fmax(1e-6, h0 * 1e-3) : pow(0.01 / fmax(d1, d2), 0.2);
@@ -199,7 +197,7 @@ static double attempt(erk *r, double t, double h, double rtol, int *st) {
   for (k = 1; k < 7; ++k) {
     combine(r->stage, DP_A[k], r->K, k, m, r->Y, h);
     if (k == 5) memcpy(r->y6, r->stage, sizeof(double) * (size_t)m);
-    if ((*st = rhs(r, t + DP_C[k] * h, r->stage, r->z, r->K[k])) != SALTA_OK) return -1;
+    if ((*st = rhs(r, t + DP_C[k] * h, r->stage, r->K[k])) != SALTA_OK) return -1;
   }
   memcpy(r->Ynew, r->stage, sizeof(double) * (size_t)m);   /* stage 7 is the 5th-order solution */
   combine(r->acc, DP_ERR, r->K, 7, m, NULL, 0);
@@ -276,10 +274,15 @@ static int erk_start(void *self, double t0, const double *w, const double *S) {
   r->t = t0;
   memcpy(r->z, w + r->nx, sizeof(double) * (size_t)r->nz);
   pack(r, w, S, r->Y);
-  if ((st = rhs(r, t0, r->Y, r->z, r->K[0]))) return st;
+  if ((st = salta__track_restart(r->env.track, o, t0, w)) || (st = rhs(r, t0, r->Y, r->K[0])))
+    return solver_status(st);
   r->h = o->init_step > 0 ? o->init_step : initial_step(r, t0, o->tf, o->rtol, o->max_step);
   return SALTA_OK;
 }
+
+/* Steps shorter than this (relative to |t|, absolute below 1) locate the
+** end of an algebraic branch closely enough to report it. */
+#define BRANCH_MIN_STEP 1e-10
 
 static int erk_step(void *self, double tf, double *t_old, double *t_new) {
   erk *r = self;
@@ -307,7 +310,15 @@ static int erk_step(void *self, double tf, double *t_old, double *t_new) {
     }
     h = r->h;
     errn = attempt(r, r->t, h, o->rtol, &st);
-    if (st) return st;
+    /* a stage beyond the end of the algebraics' branch (a fold): a
+    ** shorter step may stay before it; at the fold itself none does */
+    if (st == SALTA__EBRANCH && h > BRANCH_MIN_STEP * fmax(1.0, fabs(r->t))) {
+      r->env.stats->err_test_fails++;
+      r->h *= 0.25;
+      r->rejected = 1;
+      continue;
+    }
+    if (st) return solver_status(st);
     if (isnan(errn) && r->ns > 0 && (st = nonfinite_sensitivities(r))) return st;
     if (!(errn <= 1.0)) {
       r->env.stats->err_test_fails++;
@@ -324,22 +335,23 @@ static int erk_step(void *self, double tf, double *t_old, double *t_new) {
     memcpy(r->K[0], r->K[6], sizeof(double) * (size_t)r->m);   /* first same as last */
     r->errn = errn;
     r->resize = 1;
-    return SALTA_OK;
+    /* the stages solved z on their branch; the pivots are checked here */
+    memcpy(r->w, r->Y, sizeof(double) * (size_t)r->nx);
+    memcpy(r->w + r->nx, r->z, sizeof(double) * (size_t)r->nz);
+    return salta__track_accept(r->env.track, r->t, r->w, 0);
   }
 }
 
 static int erk_at(void *self, double t, double *w, const int *cols, int ncols) {
   erk *r = self;
   double th = (t - r->t_old) / r->h_old;
-  salta__zfail why;
   if (cols) {
     dense_into(r, th, 0, cols, ncols, w);
     return SALTA_OK;
   }
   dense_into(r, th, 0, NULL, r->nx, w);
   memcpy(w + r->nx, r->z, sizeof(double) * (size_t)r->nz);
-  if (salta__dae_solve_z(r->env.dae, t, w, w + r->nx, &why)) return newton_failed(r, t, &why);
-  return SALTA_OK;
+  return r->nz > 0 ? solver_status(salta__track_solve(r->env.track, t, w, w + r->nx)) : SALTA_OK;
 }
 
 static int erk_sens_at(void *self, double t, double *S) {
@@ -373,11 +385,13 @@ static int erk_end_state(void *self, double *w, double *S) {
 
 static int erk_restart(void *self, double t, const double *w, const double *S) {
   erk *r = self;
+  int st;
   r->t = t;
   r->resize = 0;   /* the next step tries the last accepted size */
-  memcpy(r->z, w + r->nx, sizeof(double) * (size_t)r->nz);
+  memcpy(r->z, w + r->nx, sizeof(double) * (size_t)r->nz);   /* a reset's re-consistency may jump: its own branch */
   pack(r, w, S, r->Y);
-  return rhs(r, t, r->Y, r->z, r->K[0]);
+  if ((st = salta__track_restart(r->env.track, r->env.o, t, w))) return st;
+  return solver_status(rhs(r, t, r->Y, r->K[0]));
 }
 
 static void erk_free(void *self) {

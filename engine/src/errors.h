@@ -11,6 +11,10 @@
 /* Internal status: ERK found the model stiff (SALTA_METHOD_AUTO restarts
 ** the run with BDF; it never reaches the API). */
 #define SALTA__ESTIFF (-100)
+/* Internal status: a stage's algebraics left the branch of g = 0 they
+** followed (track.c): ERK retries a shorter step, and past the shortest
+** reports it as SALTA_ESOLVER with the message already set. */
+#define SALTA__EBRANCH (-101)
 
 /* Formats into buf (SALTA_ERRMSG_SIZE bytes) and returns status, so that
 ** `return salta__fail(m->err, SALTA_EINPUT, "...", ...)` reads naturally. */

@@ -125,6 +125,17 @@ static void accumulate_stats(ida *c) {
   if (IDAGetNumErrTestFails(c->mem, &v) == IDA_SUCCESS) s->err_test_fails += v;
 }
 
+/* A corrector that stops converging near a fold of the algebraic
+** equations, or where a dummy's pivot vanishes: the message says which
+** (SALTA_OK: neither was found past the last accepted point). */
+static int explain_fold(ida *c, const char *flag, double t) {
+  char tail[160];
+  double h = 0;
+  if (IDAGetLastStep(c->mem, &h) != IDA_SUCCESS || !(h > 0)) IDAGetCurrentStep(c->mem, &h);
+  snprintf(tail, sizeof tail, " (IDAS: %s at t = %.17g)", flag ? flag : "?", t);
+  return salta__track_explain(c->env.track, fabs(h), tail);
+}
+
 static int fail_idas(ida *c, int flag, double t) {
   const salta_model_def *d = c->env.dae->d;
   char *name = IDAGetReturnFlagName(flag);
@@ -134,7 +145,7 @@ static int fail_idas(ida *c, int flag, double t) {
   else if (c->bad_row >= 0)
     salta__fail(err_of(c), SALTA_ESOLVER, "model '%s': algebraic equation g[%d] is %g at t = %.17g (%s)", d->name,
                 c->bad_row - c->nx + 1, c->bad_v, c->bad_t, name ? name : "?");
-  else {
+  else if (explain_fold(c, name, t) == SALTA_OK) {
     char cause[512];
     salta__dae_bad_text(c->env.dae, cause, sizeof cause);
     salta__fail(err_of(c), SALTA_ESOLVER, "model '%s': IDAS failed at t = %.17g: %s (%s)%s%s", d->name, t,
@@ -230,7 +241,7 @@ static int ida_start(void *self, double t0, const double *w, const double *S) {
   if (setup(c, t0))
     return salta__fail(err_of(c), SALTA_ESOLVER, "model '%s': IDAS setup failed: %s", c->env.dae->d->name,
                        c->msg[0] ? c->msg : "out of memory or bad option");
-  return SALTA_OK;
+  return salta__track_restart(c->env.track, c->env.o, t0, w);
 }
 
 /* Re-initialises IDAS at t from the restart state (w_restart, S) with
@@ -271,7 +282,8 @@ static int ida_step(void *self, double tf, double *t_old, double *t_new) {
   /* only the last step can be interpolated */
   if (IDAGetCurrentTime(c->mem, &tn) == IDA_SUCCESS && IDAGetLastStep(c->mem, &hu) == IDA_SUCCESS)
     *t_old = tn - hu;
-  return SALTA_OK;
+  /* IDAS solves x and z together: z must still be on the run's branch */
+  return salta__track_accept(c->env.track, tret, N_VGetArrayPointer(c->y), 1);
 }
 
 /* The interpolant at t into c->dky. */
@@ -332,10 +344,12 @@ static int ida_end_state(void *self, double *w, double *S) {
 static int ida_restart(void *self, double t, const double *w, const double *S) {
   ida *c = self;
   double h_last = 0;
+  int st;
   if (IDAGetLastStep(c->mem, &h_last) != IDA_SUCCESS || !(h_last > 0)) h_last = 0;
   accumulate_stats(c);   /* IDAReInit zeroes the counters */
   memcpy(c->w_restart, w, sizeof(double) * (size_t)c->n);
   if (c->ns > 0) memcpy(c->S, S, sizeof(double) * (size_t)c->n * c->ns);
+  if ((st = salta__track_restart(c->env.track, c->env.o, t, w))) return st;
   return reinit(c, t, 0.1 * h_last);
 }
 

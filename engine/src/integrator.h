@@ -9,6 +9,7 @@
 
 #include "dae.h"
 #include "sens.h"
+#include "track.h"
 
 /* What an integrator works with (all borrowed for the run). */
 typedef struct salta__integrator_env {
@@ -16,6 +17,7 @@ typedef struct salta__integrator_env {
   salta__sens *sens;            /* NULL: no sensitivities */
   const salta_sim_options *o;
   salta_sim_stats *stats;       /* its counters are added here */
+  salta__track *track;          /* the structural checks: restarted at each start, told each accepted point */
   int watch_stiffness;          /* ERK: return SALTA__ESTIFF on a stiff model */
 } salta__integrator_env;
 

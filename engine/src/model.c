@@ -160,6 +160,11 @@ static int check_def(salta_model *m) {
     snprintf(what, sizeof what, "reset of event %d", j);
     if ((st = check_function(m, &d->r[j], d->nx, what))) return st;
   }
+  if (d->npivots < 0 || (d->npivots > 0 && !d->pivots))
+    return salta__fail(m->err, SALTA_EINPUT, "model '%s': %d dummy pivots without their kernel", d->name, d->npivots);
+  if ((st = check_names(m, d->pivot_dummy, d->npivots, "dummy")) ||
+      (st = check_names(m, d->pivot_eq, d->npivots, "dummy's constraint")))
+    return st;
   return check_index1(m);
 }
 

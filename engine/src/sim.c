@@ -430,7 +430,7 @@ static int run_with(salta_sim *s, const salta_sim_options *o, int method, int wa
   env.dae = &s->dae;
   env.sens = s->ns > 0 ? &s->sens : NULL;
   env.o = o;
-  env.stats = &s->stats;
+  env.stats = &s->stats, env.track = &s->track;
   env.watch_stiffness = watch;
   st = method == SALTA_METHOD_ERK ? salta__erk_create(&it, &env) : salta__ida_create(&it, &env);
   if (st == SALTA_OK) st = it.ops->start(it.self, o->t0, s->run.w, s->run.S);
@@ -562,7 +562,8 @@ int salta_sim_create(salta_sim **out, salta_model *model) {
   s->nz = s->d->nz;
   s->n = s->nx + s->nz;
   s->auto_method = SALTA_METHOD_ERK;
-  if (salta__dae_init(&s->dae, s->d, s->err) || salta__events_init(&s->events, &s->dae)) {
+  if (salta__dae_init(&s->dae, s->d, s->err) || salta__events_init(&s->events, &s->dae) ||
+      salta__track_init(&s->track, &s->dae)) {
     salta_sim_free(&s);
     return SALTA_EMEM;
   }
@@ -576,7 +577,7 @@ void salta_sim_free(salta_sim **sim) {
   if (!sim || !*sim) return;
   s = *sim;
   r = &s->res;
-  salta__events_free(&s->events);
+  salta__events_free(&s->events), salta__track_free(&s->track);
   salta__dae_free(&s->dae);
   free(r->t); free(r->w); free(r->y); free(r->S); free(r->dy); free(r->py);
   salta__dbuf_free(&r->step_t); salta__dbuf_free(&r->step_w);

@@ -11,6 +11,7 @@
 #include "events.h"
 #include "salta.h"
 #include "sens.h"
+#include "track.h"
 
 /* The results of the last run, readable until the next. */
 typedef struct salta__results {
@@ -59,6 +60,7 @@ struct salta_sim {
   int nx, nz, n;
   salta__dae dae;
   salta__events events;
+  salta__track track;           /* the structural compiler's checks along a run */
   int ns;
   int *dirs;                    /* the sensitivity directions (owned copy) */
   salta__sens sens;             /* during a run with ns > 0 */

@@ -27,6 +27,26 @@ static inline int salta__at_end(double t, double tf) { return tf - t <= 25 * sal
 #define SALTA_NEWTON_STALL_TOL 1e-10
 #define SALTA_NEWTON_MAX_ITERS 50
 
+/* Index reduction's dummies: a pivot below this fraction of its
+** constraint's gradient at an accepted point has vanished (the dummy's
+** Newton is then a thousand times worse conditioned than the best choice,
+** and the integrator is about to cross or reflect off the point where it
+** is 0); where a branch of the algebraic equations ends, a pivot below
+** the second fraction is its cause. */
+#define SALTA_PIVOT_TOL 1e-3
+#define SALTA_PIVOT_BLAME 1e-2
+
+/* Following a branch of g = 0 along a path: at most this many sub-steps,
+** none shorter than this fraction of the path (shorter, and the branch has
+** ended there: a fold or a singular point). Two solutions of a block at one
+** point are one root when each unknown agrees to BRANCH_LOOSE times the
+** integrator's tolerance, or, both solved to round-off, to BRANCH_TIGHT
+** relative (distinct roots are that close only next to a fold). */
+#define SALTA_TRACK_MAX_SUB 200
+#define SALTA_TRACK_MIN_DS 1e-10
+#define SALTA_BRANCH_LOOSE 100.0
+#define SALTA_BRANCH_TIGHT 1e-6
+
 /* Whether v[0..n) are all finite: the exponent bits of none all set (integer
 ** operations, so that the loop vectorises; a kernel's values pass here). */
 static inline int salta__all_finite(const double *v, size_t n) {

@@ -39,7 +39,7 @@ static const salta_model_def def = {
   {1, h_eval, {{1, r0, c0, hx_eval, 0}, NO_JAC, NO_JAC, NO_JAC}},
   {0, none, {NO_JAC, NO_JAC, NO_JAC, NO_JAC}},
   NULL, NULL, NULL, NULL, NULL,
-  {0, 0, {{0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}}}, NULL, NULL, 0, NULL, NULL, NULL
+  {0, 0, {{0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}}}, NULL, NULL, 0, NULL, NULL, NULL, 0, NULL, NULL, NULL
 };
 
 /* The call failed with SALTA_EINPUT and a message of its own. */

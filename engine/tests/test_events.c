@@ -75,7 +75,7 @@ static const salta_model_def def = {
   {0, NULL, {NO_JAC, NO_JAC, NO_JAC, NO_JAC}},
   {3, e_eval, {{4, ex_row, ex_col, ex_eval, 0}, NO_JAC, NO_JAC, NO_JAC}},
   resets, assign_ptr, assign_rows, e_one, NULL,
-  {0, 0, {{0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}}}, NULL, NULL, 0, NULL, NULL, NULL
+  {0, 0, {{0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}}}, NULL, NULL, 0, NULL, NULL, NULL, 0, NULL, NULL, NULL
 };
 
 /* ---- the synthetic interpolant: exact flight from (tc, wc) ---------------------- */

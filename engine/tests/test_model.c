@@ -57,7 +57,7 @@ static salta_model_def def = {
   {2, f_eval, {{2, fx_row, fx_col, fx_eval, 0}, {1, fz_row, fz_col, fz_eval, 0}, {1, fp_row, fp_col, fp_eval, 0}, {0, 0, 0, 0, 0}}},
   {1, e_eval, {{1, one_row, one_col, one_eval, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}}},
   resets, (const int[]){0, 1}, (const int[]){1}, NULL, NULL,
-  {0, 0, {{0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}}}, NULL, NULL, 0, NULL, NULL, NULL
+  {0, 0, {{0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}}}, NULL, NULL, 0, NULL, NULL, NULL, 0, NULL, NULL, NULL
 };
 
 int main(void) {

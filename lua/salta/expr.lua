@@ -16,11 +16,65 @@ local next_id = 0
 local function is_node(v) return getmetatable(v) == Sym end
 M.is_node = is_node
 
+-- The operands of +, *, min and max are put in a canonical order, so that
+-- a + b and b + a are one node. The order must follow what the operands
+-- are, never when they were made: ids follow the history of the process
+-- (what was built before, when the collector freed an interned node), and
+-- the generated C (and so the JIT cache key) follows the operand order.
+-- Each node carries rank, its first leaf (kind, then index; 0 for
+-- constants, so they come first, and sums read in declaration order), and
+-- sh, a 64-bit hash of its structure; ids only break ties of both (two
+-- nodes of one structure do not exist at once).
+local KIND_RANK = { t = 1, x = 2, z = 3, p = 4, u = 5 }
+
+local function str_hash(s)   -- FNV-1a, 64 bits (Lua's integers wrap around)
+  local h = 0xcbf29ce484222325
+  for i = 1, #s do h = (h ~ s:byte(i)) * 0x100000001b3 end
+  return h
+end
+
+local op_hash = setmetatable({}, { __index = function(t, op)
+  local h = str_hash(op)
+  t[op] = h
+  return h
+end })
+
+local function order_keys(node)
+  local op = node.op
+  if op == "const" then
+    node.rank, node.sh = 0, string.unpack("<i8", string.pack("<d", node.value))
+  elseif op == "var" then
+    -- an implicit unknown's index counts the unknowns made so far in the
+    -- process: its name alone identifies it
+    local u = node.kind == "u"
+    node.rank = ((KIND_RANK[node.kind] or 9) << 40) | (u and 0 or node.index)
+    node.sh = str_hash(node.kind .. ":" .. (u and "" or node.index) .. ":" .. (node.name or ""))
+  else
+    local rank, h = math.maxinteger, op_hash[op]
+    for i = 1, #node do
+      local c = node[i]
+      if c.op ~= "const" and c.rank < rank then rank = c.rank end
+      h = (h ~ c.sh) * 0x100000001b3
+      h = h ~ (h >> 29)
+    end
+    node.rank, node.sh = rank == math.maxinteger and 0 or rank, h
+  end
+end
+
+-- Whether a comes before b in the canonical operand order.
+local function before(a, b)
+  if a.rank ~= b.rank then return a.rank < b.rank end
+  if a.sh ~= b.sh then return a.sh < b.sh end
+  return a.id < b.id
+end
+M.before = before
+
 local function make(key, node)
   local old = intern[key]
   if old then return old end
   next_id = next_id + 1
   node.id = next_id
+  order_keys(node)
   setmetatable(node, Sym)
   intern[key] = node
   return node
@@ -93,7 +147,12 @@ add = function(a, b)
   if is_const(b, 0) then return a end
   if a.op == "neg" and a[1] == b or b.op == "neg" and b[1] == a then return ZERO end
   if a == b then return mul(const(2), a) end
-  if a.id > b.id then a, b = b, a end
+  -- a negated term second, so that a sum reads a - b
+  if (a.op == "neg") ~= (b.op == "neg") then
+    if a.op == "neg" then a, b = b, a end
+  elseif before(b, a) then
+    a, b = b, a
+  end
   return node("add", a, b)
 end
 
@@ -110,7 +169,7 @@ mul = function(a, b)
   end
   if a.op == "neg" then return neg(mul(a[1], b)) end
   if b.op == "neg" then return neg(mul(a, b[1])) end
-  if a.id > b.id and a.op ~= "const" then a, b = b, a end
+  if a.op ~= "const" and before(b, a) then a, b = b, a end
   return node("mul", a, b)
 end
 
@@ -175,7 +234,7 @@ local function minmax(name, a, b)
     return const(name == "min" and math.min(a.value, b.value) or math.max(a.value, b.value))
   end
   if a == b then return a end
-  if a.id > b.id then a, b = b, a end
+  if before(b, a) then a, b = b, a end
   return node(name, a, b)
 end
 
@@ -275,6 +334,37 @@ local function deps(n)
   return d
 end
 M.deps = deps
+
+-- Leaves in a fixed order: by kind (t, x, z, p, u), index, then name.
+-- Iterating a deps set in this order, never pairs() (the nodes'
+-- addresses), makes what is built from it (derivatives, sums, and so
+-- the node ids and the generated C) the same in every process.
+local function leaf_before(a, b)
+  if a.kind ~= b.kind then return (KIND_RANK[a.kind] or 9) < (KIND_RANK[b.kind] or 9) end
+  if a.index ~= b.index then return a.index < b.index end
+  if a.name ~= b.name then return (a.name or "") < (b.name or "") end
+  return a.id < b.id
+end
+M.leaf_before = leaf_before
+
+-- sorted(set): the keys of a set of leaves as an array in leaf order.
+function M.sorted(set)
+  local out = {}
+  for v in pairs(set) do out[#out + 1] = v end
+  table.sort(out, leaf_before)
+  return out
+end
+
+-- sorted_deps(n): deps(n) as an array in leaf order (memoised).
+local sorted_memo = setmetatable({}, { __mode = "k" })
+function M.sorted_deps(n)
+  local s = sorted_memo[n]
+  if not s then
+    s = M.sorted(deps(n))
+    sorted_memo[n] = s
+  end
+  return s
+end
 
 -- Substitution ----------------------------------------------------------------
 

@@ -134,18 +134,20 @@ local function collect(model_name, what, res, names)
     end
     for i = 1, n do out[i] = check_value(model_name, what, "value " .. i, res[i]) end
   else
-    local index = index_of(names)
-    for k, v in pairs(res) do
-      if not index[k] then
-        error(("model '%s', %s: returned a value for unknown name '%s' (expected %s)"):format(
-          model_name, what, tostring(k), table.concat(names, ", ")), 0)
-      end
-      out[index[k]] = check_value(model_name, what, "'" .. k .. "'", v)
+    local index, unknown = index_of(names), {}
+    for k in pairs(res) do if not index[k] then unknown[#unknown + 1] = tostring(k) end end
+    if #unknown > 0 then
+      table.sort(unknown)
+      error(("model '%s', %s: returned a value for unknown name '%s' (expected %s)"):format(
+        model_name, what, unknown[1], table.concat(names, ", ")), 0)
     end
+    -- in declaration order: a number becomes a constant node, and nodes
+    -- are numbered as they are made (see expr.leaf_before)
     for i, nm in ipairs(names) do
-      if not out[i] then
+      if res[nm] == nil then
         error(("model '%s', %s: no value for '%s'"):format(model_name, what, nm), 0)
       end
+      out[i] = check_value(model_name, what, "'" .. nm .. "'", res[nm])
     end
   end
   return out
@@ -326,11 +328,21 @@ local function describe(spec)
       if type(res) ~= "table" or expr.is_node(res) then
         error(("model '%s', %s reset: must return {state = value, ...}, got %s"):format(name, what, type(res)), 0)
       end
+      local named = {}
       for k, v in pairs(res) do
         local i = x_index[k] or (math.type(k) == "integer" and k >= 1 and k <= #xn and k)
+        named[#named + 1] = { i = i, k = tostring(k), v = v }
+      end
+      -- by state, not by pairs() (as in collect)
+      table.sort(named, function(a, b)
+        if (a.i or 0) ~= (b.i or 0) then return (a.i or 0) < (b.i or 0) end
+        return a.k < b.k
+      end)
+      for _, nv in ipairs(named) do
+        local i, v = nv.i, nv.v
         if not i then
           error(("model '%s', %s reset: names unknown state '%s' (states: %s)"):format(
-            name, what, tostring(k), table.concat(xn, ", ")), 0)
+            name, what, nv.k, table.concat(xn, ", ")), 0)
         end
         if type(v) == "boolean" and d.discrete[xn[i]] then v = v and 1 or 0 end
         r[i] = check_value(name, what .. " reset", "'" .. xn[i] .. "'", v)

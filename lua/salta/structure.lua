@@ -17,7 +17,8 @@
 --      residual is linear in its one tearing variable, solved explicitly
 --      too; the rest is a Newton block on the tearing variables alone.
 --
--- The description gains z_block, nblocks, block_stage and z_segments for
+-- The description gains z_block, nblocks, block_stage, z_segments and
+-- pivots (the dummies' pivots, which the engine checks along a run) for
 -- the code generator (see salta_kernel.h) and d.structure for the user.
 
 local expr = require("salta.expr")
@@ -31,8 +32,7 @@ end
 -- The algebraics (as a set of var nodes) an expression depends on.
 local function z_deps(e, zset)
   local out = {}
-  for v in pairs(expr.deps(e)) do if zset[v] then out[#out + 1] = v end end
-  table.sort(out, function(a, b) return a.index < b.index end)
+  for _, v in ipairs(expr.sorted_deps(e)) do if zset[v] then out[#out + 1] = v end end
   return out
 end
 
@@ -72,11 +72,13 @@ local function renumber(d, keep_x, keep_z, new_z, extra)
     for i, e in ipairs(list) do out[i] = go(e) end
     return out
   end
-  for k, v in pairs(map) do if extra[k] then map[k] = go(v) end end
+  for _, k in ipairs(expr.sorted(extra)) do map[k] = go(extra[k]) end
   d.f, d.g, d.h, d.e = all(f), all(d.g), all(d.h), all(d.e)
   for j, r in ipairs(d.r) do
     local out = {}
-    for i, e in pairs(r) do if xmap[i] then out[xmap[i]] = go(e) end end
+    for i = 1, #d.vars.x do
+      if r[i] ~= nil and xmap[i] then out[xmap[i]] = go(r[i]) end
+    end
     d.r[j] = out
   end
   if d.start then
@@ -100,8 +102,7 @@ end
 
 -- 0 = c1 a + c2 b with |c1| = |c2| and a algebraic: a = -(c2/c1) b.
 local function alias_of(e, zset)
-  local vs = {}
-  for v in pairs(expr.deps(e)) do vs[#vs + 1] = v end
+  local vs = expr.sorted_deps(e)
   if #vs ~= 2 or not (zset[vs[1]] or zset[vs[2]]) then return nil end
   local c1, c2 = expr.diff(e, vs[1]), expr.diff(e, vs[2])
   if c1.op ~= "const" or c2.op ~= "const" or math.abs(c1.value) ~= math.abs(c2.value) or c1.value == 0 then
@@ -139,8 +140,7 @@ local function eliminate_aliases(d, info)
   -- chains: each alias to its final variable
   local final = expr.substituter(repl)
   local aliases = {}
-  for a, b in pairs(repl) do aliases[#aliases + 1] = { name = a.name, var = a, expr = final(b) } end
-  table.sort(aliases, function(p, q) return p.var.index < q.var.index end)
+  for _, a in ipairs(expr.sorted(repl)) do aliases[#aliases + 1] = { name = a.name, var = a, expr = final(repl[a]) } end
   local extra = {}
   for _, al in ipairs(aliases) do extra[al.var] = al.expr end
   d.g = rows
@@ -218,7 +218,7 @@ local function reduce_index(d, info)
   end
   local rows, parent_deps, done = {}, {}, {}
   for i, e in ipairs(d.g) do rows[i] = e; parent_deps[i] = {} end
-  local dummy, dummies = {}, {}
+  local dummy, dummies, pivots = {}, {}, {}
   local env = start_env(d)
   local k = 1
   while k <= #rows do
@@ -227,11 +227,13 @@ local function reduce_index(d, info)
       done[k] = true
       if #rows > 4 * #d.g + 8 then fail(d, "index reduction does not end (equation %s)", expr.show(d.g[1])) end
       -- the dummy: a state new at this level, largest |de/ds| at the start
-      local best, bestv
-      for v in pairs(expr.deps(e)) do
+      local best, bestv, grad2
+      for _, v in ipairs(expr.sorted_deps(e)) do
         if xidx[v] and not dummy[v] and not parent_deps[k][v] then
-          local s = math.abs(expr.eval(expr.diff(e, v), env))
+          local dv = expr.diff(e, v)
+          local s = math.abs(expr.eval(dv, env))
           if not best or s > bestv or (s == bestv and v.index < best.index) then best, bestv = v, s end
+          grad2 = grad2 and expr.add(grad2, expr.mul(dv, dv)) or expr.mul(dv, dv)
         end
       end
       if not best then
@@ -240,9 +242,17 @@ local function reduce_index(d, info)
       end
       dummy[best] = true
       dummies[#dummies + 1] = best
+      -- the pivot, de/d(dummy), must stay away from 0 against the gradient
+      -- over the states the dummy was chosen from: the engine checks it
+      -- along the run (a constant one cannot vanish)
+      local piv = expr.diff(e, best)
+      if piv.op ~= "const" or piv.value == 0 then
+        pivots[#pivots + 1] = { dummy = best.name, equation = expr.show(e), pivot = piv,
+          scale = expr.unary("sqrt", grad2) }
+      end
       -- d e / dt along x' = f
       local de = expr.diff(e, d.vars.t)
-      for v in pairs(expr.deps(e)) do
+      for _, v in ipairs(expr.sorted_deps(e)) do
         if xidx[v] then de = expr.add(de, expr.mul(expr.diff(e, v), d.f[xidx[v]])) end
       end
       rows[#rows + 1] = de
@@ -276,7 +286,9 @@ local function reduce_index(d, info)
   for i = 1, #d.vars.z do keep_z[i] = true end
   for _, v in ipairs(dummies) do new_z[#new_z + 1] = { name = v.name, start = d.x_start[v.index], var = v } end
   d.g = rows
-  renumber(d, keep_x, keep_z, new_z, {})
+  local go = renumber(d, keep_x, keep_z, new_z, {})
+  for _, pv in ipairs(pivots) do pv.pivot, pv.scale = go(pv.pivot), go(pv.scale) end
+  d.pivots = pivots
   local made_algebraic = {}
   for _, v in ipairs(dummies) do
     info.dummies[#info.dummies + 1] = v.name
@@ -346,10 +358,9 @@ local function tear(rows, vars)
   local row_vars = {}
   for i, e in ipairs(rows) do
     row_vars[i] = {}
-    for v in pairs(expr.deps(e)) do
+    for _, v in ipairs(expr.sorted_deps(e)) do
       if unknown[v] then row_vars[i][#row_vars[i] + 1] = v; count[v] = count[v] + 1 end
     end
-    table.sort(row_vars[i], function(a, b) return a.index < b.index end)
   end
   local left = #vars
   while left > 0 do
@@ -504,10 +515,13 @@ function M.add_stats(st, stats)
 end
 
 -- explain(structure, msg): an engine message, with what index reduction
--- chose when Newton on g failed in a model that has dummy derivatives: the
--- likely cause is their pivot vanishing along the motion.
+-- chose when Newton on g failed in a model that has dummy derivatives
+-- (the engine names a dummy whose pivot it saw vanish itself).
 function M.explain(st, msg)
-  if not st or #st.dummies == 0 or not tostring(msg):find("Newton", 1, true) then return msg end
+  msg = tostring(msg)
+  if not st or #st.dummies == 0 or not msg:find("Newton", 1, true) or msg:find("dummy derivative", 1, true) then
+    return msg
+  end
   local names = {}
   for i, n in ipairs(st.dummies) do names[i] = "'" .. n .. "'" end
   return ("%s (index reduction made %s algebraic, chosen where the constraints' derivatives by them are "
