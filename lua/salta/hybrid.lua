@@ -78,7 +78,7 @@ local function input_events(d, seen)
     if h.kind == "input" then
       local u = h.use
       local shown = expr.show(u.arg)
-      if #shown > 40 then shown = shown:sub(1, 37) .. "..." end
+      if (utf8.len(shown) or 0) > 40 then shown = shown:sub(1, utf8.offset(shown, 38) - 1) .. "..." end
       for q, ev in ipairs(piece.events(u.table, h.var, u.arg, h.follow, h.down)) do
         local j = #d.e + 1
         local en = ("input %s(%s) %s"):format(u.name, shown, q == 1 and "next piece" or "previous piece")
