@@ -168,7 +168,7 @@ function M.new(spec)
     local st = type(n) == "string" and n:match("^x0%.(.+)$")
     if st then
       self.dirs[k] = -(xidx[st] or fail("free '%s': no state '%s'", n, st))
-      if model.symbolic.start then
+      if model:start_follows_params() then
         fail("free '%s': the start values of model '%s' depend on the parameters; free those parameters "
           .. "instead, or give the start values as numbers", n, model.name)
       end

@@ -557,6 +557,19 @@ function Model:inputs_at_start(p, t0, tf, x, level)
   return x
 end
 
+-- Whether a start value of the model's own states is an expression of
+-- the parameters (hidden states start from their inputs and modes).
+function Model:start_follows_params()
+  local d = self.symbolic
+  if not d.start then return false end
+  local hidden = {}
+  for _, h in ipairs(d.hidden or {}) do hidden[h.index] = true end
+  for i, e in ipairs(d.start) do
+    if not hidden[i] and e.op ~= "const" then return true end
+  end
+  return false
+end
+
 -- An engine error told in the model's terms (index reduction, inputs).
 function Model:explain(err)
   return hybrid.explain(self.symbolic, require("salta.structure").explain(self.structure, err))
