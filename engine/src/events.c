@@ -551,13 +551,22 @@ static int pushed_across(const salta__events *ev, int j, double e) {
   }
 }
 
+/* An input breakpoint the resets left at zero heading into its firing
+** side: its argument turned around at the breakpoint (a kink of a table
+** it reads, a step that reverses it), so it crosses back at once. */
+static int breakpoint_turned(const salta__events *ev, int j) {
+  const int dir = ev->d->e_direction[j];
+  return ev->stuck[j] && dir != SALTA_DIR_BOTH && is_breakpoint(ev, j) && ev->rate_p[j] * dir > 0;
+}
+
 /* The armed guards outside the group (in_group) that its resets pushed
-** across. */
+** across, and the breakpoints they turned. */
 static void find_next(salta__events *ev) {
   int j;
   ev->nnext = 0;
   for (j = 0; j < ev->ne; ++j)
-    if (!ev->in_group[j] && ev->armed_pre[j] && pushed_across(ev, j, ev->g_start[j])) ev->next[ev->nnext++] = j;
+    if (!ev->in_group[j] && ((ev->armed_pre[j] && pushed_across(ev, j, ev->g_start[j])) || breakpoint_turned(ev, j)))
+      ev->next[ev->nnext++] = j;
 }
 
 int salta__events_fire(salta__events *ev, double tau, const double *wm, double *wp) {
