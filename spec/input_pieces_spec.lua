@@ -123,6 +123,25 @@ describe("input breakpoints", function()
     end
   end)
 
+  it("are crossed back at once where the argument turns around on one (a table read at a table's kink)", function()
+    -- a(t) falls to 1, b's breakpoint, exactly at its own kink t = 2 and rises again
+    local a = salta.table{ t = { 0, 1, 2, 3 }, v = { 0.5, 1.5, 1.0, 2.5 } }
+    local b = salta.table{ t = { 0, 1, 2, 3 }, v = { 1, 2, 0, 1 } }
+    local m = salta.dae{ name = "nested", states = { { "y", 0 } }, inputs = { a = a, b = b },
+      f = function(tt, x, z, p, u) return { u.b(u.a(tt)) } end }
+    local tr = m:simulate{ tf = 2.5, times = { 2, 2.5 }, rtol = 1e-11, atol = 1e-13 }
+    -- b(a(t)) is linear between 0, 0.5 (a = 1), 1, 2 and 2.5: trapezoids are exact
+    local grid, exact = { 0, 0.5, 1, 2, 2.5 }, { 0 }
+    for i = 2, #grid do
+      exact[i] = exact[i - 1] + 0.5 * (b:at(a:at(grid[i - 1])) + b:at(a:at(grid[i]))) * (grid[i] - grid[i - 1])
+    end
+    assert.is_near(exact[4], tr.y.y[1], 1e-9)
+    assert.is_near(exact[5], tr.y.y[2], 1e-9)
+    local last = tr:breakpoints()[#tr:breakpoints()]
+    assert.are.same({ "b", "up", 1 }, { last.input, last.direction, last.at })
+    assert.is_near(2, last.t, 1e-12)
+  end)
+
   it("leave the model's own events counted: max_events still ends a run of too many", function()
     local m = salta.dae{ name = "steps_and_ticks", states = { { "x", 0 } }, inputs = { w = step },
       discrete = { { "n", 0 } },

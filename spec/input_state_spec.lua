@@ -145,6 +145,15 @@ describe("a linear table at a state", function()
     has(err_of(L.value, L, { 1.3 }), "input 'c' is read at x = 3 (at t = ", "the end of its table [0, 3]")
   end)
 
+  it("is an error where a step table holds the state on a breakpoint (a sliding mode)", function()
+    -- x' = -c(x) with c = -1 below 1 and 1 above: x reaches 1 at t = 0.5 and is pushed back both ways
+    local m = salta.dae{ name = "slide", states = { { "x", 1.5 } },
+      inputs = { c = salta.table{ t = { 0, 1, 2 }, v = { -1, 1, 1 }, interp = "step" } },
+      f = function(t, x, z, p, u) return { -u.c(x.x) } end }
+    has(err_of(m.simulate, m, { tf = 2 }), "model 'slide': event iteration does not settle at t = 0.5",
+      "'input c(x) previous piece', 'input c(x) next piece'")
+  end)
+
   it("refuses an argument that reads an algebraic variable, naming the input", function()
     has(err_of(salta.dae, { name = "alg", states = { { "x", 1 } }, algebraics = { { "w", 1 } },
       inputs = { c = salta.table{ t = TS, v = VS } },
