@@ -143,6 +143,10 @@ describe("a linear table at a state", function()
     assert.is_near(math.log(31 / 30.7) / 0.13, t_out, 1e-8)
     local L = salta.lsq{ model = grow, times = { 1, 2 }, data = { x = { 1, 2 } }, free = { "k" } }
     has(err_of(L.value, L, { 1.3 }), "input 'c' is read at x = 3 (at t = ", "the end of its table [0, 3]")
+    local kick = decay("linear", { name = "kick", events = { { name = "kick", direction = "up",
+      guard = function(t) return t - 0.1 end, reset = function(t, x) return { x = x.x + 5 } end } } })
+    has(err_of(kick.simulate, kick, { tf = 1 }),
+      "model 'kick': input 'c' is read at x outside its table [0, 3] after the reset of event 'kick' at t = 0.1")
   end)
 
   it("is an error where a step table holds the state on a breakpoint (a sliding mode)", function()

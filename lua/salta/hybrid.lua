@@ -197,18 +197,29 @@ function M.inputs_at_start(d, p, t0, tf, x)
 end
 
 -- explain(d, msg): an engine error from a piece index set to NaN (its
--- argument left the table) told as the input read outside its table.
+-- argument left the table, moving or by a reset) told as the input read
+-- outside its table.
 function M.explain(d, msg)
   msg = tostring(msg)
-  for j, info in pairs(d.e_input or {}) do
-    local at = msg:find("the reset of event '" .. d.e_names[j] .. "' sets state", 1, true)
+  for _, h in ipairs(d.hidden or {}) do
+    local tail = "' sets state '" .. h.name .. "' to nan at t = "
+    local at = h.kind == "input" and msg:find(tail, 1, true)
     if at then
-      local t = msg:match("at t = (%S+)", at)
-      local tab = info.read.use.table
+      local head = msg:find("the reset of event '", 1, true)
+      local event = head and msg:sub(head + #"the reset of event '", at - 1) or "?"
+      local t = msg:match("^(%S+)", at + #tail) or "?"
+      local tab = h.use.table
       local lo, hi = tab.t[1], tab.t[#tab.t]
-      return ("model '%s': input '%s' is read at %s = %.17g (at t = %s), the %s of its table [%.6g, %.6g], and "
-        .. "beyond it"):format(d.name, info.input, expr.show(info.read.use.arg), info.direction > 0 and hi or lo,
-        t or "?", info.direction > 0 and "end" or "start", lo, hi)
+      local info, where = nil, nil
+      for j, e in pairs(d.e_input or {}) do if d.e_names[j] == event then info = e end end
+      if info then
+        where = ("%s = %.17g (at t = %s), the %s of its table [%.6g, %.6g], and beyond it"):format(
+          expr.show(h.use.arg), info.direction > 0 and hi or lo, t, info.direction > 0 and "end" or "start", lo, hi)
+      else
+        where = ("%s outside its table [%.6g, %.6g] after the reset of event '%s' at t = %s"):format(
+          expr.show(h.use.arg), lo, hi, event, t)
+      end
+      return ("model '%s': input '%s' is read at %s"):format(d.name, h.use.name, where)
     end
   end
   return msg
