@@ -49,24 +49,6 @@ function M.add_hidden_states(d, hidden)
   d.x_mode = d.x_mode or {}
 end
 
--- The model's own resets that move a piece's argument set its index to
--- the piece holding the argument after them (its states as the reset
--- sets them), so a reset jumping across many breakpoints takes one step.
-local function reset_pieces(d, nuser)
-  for _, h in ipairs(d.hidden) do
-    if h.kind == "input" and h.follow == "runtime" then
-      local reads = expr.deps(h.use.arg)
-      for j = 1, nuser do
-        local moved, map = false, {}
-        for i, e in pairs(d.r[j]) do
-          if reads[d.vars.x[i]] then moved, map[d.vars.x[i]] = true, e end
-        end
-        if moved then d.r[j][h.index] = piece.start(h.use.table, expr.subst(h.use.arg, map)) end
-      end
-    end
-  end
-end
-
 -- A piece index's events (salta.piece): up, and down where its argument
 -- may decrease, input breakpoints hidden from the trajectory's event list.
 -- d.e_input[j] names the input and the direction; a piece index with a
@@ -100,7 +82,6 @@ end
 -- at zero by its own switch is armed again as the difference moves away).
 function M.add_hidden_events(d, name, seen)
   d.e_terminal, d.e_hidden, d.e_breakpoint = d.e_terminal or {}, d.e_hidden or {}, d.e_breakpoint or {}
-  reset_pieces(d, #d.e)
   for k, m in ipairs(d.modes) do
     local i = m.index
     for _, side in ipairs({ { "true", -1, 1 }, { "false", 1, 0 } }) do
@@ -197,29 +178,17 @@ function M.inputs_at_start(d, p, t0, tf, x)
 end
 
 -- explain(d, msg): an engine error from a piece index set to NaN (its
--- argument left the table, moving or by a reset) told as the input read
--- outside its table.
+-- argument left the table, moving or moved by a reset) told as the input
+-- read outside its table.
 function M.explain(d, msg)
   msg = tostring(msg)
-  for _, h in ipairs(d.hidden or {}) do
-    local tail = "' sets state '" .. h.name .. "' to nan at t = "
-    local at = h.kind == "input" and msg:find(tail, 1, true)
+  for j, info in pairs(d.e_input or {}) do
+    local at = msg:find("the reset of event '" .. d.e_names[j] .. "' sets state", 1, true)
     if at then
-      local head = msg:find("the reset of event '", 1, true)
-      local event = head and msg:sub(head + #"the reset of event '", at - 1) or "?"
-      local t = msg:match("^(%S+)", at + #tail) or "?"
-      local tab = h.use.table
-      local lo, hi = tab.t[1], tab.t[#tab.t]
-      local info, where = nil, nil
-      for j, e in pairs(d.e_input or {}) do if d.e_names[j] == event then info = e end end
-      if info then
-        where = ("%s = %.17g (at t = %s), the %s of its table [%.6g, %.6g], and beyond it"):format(
-          expr.show(h.use.arg), info.direction > 0 and hi or lo, t, info.direction > 0 and "end" or "start", lo, hi)
-      else
-        where = ("%s outside its table [%.6g, %.6g] after the reset of event '%s' at t = %s"):format(
-          expr.show(h.use.arg), lo, hi, event, t)
-      end
-      return ("model '%s': input '%s' is read at %s"):format(d.name, h.use.name, where)
+      local tab, use = info.read.use.table, info.read.use
+      return ("model '%s': input '%s' is read at %s %s its table [%.6g, %.6g] at t = %s"):format(d.name,
+        use.name, expr.show(use.arg), info.direction > 0 and "beyond the end of" or "below the start of",
+        tab.t[1], tab.t[#tab.t], msg:match("at t = (%S+)", at) or "?")
     end
   end
   return msg

@@ -5,19 +5,23 @@
 -- holding the argument. The read becomes an O(1) lookup of k (a step's
 -- value; a line or a cubic around its first point), and ONE event per
 -- direction the argument may move moves k: up where the argument reaches
--- the piece's end (k := k + 1), down where it falls below its start
--- (k := k - 1). These are input breakpoints (SALTA_EVENT_BREAKPOINT),
--- hidden from tr:events(). So n rows cost O(n) along a run, and the
--- generated C is the table's arrays plus O(1) per read.
+-- the piece's end, down where it falls below its start. These are input
+-- breakpoints (SALTA_EVENT_BREAKPOINT), hidden from tr:events(). So n rows
+-- cost O(n) along a run, and the generated C is the table's arrays plus
+-- O(1) per read.
 --
 -- Two kinds of read:
 --   "along"   an argument affine in t, of t and the parameters alone
 --             (t - delay, k t): simulate checks its range over [t0, tf]
 --             first, so its first and last pieces never end (their
---             thresholds lie beyond the table);
+--             thresholds lie beyond the table); k := k + 1 or k - 1;
 --   "runtime" any other moving argument (a state's, a nonlinear function
---             of t): leaving the table sets k to NaN, an error the model
---             explains naming the input, the time and the table's end.
+--             of t): k := the piece holding the argument (a binary
+--             search), at least one on, so that after a reset of the
+--             model's that moves it across many pieces one round of event
+--             iteration finds its piece; leaving the table sets k to NaN,
+--             an error the model explains naming the input, the time and
+--             the table's end.
 -- The engine starts a piece index with a down event on the side its
 -- argument heads to where the argument starts on a breakpoint (x_mode
 -- below -1, salta_kernel.h).
@@ -45,8 +49,6 @@ local function c_functions(tab)
     pt = idx(n - 1) .. " return T[i];",
     pend = idx(last) .. (" return i < %d ? T[i + 1] : %s;"):format(last, fmt(beyond)),
     pstart = idx(last) .. (" return i > 0 ? T[i] : %s;"):format(fmt(before)),
-    pnext = idx(n - 2) .. (" return i < %d ? k + 1 : NAN;"):format(n - 2),
-    pprev = idx(n - 2) .. " return i > 0 ? k - 1 : NAN;",
   }
   if tab.interp == "linear" then
     out.pb = idx(n - 2) .. " return (V[i + 1] - V[i]) / (T[i + 1] - T[i]);"
@@ -74,8 +76,6 @@ local function lua_functions(tab, ends)
     pt = at(n - 1, function(i) return t[i] end),
     pend = at(ends.last, function(i) return i <= ends.last and t[i + 1] or ends.beyond end),
     pstart = at(ends.last, function(i) return i > 1 and t[i] or ends.before end),
-    pnext = at(n - 2, function(i, k) return i < n - 1 and k + 1 or 0 / 0 end),
-    pprev = at(n - 2, function(i, k) return i > 1 and k - 1 or 0 / 0 end),
     pb = at(n - 2, function(i) return (v[i + 1] - v[i]) / (t[i + 1] - t[i]) end),
   }
   if tab.interp == "cubic" then
@@ -89,20 +89,53 @@ local function lua_functions(tab, ends)
   return out
 end
 
--- The piece holding s, right-continuous (0-based; a step table's last
--- point is a piece of its own), NaN outside.
-local function piece_of(tab, s)
-  local t, n = tab.t, #tab.t
-  if not (s >= t[1] and s <= t[n]) then return 0 / 0 end
-  if s == t[n] then return tab.interp == "step" and n - 1 or n - 2 end
-  local lo, hi = 1, n
+-- The segment k (0-based) with t[k] <= s < t[k + 1], for s in the table.
+local function segment(t, s)
+  local lo, hi = 1, #t
   while hi - lo > 1 do
     local mid = (lo + hi) // 2
     if t[mid] <= s then lo = mid else hi = mid end
   end
   return lo - 1.0
 end
-M.piece_of = piece_of
+
+-- The pieces holding an argument's value, 0-based, NaN outside the table:
+-- "piece" right-continuous (a start; a step table's last point is a piece
+-- of its own), "pup" for an argument rising through it (NaN from the
+-- table's end on) and "pdown" for one falling through it (NaN from its
+-- start down).
+local ARG_FUNCTIONS = {
+  piece = function(tab, s)
+    local t, n = tab.t, #tab.t
+    if not (s >= t[1] and s <= t[n]) then return 0 / 0 end
+    if s == t[n] then return tab.interp == "step" and n - 1.0 or n - 2.0 end
+    return segment(t, s)
+  end,
+  pup = function(tab, s)
+    local t = tab.t
+    if not (s >= t[1] and s < t[#t]) then return 0 / 0 end
+    return segment(t, s)
+  end,
+  pdown = function(tab, s)
+    local t = tab.t
+    if not (s > t[1] and s <= t[#t]) then return 0 / 0 end
+    local k = segment(t, s)
+    return s == t[k + 1] and k - 1 or k
+  end,
+}
+
+local function arg_c_source(tab, name)
+  local n, last = #tab.t, tab.interp == "step" and #tab.t - 1 or #tab.t - 2
+  local T = name .. "_t"
+  return {
+    ("static double %s_piece(double s) { if (!(s >= %s[0] && s <= %s[%d])) return NAN; "
+      .. "if (s == %s[%d]) return %d; return %s_seg(s); }"):format(name, T, T, n - 1, T, n - 1, last, name),
+    ("static double %s_pup(double s) { if (!(s >= %s[0] && s < %s[%d])) return NAN; return %s_seg(s); }")
+      :format(name, T, T, n - 1, name),
+    ("static double %s_pdown(double s) { if (!(s > %s[0] && s <= %s[%d])) return NAN; "
+      .. "const int k = %s_seg(s); return s == %s[k] ? k - 1 : k; }"):format(name, T, T, n - 1, name, T),
+  }
+end
 
 -- The C source of a table's piece functions (the arrays are the table's).
 function M.c_source(tab)
@@ -111,10 +144,7 @@ function M.c_source(tab)
   local names = {}
   for suffix in pairs(fns) do names[#names + 1] = suffix end
   table.sort(names)
-  local out = { ("static double %s_piece(double s) { const int n = %d;"):format(name, #tab.t)
-    .. (" if (!(s >= %s_t[0] && s <= %s_t[n - 1])) return NAN;"):format(name, name)
-    .. (" if (s == %s_t[n - 1]) return %d;"):format(name, tab.interp == "step" and #tab.t - 1 or #tab.t - 2)
-    .. (" return %s_seg(s); }"):format(name) }
+  local out = arg_c_source(tab, name)
   for _, suffix in ipairs(names) do
     local body = fns[suffix]:gsub("%f[%w_]([TVM])%[", function(a)
       return ("%s_%s["):format(name, a:lower())
@@ -141,9 +171,11 @@ local function ops_of(tab)
       ops[suffix] = op
     end
   end
-  local piece = name .. "_piece"
-  expr.register_unary(piece, function(s) return piece_of(tab, s) end, false, piece)
-  ops.piece = piece
+  for suffix, fn in pairs(ARG_FUNCTIONS) do
+    local op = name .. "_" .. suffix
+    expr.register_unary(op, function(s) return fn(tab, s) end, false, op)
+    ops[suffix] = op
+  end
   registered[name] = ops
   return ops
 end
@@ -191,8 +223,11 @@ function M.events(tab, k, arg, kind, down)
     list = { { arg - call(tab, "pend", k), 1, k + 1 } }
     if down then list[2] = { arg - call(tab, "pstart", k), -1, k - 1 } end
   else
-    list = { { arg - call(tab, "pt", k + 1), 1, call(tab, "pnext", k) },
-      { arg - call(tab, "pt", k), -1, call(tab, "pprev", k) } }
+    -- at least one piece on (a re-solved discrete trajectory may find
+    -- the argument a rounding short of the breakpoint), NaN outside
+    local up, down = call(tab, "pup", arg), call(tab, "pdown", arg)
+    list = { { arg - call(tab, "pt", k + 1), 1, expr.select_le(up, k + 1, k + 1, up) },
+      { arg - call(tab, "pt", k), -1, expr.select_le(k - 1, down, k - 1, down) } }
   end
   return list
 end
