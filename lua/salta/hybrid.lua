@@ -103,20 +103,24 @@ end
 -- tf]), or any other followed by a piece index ("start": at t0, its
 -- events check the rest).
 function M.input_tables(uses_held, uses_other, T)
-  local tables, seen, checks = {}, {}, {}
+  local tables, seen, checks, checked = {}, {}, {}, {}
   for _, list in ipairs({ uses_held, uses_other }) do
     for _, u in ipairs(list) do
       if not seen[u.table.hash] then
         seen[u.table.hash] = true
         tables[#tables + 1] = u.table
       end
+      local key = u.table.hash .. ":" .. u.arg.id
       local deps, how = expr.deps(u.arg), nil
       local state = false
       for v in pairs(deps) do state = state or v.kind == "x" or v.kind == "z" end
       if not state and not deps[T] then how = "fixed"
       elseif not state and not expr.deps(expr.diff(u.arg, T))[T] then how = "affine"
       elseif u.held then how = "start" end
-      if how then checks[#checks + 1] = { name = u.name, table = u.table, arg = u.arg, how = how, T = T } end
+      if how and not checked[key] then
+        checked[key] = true
+        checks[#checks + 1] = { name = u.name, table = u.table, arg = u.arg, how = how, T = T }
+      end
     end
   end
   return tables, checks
