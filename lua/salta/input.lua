@@ -221,6 +221,15 @@ function Table:read(arg)
   return expr.unary(name .. "_0", arg)
 end
 
+-- The piece of the table from point k on: a step's value, a line's
+-- intercept and slope (v = intercept + slope s).
+function Table:piece(k)
+  local t, v = self.t, self.v
+  if self.interp == "step" then return { v[k] } end
+  local slope = (v[k + 1] - v[k]) / (t[k + 1] - t[k])
+  return { v[k] - slope * t[k], slope, intercept = v[k] - slope * t[k], slope = slope }
+end
+
 -- The proxy closures receive as their fifth argument: u.name(arg).
 -- uses collects { name, table, arg } for every read (for the range checks
 -- and the C source). With held (f, g, h, guards), a read whose argument
