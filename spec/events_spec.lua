@@ -165,7 +165,9 @@ describe("event location", function()
       assert(math.abs(e.t - ref[k].t) <= 1e-12, ("event %d at %.17g, closed form %.17g"):format(k, e.t, ref[k].t))
       assert.are.equal(ref[k].index, e.index - 1)
     end
-    assert(tr:stats().guard_evals <= 2000, ("%d guard evaluations for %d events"):format(tr:stats().guard_evals, #ev))
+    -- 5 samples and an end rate per step, halving where a guard could hide a crossing (the
+    -- resolution bound of doc/guide.md), the refinement: 2223 for 43 events when written
+    assert(tr:stats().guard_evals <= 2500, ("%d guard evaluations for %d events"):format(tr:stats().guard_evals, #ev))
   end)
 end)
 

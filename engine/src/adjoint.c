@@ -110,7 +110,7 @@ static int solve_segment(salta__adj *a, int s) {
   double t0, t1, G0, G1, t_forward, closest;
   int it, st, crossed = 0;
   if (g->count == 0) return march(a, s);
-  if (g->cascade) {   /* event iteration: at the instant the segment starts */
+  if (g->cascade || g->follows) {   /* at the instant the segment starts */
     a->tau[s + 1] = a->tau[s];
     if ((st = march(a, s))) return st;
     return salta__dae_reset(a->dae, a->events + g->first, g->count, a->tau[s + 1],
@@ -193,16 +193,27 @@ static int build(salta__adj *a, salta_sim *sim, int mesh_k, const salta_sim_opti
     salta_event_record r;
     salta_sim_event(sim, k, &r);
     a->events[k] = r.event;
+  }
+  for (k = 0; k < nev; ++k) {
+    salta_event_record r;
+    int coupled = 1, q, st;
+    salta_sim_event(sim, k, &r);
     if (r.group != k) continue;
-    a->segs[s].first = k;
-    a->segs[s].count = r.group_size;
-    a->segs[s].cascade = r.cascade > 0;
-    a->tau[++s] = r.t;
+    if (r.cascade == 0 && r.group_size > 1 &&
+        (st = salta__dae_group_coupled(a->dae, a->events + k, r.group_size, r.t, &coupled)))
+      return salta__fail(a->err, st, "%s", a->dae->err);
+    for (q = 0; q < (coupled ? 1 : r.group_size); ++q) {   /* commuting members: one block each */
+      a->segs[s].first = k + q;
+      a->segs[s].count = coupled ? r.group_size : 1;
+      a->segs[s].cascade = r.cascade > 0;
+      a->segs[s].follows = q > 0;
+      a->tau[++s] = r.t;
+    }
   }
   a->nseg = s + 1;
   a->tau[a->nseg] = stats_t_end(sim);
   for (s = 0; s < a->nseg; ++s) {
-    int m = mesh_k > 0 ? mesh_k : steps_inside(a, sim, s, NULL) + 1;
+    int m = a->segs[s].follows ? 1 : mesh_k > 0 ? mesh_k : steps_inside(a, sim, s, NULL) + 1;
     a->segs[s].node0 = (int)total;
     a->segs[s].m = m;
     total += (size_t)m + 1;
@@ -223,6 +234,27 @@ static int build(salta__adj *a, salta_sim *sim, int mesh_k, const salta_sim_opti
       for (i = 1; i < g->m; ++i) sg[i] = (double)i / g->m;
     else
       steps_inside(a, sim, s, sg);
+  }
+  return SALTA_OK;
+}
+
+/* The nodes of the zero-length segments between the members of a split
+** group: the group's left limit with the earlier members' resets applied
+** (their own reads of the left limit). */
+static int split_nodes(salta__adj *a, salta_sim *sim) {
+  int s, st;
+  for (s = 1; s < a->nseg; ++s) {
+    const salta__adj_seg *g = &a->segs[s];
+    salta_event_record r;
+    int lead = s;
+    double *w0 = salta__adj_node(a, g->node0);
+    if (!g->follows) continue;
+    while (a->segs[lead].follows) --lead;
+    salta_sim_event(sim, a->segs[lead].first, &r);
+    if ((st = salta__dae_reset(a->dae, a->events + a->segs[lead].first, g->first - a->segs[lead].first, r.t,
+                               r.x_minus, w0)))
+      return salta__fail(a->err, st, "%s", a->dae->err);
+    memcpy(salta__adj_node(a, g->node0 + 1), w0, sizeof(double) * (size_t)a->n);
   }
   return SALTA_OK;
 }
@@ -258,9 +290,10 @@ static int ida_nodes(salta__adj *a, salta_sim *sim, const salta_sim_options *o) 
   for (s = 0; s + 1 < a->nseg; ++s) {
     salta_event_record r;
     salta_sim_event(sim, a->segs[s].first, &r);
+    if (a->segs[s].follows) continue;
     memcpy(salta__adj_node(a, a->segs[s].node0 + a->segs[s].m), r.x_minus, sizeof(double) * (size_t)a->n);
   }
-  return SALTA_OK;
+  return split_nodes(a, sim);
 }
 
 /* ---- the entry point ---------------------------------------------------------------- */

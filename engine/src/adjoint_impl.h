@@ -9,7 +9,10 @@
 **   R_i = [x_i+1 - x_i - h_i/2 (f_i + f_i+1); g(t_i+1, w_i+1)],
 ** and each event block the group's first guard (its time), the composite
 ** reset (every state: those no member resets map to themselves) and the
-** post-event algebraic equations.
+** post-event algebraic equations. A located group whose members commute
+** (no member reads what another sets) is split into a sequence of
+** single-member blocks with zero-length segments between them, so that
+** each member has its own time and the flows between members enter.
 */
 #ifndef SALTA_ADJOINT_IMPL_H
 #define SALTA_ADJOINT_IMPL_H
@@ -23,6 +26,10 @@ typedef struct salta__adj_seg {
   int first, count;             /* its closing group: events[first .. first + count); 0 for the last */
   int cascade;                  /* that group is a round of event iteration: its time is the
                                    previous group's, and the segment has zero length */
+  int follows;                  /* its event is a later member of a group split into a
+                                   sequence (members that commute, each with its own time):
+                                   the segment starts at the previous member's instant, with
+                                   zero length, and only its own guard sets its end's time */
 } salta__adj_seg;
 
 typedef struct salta__adj {

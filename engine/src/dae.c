@@ -309,6 +309,23 @@ int salta__dae_group(salta__dae *a, const int *ev, int n, double t) {
   return SALTA_OK;
 }
 
+int salta__dae_group_coupled(salta__dae *a, const int *ev, int n, double t, int *coupled) {
+  const salta_model_def *d = a->d;
+  const int *ptr = a->guard_row_ptr[SALTA_WRT_X], *ent = a->guard_row_ent[SALTA_WRT_X];
+  int q, k, st;
+  *coupled = 0;
+  if ((st = salta__dae_group(a, ev, n, t))) return st;
+  for (q = 0; q < n && !*coupled; ++q) {
+    const salta_sparse_def *rx = &d->r[ev[q]].d[SALTA_WRT_X];
+    for (k = 0; k < rx->nnz && !*coupled; ++k) *coupled = a->writer[rx->col[k]] >= 0 && a->writer[rx->col[k]] != q;
+    for (k = ptr[ev[q]]; k < ptr[ev[q] + 1] && !*coupled; ++k) {
+      int w = a->writer[d->e.d[SALTA_WRT_X].col[ent[k]]];
+      *coupled = w >= 0 && w != q;
+    }
+  }
+  return SALTA_OK;
+}
+
 int salta__dae_reset(salta__dae *a, const int *ev, int n, double t, const double *wm, double *wp) {
   const salta_model_def *d = a->d;
   int nx = a->nx, q, i, st;

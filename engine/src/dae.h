@@ -115,6 +115,11 @@ int salta__dae_group(salta__dae *a, const int *ev, int n, double t);
 ** the left limit wm; states no member names keep their value; z+ solves g
 ** by Newton from z-. Writes wp = [x+; z+]. */
 int salta__dae_reset(salta__dae *a, const int *ev, int n, double t, const double *wm, double *wp);
+/* The group as salta__dae_group, and whether it is coupled: a member's
+** reset or guard reads a state another member's reset sets (then firing
+** the members in sequence, in any order, differs from firing them
+** together). */
+int salta__dae_group_coupled(salta__dae *a, const int *ev, int n, double t, int *coupled);
 /* y += scale R^T v, R the composite reset's Jacobian by wrt (SALTA_WRT_X,
 ** Z, P or T) at (t, wm): a member's rows where it resets, the identity (by
 ** x) or zero elsewhere. y has as many entries as wrt has columns (one for

@@ -15,6 +15,8 @@
 #ifndef SALTA_EVENTS_H
 #define SALTA_EVENTS_H
 
+#include <math.h>
+
 #include "dae.h"
 #include "dbuf.h"
 
@@ -36,6 +38,10 @@ typedef struct salta__event_rec { double t; int event, group, group_size, cascad
 /* A guard's bracket of its earliest crossing in a step. */
 typedef struct salta__bracket { double lo, hi, elo, ehi; int guard, refined; } salta__bracket;
 
+/* Base samples of the interpolant per step (locate.c halves the intervals
+** between them where a guard could change sides unseen). */
+#define SALTA__SAMPLES 4
+
 typedef struct salta__events {
   salta__dae *dae;              /* borrowed */
   const salta_model_def *d;
@@ -46,14 +52,18 @@ typedef struct salta__events {
   int *stuck;                   /* left at zero by a reset */
   int *leaving;                 /* armed at once: a reset turned it around */
   double *stuck_t, *leave_t;    /* when it was left at zero; from when it may fire */
+  double *arm_t;                /* in the step just located: from when it is armed
+                                   (INFINITY: not armed in it) */
   double *band0, *band;         /* "at zero": its value scale; and widened by its rate */
   double *g_start;              /* guard values where the current step starts */
   double *g_probe;              /* guard values at the last full probe */
   int *crossing;                /* whether it has a bracket in the current step */
-  double *clear_sign;           /* -direction: > 0 times a value clear of its firing side
-                                   (0 for two-sided guards) */
-  double *quiet_margin;         /* per guard: > 0 when no crossing is possible among the
-                                   step's samples */
+  double *quiet_margin;         /* per guard: > 0 when the step's samples show it on one
+                                   side of zero, which its curvature bound cannot leave */
+  double *rate0, *rate1;        /* its rate along the interpolant at the step's start and end */
+  int rate0_valid;              /* rate0 holds the last step's end rate (no event since) */
+  double *kbound;               /* its curvature bound K in the step (locate.c) */
+  double *scratch;              /* 3 ne: locate.c's per-guard work */
   /* location scratch */
   double *samples;              /* sampled guard values of a step, a row per sample */
   salta__bracket *brackets;
@@ -70,6 +80,9 @@ typedef struct salta__events {
   int *next, nnext;             /* the group its resets pushed across zero (event iteration) */
   int *armed_pre;               /* the arming before the group's resets */
   int *in_group;                /* 1 for the members of the group being fired, else 0 */
+  int *fired_now;               /* 1 for the guards fired at the current instant (any round) */
+  int *entering;                /* left at zero by the resets with the flow now driving it
+                                   into its firing side (it fires in the next round) */
   double *g_pre;                /* guard values before the group's resets */
   /* the log */
   salta__event_rec *log;
@@ -82,6 +95,37 @@ typedef struct salta__events {
   long probes;                  /* guard evaluations */
 } salta__events;
 
+/* Sides. Down guards fire at e <= 0, up guards at e >= 0, two-sided ones
+** where e changes sign from the step's start. */
+static inline int salta__on_firing_side(const salta__events *ev, int j, double e) {
+  switch (ev->d->e_direction[j]) {
+    case SALTA_DIR_DOWN: return e <= 0;
+    case SALTA_DIR_UP: return e >= 0;
+    default: return e * ev->g_start[j] <= 0;
+  }
+}
+
+/* Strictly off the side a guard fires from; two-sided guards clear of
+** zero by a tenth of their band. */
+static inline int salta__is_clear(const salta__events *ev, int j, double e) {
+  switch (ev->d->e_direction[j]) {
+    case SALTA_DIR_DOWN: return e > 0;
+    case SALTA_DIR_UP: return e < 0;
+    default: return fabs(e) > 0.1 * ev->band[j];
+  }
+}
+
+/* Off its firing side by more than its band: a guard a reset left at zero
+** has left it, and is not just the interpolant's noise around it (IDAS's
+** first steps after a restart at t = 1e5 are an ulp long). */
+static inline int salta__is_clear_of_band(const salta__events *ev, int j, double e) {
+  switch (ev->d->e_direction[j]) {
+    case SALTA_DIR_DOWN: return e > ev->band[j];
+    case SALTA_DIR_UP: return e < -ev->band[j];
+    default: return fabs(e) > 0.1 * ev->band[j];
+  }
+}
+
 int salta__events_init(salta__events *ev, salta__dae *dae);
 void salta__events_free(salta__events *ev);
 
@@ -91,7 +135,8 @@ int salta__events_start(salta__events *ev, const salta_sim_options *o, double t0
 /* The earliest group of armed guards reaching their firing side in
 ** (t_from, t_end] of the step that began at t_start: its size (ev->fire),
 ** with *tau the instant (the side just past the crossing, to a few ulps);
-** 0 for none; or a negative status. */
+** 0 for none; or a negative status. Guards are armed along the step where
+** they are first clear (ev->arm_t), up to the instant. (locate.c) */
 int salta__events_locate(salta__events *ev, const salta__interp *ip, double t_start, double t_from,
                          double t_end, double *tau);
 /* Fires the group in ev->fire at tau from the left limit wm (z
@@ -104,8 +149,9 @@ int salta__events_fire(salta__events *ev, double tau, const double *wm, double *
 ** it has not within SALTA__CASCADE_MAX rounds (a loop), naming its events. */
 #define SALTA__CASCADE_MAX 32
 int salta__events_next_round(salta__events *ev, double tau);
-/* An accepted step that ended at t with no event: re-arms the guards that
-** left their firing side; the next step starts from their values at t. */
+/* An accepted step that ended at t with no event: arms the guards that
+** left their firing side in it; the next step starts from their values
+** and rates at t. */
 int salta__events_step_done(salta__events *ev, double t);
 
 /* The log: event k's record and its states (borrowed, valid until the next

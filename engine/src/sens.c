@@ -35,11 +35,32 @@ int salta__sens_init(salta__sens *sn, salta__dae *dae, const int *dirs, int ns) 
   sn->rp_col = p, p += (size_t)a->nx + 1;
   sn->moved = p, p += n + 1;
   sn->S_minus = p;
+  sn->seq_w[0] = malloc(sizeof(double) * (n + 1));
+  sn->seq_w[1] = malloc(sizeof(double) * (n + 1));
+  sn->seq_flow[0] = malloc(sizeof(double) * (n + 1));
+  sn->seq_flow[1] = malloc(sizeof(double) * (n + 1));
+  sn->seq_S = malloc(sizeof(double) * (n * nsz + 1));
+  sn->seq_tau = malloc(sizeof(double) * ((size_t)a->d->ne * nsz + 1));
+  sn->seq_rows = malloc(sizeof(double) * ((size_t)a->nx + 1));
+  sn->seq_events = malloc(sizeof(int) * ((size_t)a->d->ne + 1));
+  if (!sn->seq_w[0] || !sn->seq_w[1] || !sn->seq_flow[0] || !sn->seq_flow[1] || !sn->seq_S || !sn->seq_tau ||
+      !sn->seq_rows || !sn->seq_events) {
+    salta__sens_free(sn);
+    return salta__fail(dae->err, SALTA_EMEM, "out of memory");
+  }
   return SALTA_OK;
 }
 
 void salta__sens_free(salta__sens *sn) {
   free(sn->jac[0][0]);
+  free(sn->seq_w[0]);
+  free(sn->seq_w[1]);
+  free(sn->seq_flow[0]);
+  free(sn->seq_flow[1]);
+  free(sn->seq_S);
+  free(sn->seq_tau);
+  free(sn->seq_rows);
+  free(sn->seq_events);
   memset(sn, 0, sizeof *sn);
 }
 
@@ -255,6 +276,156 @@ static void member_rows(salta__sens *sn, int q, int j, double tau, const salta__
   }
 }
 
+/* ---- a group a direction splits ------------------------------------------------ */
+
+/* Whether the members' tau_p (nev x ns) differ in some direction, beyond
+** the rounding of the largest of them. */
+static int group_splits(const salta__sens *sn, int nev, const double *tau_p) {
+  int k, q, ns = sn->ns;
+  for (k = 0; k < ns; ++k) {
+    double lo = tau_p[k], hi = tau_p[k], big = 0;
+    for (q = 0; q < nev; ++q) {
+      double v = tau_p[(size_t)q * ns + k];
+      lo = fmin(lo, v), hi = fmax(hi, v), big = fmax(big, fabs(v));
+    }
+    if (hi - lo > 1e-10 * big) return 1;
+  }
+  return 0;
+}
+
+/* The text of direction k: "parameter 'p'" or "the start value of 'x'". */
+static void direction_text(const salta__sens *sn, int k, char *buf, size_t size) {
+  const salta_model_def *d = sn->dae->d;
+  if (sn->dirs[k] >= 0) snprintf(buf, size, "parameter '%s'", d->p_names[sn->dirs[k]]);
+  else snprintf(buf, size, "the start value of '%s'", d->x_names[-sn->dirs[k] - 1]);
+}
+
+/* One member j fired in sequence: from the state w0 with flow f0 (x' then
+** z') and sensitivities S (in place) to w1 with flow f1, at time tau with
+** its own tau_p (out, ns) from its guard at w0 along f0. Its reset is read
+** at the group's left limit wm (every member reads it). */
+static int sequence_step(salta__sens *sn, int j, double tau, const double *wm, const double *w0, const double *f0,
+                         const double *w1, const double *f1, double *S, double *tau_p) {
+  salta__dae *a = sn->dae;
+  const salta_model_def *d = a->d;
+  const salta_function_def *r = &d->r[j];
+  double *const *v = sn->jac[0], rate;
+  int k, e, i, n = a->n, nx = a->nx, lo = d->r_assign_ptr[j], hi = d->r_assign_ptr[j + 1];
+  rate = salta__dae_guard_row(a, j, tau, w0, NULL, sn->ew, sn->ep);
+  for (i = 0; i < n; ++i) rate += sn->ew[i] * f0[i];
+  for (k = 0; k < sn->ns; ++k) {
+    const double *col = S + (size_t)k * n;
+    double de = pcol(sn, k) >= 0 ? sn->ep[pcol(sn, k)] : 0;
+    for (i = 0; i < n; ++i) de += sn->ew[i] * col[i];
+    tau_p[k] = -de / rate;
+  }
+  eval_blocks(sn, r, 4, tau, wm, v);
+  for (i = 0; i < nx; ++i) sn->jump_v[i] = 0;
+  for (e = 0; e < r->d[SALTA_WRT_T].nnz; ++e) sn->jump_v[r->d[SALTA_WRT_T].row[e]] = v[SALTA_WRT_T][e];
+  for (e = 0; e < r->d[SALTA_WRT_X].nnz; ++e)
+    sn->jump_v[r->d[SALTA_WRT_X].row[e]] += v[SALTA_WRT_X][e] * f0[r->d[SALTA_WRT_X].col[e]];
+  for (e = 0; e < r->d[SALTA_WRT_Z].nnz; ++e)
+    sn->jump_v[r->d[SALTA_WRT_Z].row[e]] += v[SALTA_WRT_Z][e] * f0[nx + r->d[SALTA_WRT_Z].col[e]];
+  for (k = 0; k < sn->ns; ++k) {
+    double *col = S + (size_t)k * n, *rows = sn->seq_rows;
+    for (i = 0; i < nx; ++i) rows[i] = 0;
+    spmv(&r->d[SALTA_WRT_X], v[SALTA_WRT_X], 1.0, col, 0, rows, 0);
+    spmv(&r->d[SALTA_WRT_Z], v[SALTA_WRT_Z], 1.0, col, nx, rows, 0);
+    if (pcol(sn, k) >= 0) add_column(&r->d[SALTA_WRT_P], v[SALTA_WRT_P], pcol(sn, k), 1.0, rows, 0);
+    for (i = 0; i < nx; ++i) col[i] += (f0[i] - f1[i]) * tau_p[k];   /* every row: the flow jumps */
+    for (e = lo; e < hi; ++e) {   /* the rows it resets */
+      i = d->r_assign_rows[e];
+      col[i] = rows[i] + (sn->jump_v[i] - f1[i]) * tau_p[k];
+    }
+  }
+  if (salta__sens_fill_z(sn, tau, w1, S))
+    return salta__fail(a->err, SALTA_ESOLVER, "model '%s': g_z is singular after the event '%s' at t = %.17g",
+                       d->name, d->e_names[j], tau);
+  return SALTA_OK;
+}
+
+/* The group's members fired in the order order[0 .. nev) from the left
+** limit, S (in place) and each member's tau_p (nev x ns, by member). */
+static int compose_in_order(salta__sens *sn, double tau, const salta__left_limit *lm, const int *ev, int nev,
+                            const int *order, double *S, double *tau_p) {
+  salta__dae *a = sn->dae;
+  const double *w0 = lm->w;
+  double *f0 = sn->seq_flow[0];
+  int q, st, cur = 0;
+  memcpy(f0, lm->xdot, sizeof(double) * (size_t)a->nx);
+  memcpy(f0 + a->nx, lm->zdot, sizeof(double) * (size_t)a->nz);
+  for (q = 0; q < nev; ++q) {
+    double *w1 = sn->seq_w[1 - cur], *f1 = sn->seq_flow[1 - cur];
+    sn->seq_events[q] = ev[order[q]];
+    if ((st = salta__dae_reset(a, sn->seq_events, q + 1, tau, lm->w, w1))) return st;
+    if (salta__dae_flow(a, tau, w1, f1, f1 + a->nx))
+      return salta__fail(a->err, SALTA_ESOLVER, "model '%s': g_z is singular after the event '%s' at t = %.17g",
+                         a->d->name, a->d->e_names[ev[order[q]]], tau);
+    if ((st = sequence_step(sn, ev[order[q]], tau, lm->w, w0, f0, w1, f1, S, tau_p + (size_t)order[q] * sn->ns)))
+      return st;
+    w0 = w1, f0 = f1, cur = 1 - cur;
+  }
+  return SALTA_OK;
+}
+
+/* A group a direction moves apart: an error when it cannot be
+** differentiated (a member reads what another sets; or the two orders of
+** firing give different first-order jumps), naming the members and the
+** direction. */
+static int not_differentiable(salta__sens *sn, double tau, const int *ev, int qa, int qb, int k, const char *why) {
+  const salta_model_def *d = sn->dae->d;
+  char dir[160];
+  direction_text(sn, k, dir, sizeof dir);
+  return salta__fail(sn->dae->err, SALTA_ESOLVER,
+                     "model '%s': events '%s' and '%s' fire together at t = %.17g, and %s moves them apart; %s, so "
+                     "the loss is not differentiable there", d->name, d->e_names[ev[qa]], d->e_names[ev[qb]], tau, dir,
+                     why);
+}
+
+/* The jump of S through a group whose members a direction moves apart:
+** composed in sequence (declaration order), each member with its own tau_p
+** and the flows between them, checked against the reverse order. */
+static int group_jump(salta__sens *sn, double tau, const salta__left_limit *lm, const int *ev, int nev, double *S,
+                      double *tau_p) {
+  salta__dae *a = sn->dae;
+  size_t nS = (size_t)a->n * sn->ns;
+  int q, k, i, st, coupled, order[64] = {0};
+  if (nev > 64) return salta__fail(a->err, SALTA_ESOLVER, "model '%s': a group of %d events at t = %.17g that a "
+                                   "direction moves apart: at most 64 are composed in sequence", a->d->name, nev, tau);
+  if ((st = salta__dae_group_coupled(a, ev, nev, tau, &coupled))) return st;
+  for (k = 0; coupled && k < sn->ns; ++k)
+    for (q = 1; q < nev; ++q)
+      if (tau_p[(size_t)q * sn->ns + k] != tau_p[k])
+        return not_differentiable(sn, tau, ev, 0, q, k, "a member's reset or guard reads a state another's reset "
+                                  "sets, so the order of firing changes the state after them");
+  for (q = 0; q < nev; ++q) order[q] = nev - 1 - q;
+  memcpy(sn->seq_S, sn->S_minus, sizeof(double) * nS);
+  if ((st = compose_in_order(sn, tau, lm, ev, nev, order, sn->seq_S, sn->seq_tau))) return st;
+  for (q = 0; q < nev; ++q) order[q] = q;
+  memcpy(S, sn->S_minus, sizeof(double) * nS);
+  if ((st = compose_in_order(sn, tau, lm, ev, nev, order, S, tau_p))) return st;
+  for (k = 0; k < sn->ns; ++k) {
+    const double *x = S + (size_t)k * a->n, *y = sn->seq_S + (size_t)k * a->n;
+    double big = 0, diff = 0;
+    for (i = 0; i < a->n; ++i) big = fmax(big, fabs(x[i])), diff = fmax(diff, fabs(x[i] - y[i]));
+    if (diff > 1e-8 * (1 + big))
+      return not_differentiable(sn, tau, ev, 0, nev - 1, k, "their resets do not commute (firing them in either "
+                                "order gives a different first-order jump)");
+  }
+  return salta__dae_group(a, ev, nev, tau);
+}
+
+/* The outputs at the right limit wp (with outputs), along the moving event
+** time of the first member. */
+static int group_outputs(salta__sens *sn, double tau, const double *wp, const double *S, salta__jump *out) {
+  salta__dae *a = sn->dae;
+  if (out->outputs) {
+    a->d->h.eval(tau, wp, wp + a->nx, a->p, out->y_plus);
+    output_along(sn, tau, wp, S, sn->xdot_p, sn->zdot_p, out->tau_p, out->dy_plus);
+  }
+  return SALTA_OK;
+}
+
 int salta__sens_jump(salta__sens *sn, double tau, const salta__left_limit *lm, const double *wp, const int *ev,
                      int nev, const double *tau_p_fixed, double *S, salta__jump *out) {
   salta__dae *a = sn->dae;
@@ -274,6 +445,10 @@ int salta__sens_jump(salta__sens *sn, double tau, const salta__left_limit *lm, c
   if (salta__dae_flow(a, tau, wp, sn->xdot_p, sn->zdot_p))
     return salta__fail(a->err, SALTA_ESOLVER, "model '%s': g_z is singular after the events at t = %.17g",
                        d->name, tau);
+  if (!tau_p_fixed && nev > 1 && group_splits(sn, nev, out->tau_p)) {
+    if ((st = group_jump(sn, tau, lm, ev, nev, S, out->tau_p))) return st;
+    return group_outputs(sn, tau, wp, S, out);
+  }
   if ((st = salta__dae_group(a, ev, nev, tau))) return st;
   for (k = 0; k < sn->ns; ++k)   /* rows no member resets: continuous, with x' jumping */
     for (i = 0; i < nx; ++i)
@@ -283,9 +458,5 @@ int salta__sens_jump(salta__sens *sn, double tau, const salta__left_limit *lm, c
   if (salta__sens_fill_z(sn, tau, wp, S))
     return salta__fail(a->err, SALTA_ESOLVER, "model '%s': g_z is singular after the events at t = %.17g",
                        d->name, tau);
-  if (out->outputs) {
-    d->h.eval(tau, wp, wp + nx, a->p, out->y_plus);
-    output_along(sn, tau, wp, S, sn->xdot_p, sn->zdot_p, out->tau_p, out->dy_plus);
-  }
-  return SALTA_OK;
+  return group_outputs(sn, tau, wp, S, out);
 }

@@ -7,7 +7,9 @@
 **            on the rows a member resets (its own r and tau_p), and
 **   s_x+   = s_x + (x'- - x'+) tau_p(first member) on the others,
 **   s_z+   = -g_z^-1 (g_x s_x+ + g_p),
-** the composite reset's jump: every member reads the left limit.
+** the composite reset's jump: every member reads the left limit. When a
+** direction moves the members apart (their tau_p differ), the members
+** are composed in sequence, each with the flows between them.
 */
 #ifndef SALTA_SENS_H
 #define SALTA_SENS_H
@@ -26,6 +28,12 @@ typedef struct salta__sens {
   double *rp_col;           /* nx: a member's r_p column of one direction */
   double *S_minus;          /* n x ns: S at the left limit, during a jump */
   double *moved;            /* n: a column moved along the flow, for outputs at an event */
+  /* a group a direction splits: members composed in sequence */
+  double *seq_w[2], *seq_flow[2];   /* n each: the states between members, their flows */
+  double *seq_S;            /* n x ns: the composition in the other order */
+  double *seq_tau;          /* ne x ns: its members' tau_p */
+  double *seq_rows;         /* nx: a member's reset rows of one column */
+  int *seq_events;          /* ne: the members fired so far, in order */
 } salta__sens;
 
 /* An event group's left limit as the events module saw it: the state, the

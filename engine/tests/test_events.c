@@ -154,7 +154,7 @@ static void dip_inside_a_step(void) {
   CHECK(salta__events_locate(&b.ev, &b.ip, 0, 0, 1.2, &tau) == 1);
   CHECK(b.ev.fire[0] == 0);
   check_crossing(&b, 0, tau, 0.5 - sqrt(d / a));
-  CHECK(b.ev.probes <= 25);   /* 4 samples, the vertex, the refinement, the group */
+  CHECK(b.ev.probes <= 32);   /* 4 samples, 2 rates, a split, the vertex, the refinement, the group */
   teardown(&b);
 }
 

@@ -1,0 +1,475 @@
+/*
+** locate.c -- crossing location on an integrator's interpolant: each
+** step's guards are sampled until no crossing can hide between samples,
+** guards are armed along the step, and the earliest crossing is refined to
+** a few ulps (see events.h).
+**
+** The resolution bound: within a step every guard is sampled until,
+** between consecutive samples a and b (w = b - a apart), min(|e(a)|,
+** |e(b)|) > K w^2 / 8 when both values lie on one side of zero, and
+** |e(b) - e(a)| > K w^2 when they lie on either side, where K is twice the
+** largest change of the guard's rate per unit time seen in the step (its
+** rates at the step's ends, its mean rates between samples), and at least
+** its largest rate squared over its largest value (the curvature of a
+** sinusoid, or twice that of a body in free flight). A guard whose
+** curvature stays below K cannot reach zero unseen in the first case (its
+** chord sags by K w^2 / 8 at most), nor cross zero more than once in the
+** second (its rate keeps one sign). A guard that bends faster than K allows
+** while matching every sample is not seen; nor is an interval halved more
+** than MAX_SPLITS times, or below the time tolerance.
+*/
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "errors.h"
+#include "events.h"
+#include "tol.h"
+
+/* The base samples of a step, at fractions of it that no period a user
+** writes divides (a schedule of 1 s against steps of 4 s). */
+static const double FRACTION[SALTA__SAMPLES + 1] = {0, 0.2113248654051871, 0.4512431844, 0.7071067811865476, 1};
+
+#define MAX_SPLITS 16     /* an interval is halved at most this often */
+#define MAX_PROBES 64     /* extra probes of one guard in one step */
+#define RATE_STEP (1.0 / 64)   /* the end rates: differences over this fraction of the step */
+
+/* ---- probes -------------------------------------------------------------------- */
+
+static void note_bad(salta__events *ev, int j, double t, double v) {
+  if (ev->bad_guard >= 0) return;
+  ev->bad_guard = j, ev->bad_t = t, ev->bad_v = v;
+}
+
+static int bad_guard_error(salta__events *ev) {
+  const salta_model_def *d = ev->d;
+  return salta__fail(ev->dae->err, SALTA_ESOLVER, "model '%s': the guard of event '%s' is %g at t = %.17g",
+                     d->name, d->e_names[ev->bad_guard], ev->bad_v, ev->bad_t);
+}
+
+/* The state at t for guards that read z: z solved from g (from the
+** interpolated value, kept if Newton fails), so that event times are those
+** of the consistent trajectory. */
+static int state_at(salta__events *ev, const salta__interp *ip, double t, int reads_z) {
+  salta__dae *a = ev->dae;
+  double *w = ev->w_probe;
+  int st;
+  if ((st = ip->at(ip->ctx, t, w, NULL, 0))) return st;
+  if (reads_z && !ip->exact_z) {
+    memcpy(ev->z_polish, w + a->nx, sizeof(double) * (size_t)a->nz);
+    if (salta__dae_solve_z(a, t, w, ev->z_polish, NULL) == 0)
+      memcpy(w + a->nx, ev->z_polish, sizeof(double) * (size_t)a->nz);
+  }
+  return SALTA_OK;
+}
+
+/* Every guard at t on the interpolant, into out. */
+static int probe_all(salta__events *ev, const salta__interp *ip, double t, double *out) {
+  const salta__dae *a = ev->dae;
+  double *w = ev->w_probe;
+  int j, st;
+  if ((st = state_at(ev, ip, t, ev->d->e.d[SALTA_WRT_Z].nnz > 0))) return st;
+  ev->d->e.eval(t, w, w + a->nx, a->p, out);
+  ev->probes++;
+  if (!salta__all_finite(out, (size_t)ev->ne))
+    for (j = 0; j < ev->ne; ++j)
+      if (!isfinite(out[j])) note_bad(ev, j, t, out[j]);
+  return SALTA_OK;
+}
+
+/* Guard j alone at t: its states interpolated and its own kernel, where the
+** model has them. */
+static int probe_one(salta__events *ev, const salta__interp *ip, int j, double t, double *e) {
+  const salta__dae *a = ev->dae;
+  const salta_model_def *d = ev->d;
+  double *w = ev->w_probe;
+  int st;
+  if (a->nz == 0) st = ip->at(ip->ctx, t, w, ev->cols + ev->col_ptr[j], ev->col_ptr[j + 1] - ev->col_ptr[j]);
+  else st = state_at(ev, ip, t, a->guard_row_ptr[SALTA_WRT_Z][j + 1] > a->guard_row_ptr[SALTA_WRT_Z][j]);
+  if (st) return st;
+  if (d->e_one) {
+    *e = d->e_one(j, t, w, w + a->nx, a->p);
+  } else {
+    d->e.eval(t, w, w + a->nx, a->p, ev->g_probe);
+    *e = ev->g_probe[j];
+  }
+  ev->probes++;
+  if (!isfinite(*e)) note_bad(ev, j, t, *e);
+  return SALTA_OK;
+}
+
+/* ---- refinement ---------------------------------------------------------------- */
+
+/* The first time in (lo, hi] where guard j is on its firing side, given it
+** is not at lo (value elo) and is at hi (value ehi): regula falsi with the
+** Illinois modification, its trial points kept half a tolerance inside the
+** bracket so that it closes from both sides, down to the time tolerance.
+** Returns the side past the crossing. */
+static int first_crossing(salta__events *ev, const salta__interp *ip, salta__bracket *b);
+
+static int refine(salta__events *ev, const salta__interp *ip, salta__bracket b, double *t_cross) {
+  int side = 0, it, j = b.guard, st;
+  if ((st = first_crossing(ev, ip, &b))) return st;
+  for (it = 0; it < 200; ++it) {
+    double tol = salta__time_tol(b.hi), tm, e;
+    if (b.hi - b.lo <= tol) break;
+    tm = b.ehi != b.elo ? b.hi - b.ehi * (b.hi - b.lo) / (b.ehi - b.elo) : 0.5 * (b.lo + b.hi);
+    if (!(tm > b.lo + 0.5 * tol)) tm = b.lo + 0.5 * tol;
+    if (!(tm < b.hi - 0.5 * tol)) tm = b.hi - 0.5 * tol;
+    if ((st = probe_one(ev, ip, j, tm, &e))) return st;
+    if (ev->bad_guard >= 0) break;
+    if (salta__on_firing_side(ev, j, e)) {
+      b.hi = tm, b.ehi = e;
+      if (side == 1) b.elo *= 0.5;
+      side = 1;
+    } else {
+      b.lo = tm, b.elo = e;
+      if (side == -1) b.ehi *= 0.5;
+      side = -1;
+    }
+  }
+  *t_cross = b.hi;
+  return SALTA_OK;
+}
+
+/* ---- sampling -------------------------------------------------------------------- */
+
+/* The base samples (rows of ev->samples; the first known when the step
+** starts where the last one ended) and each guard's rate at both ends of
+** the step (the start's carried over from the last step when it ended
+** here), from differences along the interpolant. */
+static int sample_step(salta__events *ev, const salta__interp *ip, double t_start, double t_from, double t_end,
+                       double *ts) {
+  const int ne = ev->ne;
+  double eps = RATE_STEP * (t_end - t_from), *last = ev->samples + (size_t)SALTA__SAMPLES * ne;
+  int i, j, st;
+  for (i = 0; i <= SALTA__SAMPLES; ++i) {
+    double *row = ev->samples + (size_t)i * ne;
+    ts[i] = i == SALTA__SAMPLES ? t_end : t_from + (t_end - t_from) * FRACTION[i];
+    if (i == 0 && t_from == t_start) {
+      memcpy(row, ev->g_start, sizeof(double) * (size_t)ne);
+      continue;
+    }
+    if ((st = probe_all(ev, ip, ts[i], row))) return st;
+  }
+  if (!ev->rate0_valid || t_from != t_start) {   /* the run's first step */
+    if ((st = probe_all(ev, ip, t_from + eps, ev->g_probe))) return st;
+    for (j = 0; j < ne; ++j) ev->rate0[j] = (ev->g_probe[j] - ev->samples[j]) / eps;
+  }
+  if ((st = probe_all(ev, ip, t_end - eps, ev->g_probe))) return st;
+  for (j = 0; j < ne; ++j) ev->rate1[j] = (last[j] - ev->g_probe[j]) / eps;
+  return SALTA_OK;
+}
+
+#define MAXD(a, b) ((a) > (b) ? (a) : (b))   /* fmax is a libm call the loops cannot vectorise */
+#define MIND(a, b) ((a) < (b) ? (a) : (b))
+
+/* A guard quadratic in time along the step (bodies in free flight): the
+** parabola through samples 0, 2 and 4 predicts samples 1 and 3 to 1e-9 of
+** the guard's scale. Its range over the step is then known exactly, and
+** its quiet margin is its distance from zero when that range keeps one
+** side (else the chord bound's margin stands). Branch-free, so that the
+** loop over the guards vectorises. */
+static void quadratic_margin(salta__events *ev, const double *ts) {
+  const double *G = ev->samples;
+  const double h = ts[SALTA__SAMPLES] - ts[0], t2 = ts[2] - ts[0], u1 = ts[1] - ts[0], u3 = ts[3] - ts[0];
+  const double i2 = 1 / t2, i4 = 1 / (h - t2), ih = 1 / h;
+  const int ne = ev->ne;
+  const double *g0 = G, *g1 = G + ne, *g2 = G + 2 * (size_t)ne, *g3 = G + 3 * (size_t)ne, *g4 = G + 4 * (size_t)ne;
+  double *mg = ev->quiet_margin;
+  int j;
+  for (j = 0; j < ne; ++j) {
+    double d1 = (g2[j] - g0[j]) * i2, c2 = ((g4[j] - g2[j]) * i4 - d1) * ih, c1 = d1 - c2 * t2;
+    double e1 = g0[j] + u1 * (c1 + c2 * u1) - g1[j], e3 = g0[j] + u3 * (c1 + c2 * u3) - g3[j];
+    double scale = 1e-9 * MAXD(MAXD(fabs(g0[j]), fabs(g2[j])), fabs(g4[j]));
+    double tv = -0.5 * c1 / c2, pv = g0[j] + tv * (c1 + c2 * tv);
+    int inside = (tv > 0) & (tv < h), keeps;
+    double lo = MIND(g0[j], g4[j]), hi = MAXD(g0[j], g4[j]);
+    lo = inside ? MIND(lo, pv) : lo;
+    hi = inside ? MAXD(hi, pv) : hi;
+    keeps = (fabs(e1) <= scale) & (fabs(e3) <= scale) & (lo * hi > 0);
+    mg[j] = keeps ? MAXD(mg[j], MIND(fabs(lo), fabs(hi))) : mg[j];
+  }
+}
+
+/* Each guard's curvature bound K: twice the largest change of its rate per
+** unit time between the rates known along the step (at its ends, and each
+** interval's mean rate at its middle), and at least its largest rate
+** squared over its largest value. Then whether it is quiet: every base
+** interval lies on one side of zero by more than the chord's sag K w^2 / 8,
+** so that no crossing hides in the step. Loops over the guards without
+** calls or branches, so that they vectorise. */
+static void mark_quiet(salta__events *ev, const double *ts) {
+  enum { S = SALTA__SAMPLES };
+  const double *G = ev->samples, *r0 = ev->rate0, *r1 = ev->rate1;
+  double *K = ev->kbound, *mg = ev->quiet_margin, *prev = ev->scratch, *rmax = prev + ev->ne, *vmax = rmax + ev->ne;
+  double iw[S], sag[S], idt[S + 1], pt[S + 2];
+  const int ne = ev->ne;
+  int i, j;
+  pt[0] = ts[0], pt[S + 1] = ts[S];
+  for (i = 0; i < S; ++i) {
+    double w = ts[i + 1] - ts[i];
+    iw[i] = 1 / w, sag[i] = 0.125 * w * w, pt[i + 1] = ts[i] + 0.5 * w;
+  }
+  for (i = 0; i <= S; ++i) idt[i] = 2 / (pt[i + 1] - pt[i]);
+  for (j = 0; j < ne; ++j) {
+    K[j] = 0;
+    prev[j] = r0[j];
+    mg[j] = INFINITY;
+    rmax[j] = MAXD(fabs(r0[j]), fabs(r1[j]));
+    vmax[j] = fabs(G[j]);
+  }
+  for (i = 0; i < S; ++i) {
+    const double *ga = G + (size_t)i * ne, *gb = ga + ne;
+    const double c = iw[i], d = idt[i];
+    for (j = 0; j < ne; ++j) {
+      double r = (gb[j] - ga[j]) * c;
+      K[j] = MAXD(K[j], fabs(r - prev[j]) * d);
+      rmax[j] = MAXD(rmax[j], fabs(r));
+      vmax[j] = MAXD(vmax[j], fabs(gb[j]));
+      prev[j] = r;
+    }
+  }
+  for (j = 0; j < ne; ++j) {   /* with an oscillation the rates alias */
+    double k = MAXD(K[j], fabs(r1[j] - prev[j]) * idt[S]), osc = rmax[j] * rmax[j] / MAXD(vmax[j], DBL_MIN);
+    K[j] = MAXD(k, osc);
+  }
+  for (i = 0; i < S; ++i) {
+    const double *ga = G + (size_t)i * ne, *gb = ga + ne, q = sag[i];
+    for (j = 0; j < ne; ++j) {
+      double c = ga[j] * gb[j] > 0 ? MIND(fabs(ga[j]), fabs(gb[j])) - K[j] * q : -1.0;
+      mg[j] = MIND(mg[j], c);
+    }
+  }
+  quadratic_margin(ev, ts);
+}
+
+/* ---- one guard along the step ------------------------------------------------------ */
+
+/* Whether guard j, not armed, becomes armed at (t, e): clear of its firing
+** side; clear of its band when a reset left it at zero; clear after the
+** instant it was turned around when it is leaving zero. */
+static int arms_at(const salta__events *ev, int j, double t, double e) {
+  if (ev->leaving[j]) return t > ev->leave_t[j] && salta__is_clear(ev, j, e);
+  if (ev->stuck[j]) return salta__is_clear_of_band(ev, j, e);
+  return salta__is_clear(ev, j, e);
+}
+
+typedef struct span { double a, ga, b, gb; int depth; } span;
+
+/* Whether a span may hide a change of side from a guard whose curvature
+** stays below K: across zero, when the rate could change sign (the mean
+** rate is under K w); on one side of zero, when none of these keeps it
+** there: the chord (its sag is K w^2 / 8 at most), or the guard's rate at
+** the step's end, or at its start for a guard a reset left at zero, and K
+** (it cannot turn back before that rate is spent: a guard leaving zero, or
+** nearing it). */
+static int unresolved(const salta__events *ev, int j, span s, double K, const double *ts) {
+  double w = s.b - s.a, sg = s.ga > 0 ? 1 : -1;
+  if (s.ga * s.gb <= 0) return fabs(s.gb - s.ga) <= K * w * w;
+  if (fmin(fabs(s.ga), fabs(s.gb)) > 0.125 * K * w * w) return 0;
+  if (s.a == ts[0] && fabs(s.ga) <= ev->band[j] && sg * ev->rate0[j] * w - 0.5 * K * w * w > 0) return 0;
+  if (s.b == ts[SALTA__SAMPLES] && fabs(s.gb) - sg * ev->rate1[j] * w - 0.5 * K * w * w > 0) return 0;
+  return 1;
+}
+
+/* Whether the parabola through the ends of s and its midpoint (m, gm),
+** all on one side of zero, has its vertex inside s on the other side: the
+** vertex time in *tv (exact for guards quadratic in time, such as two
+** bodies in free flight grazing past each other). */
+static int dip_at(span s, double m, double gm, double *tv) {
+  double qa = 0.5 * (s.gb - 2 * gm + s.ga), qb = 0.5 * (s.gb - s.ga), u;
+  if (!(s.ga * gm > 0 && gm * s.gb > 0) || qa * s.ga >= 0) return 0;
+  u = -qb / (2 * qa);
+  if (!(fabs(u) < 1) || (gm + qb * u + qa * u * u) * s.ga > 0) return 0;
+  *tv = m + u * (s.b - m);
+  return *tv > s.a && *tv < s.b;
+}
+
+/* The curvature a split of s at m shows: the change between the mean
+** rates of its halves. */
+static double split_curvature(span s, double m, double gm) {
+  double h = m - s.a;
+  return 2 * fabs((s.gb - gm) / (s.b - m) - (gm - s.ga) / h) / (0.5 * (s.b - s.a));
+}
+
+/* Guard j along the step: the base intervals in turn, each halved while
+** the guard could change sides inside it unseen (the resolution bound
+** above). Arms the guard where it is first clear (ev->arm_t[j]) and finds
+** its earliest crossing after that (*found, b). */
+static int scan_guard(salta__events *ev, const salta__interp *ip, int j, const double *ts, salta__bracket *b,
+                      int *found) {
+  const double *G = ev->samples;
+  const int ne = ev->ne;
+  span stack[3 * MAX_SPLITS + 3];
+  double K = ev->kbound[j];
+  int armed = ev->armed[j] && !ev->leaving[j], i, probes = 0, st;
+  *found = 0;
+  ev->arm_t[j] = armed ? ts[0] : INFINITY;
+  if (!armed && arms_at(ev, j, ts[0], G[j])) armed = 1, ev->arm_t[j] = ts[0];
+  for (i = 0; i < SALTA__SAMPLES; ++i) {
+    int top = 0;
+    stack[top++] = (span){ts[i], G[(size_t)i * ne + j], ts[i + 1], G[(size_t)(i + 1) * ne + j], 0};
+    while (top > 0) {
+      span s = stack[--top];
+      if (!(armed && s.ga * s.gb <= 0) && unresolved(ev, j, s, K, ts) && s.depth < MAX_SPLITS && probes < MAX_PROBES &&
+          s.b - s.a > 4 * salta__time_tol(s.b)) {
+        double m = 0.5 * (s.a + s.b), gm, tv, gv;
+        if ((st = probe_one(ev, ip, j, m, &gm))) return st;
+        if (ev->bad_guard >= 0) return SALTA_OK;
+        ++probes;
+        K = fmax(K, split_curvature(s, m, gm));
+        if (dip_at(s, m, gm, &tv)) {   /* the parabola through the three dips across zero */
+          if ((st = probe_one(ev, ip, j, tv, &gv))) return st;
+          ++probes;
+          if (gv * s.ga <= 0) {
+            double lo = fmin(tv, m), hi = fmax(tv, m), glo = tv < m ? gv : gm, ghi = tv < m ? gm : gv;
+            stack[top++] = (span){hi, ghi, s.b, s.gb, s.depth + 1};
+            stack[top++] = (span){lo, glo, hi, ghi, s.depth + 1};
+            stack[top++] = (span){s.a, s.ga, lo, glo, s.depth + 1};
+            continue;
+          }
+        }
+        stack[top++] = (span){m, gm, s.b, s.gb, s.depth + 1};
+        stack[top++] = (span){s.a, s.ga, m, gm, s.depth + 1};
+        continue;
+      }
+      if (armed && salta__on_firing_side(ev, j, s.gb)) {
+        b->guard = j, b->refined = 0;
+        b->lo = s.a, b->elo = s.ga, b->hi = s.b, b->ehi = s.gb;
+        *found = 1;
+        return SALTA_OK;
+      }
+      if (!armed && arms_at(ev, j, s.b, s.gb)) armed = 1, ev->arm_t[j] = s.b;
+    }
+  }
+  return SALTA_OK;
+}
+
+/* Narrows guard j's bracket to its first crossing: a span across zero is
+** halved while its rate could change sign in it (three crossings could
+** hide there), and a span on the clear side while it could dip across
+** unseen (the resolution bound above, with the step's K). */
+static int first_crossing(salta__events *ev, const salta__interp *ip, salta__bracket *b) {
+  span stack[2 * MAX_SPLITS + 2];
+  const int j = b->guard;
+  const double K = ev->kbound[j];
+  int top = 0, probes = 0, st;
+  stack[top++] = (span){b->lo, b->elo, b->hi, b->ehi, 0};
+  while (top > 0) {
+    span s = stack[--top];
+    double w = s.b - s.a, m, gm;
+    int across = salta__on_firing_side(ev, j, s.gb) && !salta__on_firing_side(ev, j, s.ga);
+    if (!across && salta__on_firing_side(ev, j, s.ga)) continue;   /* past the first crossing */
+    if ((across ? fabs(s.gb - s.ga) > K * w * w : fmin(fabs(s.ga), fabs(s.gb)) > 0.125 * K * w * w) ||
+        s.depth >= MAX_SPLITS || probes >= MAX_PROBES || w <= 4 * salta__time_tol(s.b)) {
+      if (!across) continue;
+      b->lo = s.a, b->elo = s.ga, b->hi = s.b, b->ehi = s.gb;
+      return SALTA_OK;
+    }
+    m = 0.5 * (s.a + s.b);
+    if ((st = probe_one(ev, ip, j, m, &gm))) return st;
+    if (ev->bad_guard >= 0) return SALTA_OK;
+    ++probes;
+    stack[top++] = (span){m, gm, s.b, s.gb, s.depth + 1};
+    stack[top++] = (span){s.a, s.ga, m, gm, s.depth + 1};
+  }
+  return SALTA_OK;   /* every piece resolved or cut off: the bracket stands */
+}
+
+/* ---- the earliest group ---------------------------------------------------------- */
+
+/* A guard on its firing side at t whose value is within what its rate
+** moves in the time tolerance crossed with the earliest one. */
+static int simultaneous(const salta__bracket *b, double e, double t) {
+  double slope = (b->ehi - b->elo) / (b->hi - b->lo);
+  return fabs(e) <= 4 * fabs(slope) * salta__time_tol(t);
+}
+
+/* Sorts the brackets by the time they close, and refines the earliest; a
+** later bracket reaching past the best time costs one shared probe there,
+** and is refined (up to the best time) only when its guard is past zero
+** there: a guard that dipped and returned before would have closed its
+** bracket first. */
+static int earliest(salta__events *ev, const salta__interp *ip, int nb, double *best, int *winner) {
+  salta__bracket *br = ev->brackets;
+  int k, st, changed;
+  for (k = 1; k < nb; ++k) {
+    salta__bracket b = br[k];
+    int q = k;
+    while (q > 0 && br[q - 1].hi > b.hi) br[q] = br[q - 1], --q;
+    br[q] = b;
+  }
+  if ((st = refine(ev, ip, br[0], best))) return st;
+  *winner = br[0].guard;
+  br[0].refined = 1;
+  do {
+    changed = 0;
+    if ((st = probe_all(ev, ip, *best, ev->g_probe))) return st;
+    if (ev->bad_guard >= 0) return bad_guard_error(ev);
+    for (k = 1; k < nb; ++k) {
+      double e = ev->g_probe[br[k].guard], t_k;
+      if (br[k].refined || !(br[k].lo < *best)) continue;
+      if (br[k].hi > *best) {
+        if (!salta__on_firing_side(ev, br[k].guard, e) || simultaneous(&br[k], e, *best)) continue;
+        br[k].hi = *best, br[k].ehi = e;
+      }
+      if ((st = refine(ev, ip, br[k], &t_k))) return st;
+      if (ev->bad_guard >= 0) return bad_guard_error(ev);
+      br[k].refined = 1;
+      if (t_k < *best) *best = t_k, *winner = br[k].guard, changed = 1;
+    }
+  } while (changed);
+  return SALTA_OK;
+}
+
+/* The arming guards gained along the step up to t. */
+static void arm_until(salta__events *ev, double t) {
+  int j;
+  for (j = 0; j < ev->ne; ++j)
+    if (ev->arm_t[j] <= t) ev->armed[j] = 1, ev->stuck[j] = 0, ev->leaving[j] = 0;
+}
+
+int salta__events_locate(salta__events *ev, const salta__interp *ip, double t_start, double t_from,
+                         double t_end, double *tau) {
+  const int ne = ev->ne;
+  double ts[SALTA__SAMPLES + 1], best;
+  int nb = 0, j, st, winner;
+  ev->nfire = 0;
+  if (ne == 0) return 0;
+  if (!(t_end > t_from)) {
+    memcpy(ev->g_probe, ev->g_start, sizeof(double) * (size_t)ne);
+    for (j = 0; j < ne; ++j) ev->arm_t[j] = INFINITY;
+    return 0;
+  }
+  ev->bad_guard = -1;
+  if ((st = sample_step(ev, ip, t_start, t_from, t_end, ts))) return st;
+  if (ev->bad_guard >= 0) return bad_guard_error(ev);
+  mark_quiet(ev, ts);
+  for (j = 0; j < ne; ++j) {
+    int found = 0, armed = ev->armed[j] && !ev->leaving[j];
+    ev->crossing[j] = 0;
+    if (ev->quiet_margin[j] > 0 && (armed ? !salta__on_firing_side(ev, j, ev->samples[j])
+                                          : !arms_at(ev, j, ts[0], ev->samples[j]))) {
+      ev->arm_t[j] = armed ? ts[0] : INFINITY;
+      continue;
+    }
+    if ((st = scan_guard(ev, ip, j, ts, &ev->brackets[nb], &found))) return st;
+    if (found) ev->crossing[j] = 1, ++nb;
+  }
+  if (ev->bad_guard >= 0) return bad_guard_error(ev);
+  if (nb == 0) {
+    memcpy(ev->g_probe, ev->samples + (size_t)SALTA__SAMPLES * ne, sizeof(double) * (size_t)ne);
+    return 0;
+  }
+  if ((st = earliest(ev, ip, nb, &best, &winner))) return st;
+  /* the group: every guard armed before the instant and past zero at it;
+  ** one armed at the instant only with a crossing of its own */
+  for (j = 0; j < ne; ++j)
+    if ((ev->arm_t[j] < best && salta__on_firing_side(ev, j, ev->g_probe[j])) || j == winner ||
+        (ev->crossing[j] && ev->arm_t[j] <= best && salta__on_firing_side(ev, j, ev->g_probe[j])))
+      ev->fire[ev->nfire++] = j;
+  arm_until(ev, best);
+  *tau = best;
+  return ev->nfire;
+}
