@@ -102,8 +102,12 @@ typedef struct salta_model_def {
   const int *x_mode;           /* nx: for the mode of an if-expression (a
                                   state f keeps constant), the event whose
                                   guard sets it at the start (1 where the
-                                  guard is < 0, else 0); -1 for other
-                                  states; NULL: no modes */
+                                  guard is < 0, else 0); for an input's
+                                  piece index with events up j and down
+                                  j + 1, -2 - j (at the start on its down
+                                  breakpoint heading down, it takes the
+                                  piece before); -1 for other states;
+                                  NULL: no modes */
   /* The structure of g = 0 (salta's structural compiler): row i of g
   ** solves algebraic i. The engine solves segment 0 of the explicit
   ** algebraics (z_assign), then the blocks of stage 0 by Newton, each on

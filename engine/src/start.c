@@ -64,8 +64,22 @@ int salta__start_chain(const salta_model_def *d, double t0, const double *p, con
 
 /* A mode whose guard is at zero at the start takes the side its guard is
 ** heading to (a comparison of two values that start equal, such as a
-** diode's voltages, holds or not from the first instant on). */
+** diode's voltages, holds or not from the first instant on). An input's
+** piece index starts on the piece holding its argument (right-continuous);
+** where the argument starts on a breakpoint heading down, on the piece
+** before. */
 #define MODE_AT_ZERO 1e-12
+
+/* A piece index's down event (x_mode -2 - j: up event j, down event
+** j + 1), or -1. */
+static int piece_down(const salta_model_def *d, int i) {
+  return d->x_mode[i] < -1 ? -1 - d->x_mode[i] : -1;
+}
+
+/* The guard that decides state i at the start, or -1. */
+static int deciding(const salta_model_def *d, int i) {
+  return d->x_mode[i] >= 0 ? d->x_mode[i] : piece_down(d, i);
+}
 
 int salta__start_modes(salta__dae *a, double t0, double *w) {
   const salta_model_def *d = a->d;
@@ -79,14 +93,18 @@ int salta__start_modes(salta__dae *a, double t0, double *w) {
     changed = 0;
     d->e.eval(t0, w, w + a->nx, a->p, g);
     for (i = 0; i < a->nx; ++i)
-      if (d->x_mode[i] >= 0 && fabs(g[d->x_mode[i]]) <= MODE_AT_ZERO) heading = 1;
+      if (deciding(d, i) >= 0 && fabs(g[deciding(d, i)]) <= MODE_AT_ZERO) heading = 1;
     if (heading && salta__dae_flow(a, t0, w, flow, flow + a->nx) == 0)
       salta__dae_guard_rates(a, t0, w, flow, flow + a->nx, NULL, 0, rate, rscale, NULL);
     else
       heading = 0;
     for (i = 0; i < a->nx; ++i) {
-      int j = d->x_mode[i];
+      int j = d->x_mode[i], jd = piece_down(d, i);
       double v, e;
+      if (jd >= 0) {
+        if (heading && fabs(g[jd]) <= MODE_AT_ZERO && rate[jd] < 0) w[i] -= 1, changed = 1;
+        continue;
+      }
       if (j < 0) continue;
       e = g[j];
       if (heading && fabs(e) <= MODE_AT_ZERO) e = rate[j];

@@ -50,15 +50,20 @@ function M.noevent(c)
 end
 
 -- The model being traced: where f and g create hidden states (the modes
--- of if-expressions, the values of step inputs); nil outside f and g,
--- where conditions need no event.
+-- of if-expressions; f, g, h and guards the piece indices of input
+-- tables); nil outside, where conditions need no event.
 local active
 
 -- begin(model_name, first_index): the hidden states created until finish()
--- are states first_index, first_index + 1, ...
+-- are states first_index, first_index + 1, ...; if-expressions are
+-- zero-crossings until modes_off().
 function M.begin(model_name, first_index)
-  active = { name = model_name, next = first_index, hidden = {}, by_key = {} }
+  active = { name = model_name, next = first_index, hidden = {}, by_key = {}, modes = true }
 end
+
+-- After f and g: conditions are chosen where evaluated (h, guards), while
+-- input reads still create hidden states.
+function M.modes_off() active.modes = false end
 
 -- finish(): the hidden states created, in order: { name, var, kind, ... }.
 function M.finish()
@@ -99,7 +104,7 @@ function M.ifelse(c, a, b)
     error(("salta.ifelse: the condition must be a comparison (salta.lt, salta.ge, ...), a discrete 0/1 value "
       .. "or a boolean, got %s"):format(type(c)), 2)
   end
-  if c.event and active then
+  if c.event and active and active.modes then
     local m = mode_of(c.g)
     return m * a + (1 - m) * b
   end

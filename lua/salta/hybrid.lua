@@ -1,17 +1,18 @@
 -- salta.hybrid: what a model description gains from its hidden states and
 -- events, shared by the model DSL (salta.dae) and the spec importer: the
--- modes of if-expressions and the held values of step inputs (states f
--- keeps constant), the events that switch them, and the breakpoint events
--- and range checks of input tables.
+-- modes of if-expressions and the piece indices of input tables (states f
+-- keeps constant), the events that switch them, and the range checks of
+-- input tables.
 
 local expr = require("salta.expr")
+local piece = require("salta.piece")
 
 local M = {}
 
 -- add_hidden_states(d, hidden): the hidden states cond.finish() returned,
 -- appended to d's states (constant under f; a mode starts as the engine
--- sets it, a held step input at the table's value at t0, a start
--- expression the engine evaluates at t0). Sets d.modes and d.hidden.
+-- sets it, a piece index at the piece holding its argument at t0, the
+-- states it reads at their start values). Sets d.modes and d.hidden.
 function M.add_hidden_states(d, hidden)
   local xn, x0, xv = d.x_names, d.x_start, d.vars.x
   local held = false
@@ -22,11 +23,19 @@ function M.add_hidden_states(d, hidden)
   end
   if held then
     d.start = d.start or {}
-    for i = 1, #xn do d.start[i] = d.start[i] or expr.const(x0[i]) end
+    local at_start = {}
+    for i = 1, #xn do
+      d.start[i] = d.start[i] or expr.const(x0[i])
+      at_start[xv[i]] = d.start[i]
+    end
+    local nominal = { [d.vars.t] = 0.0 }
+    for i, v in ipairs(d.vars.p) do nominal[v] = d.p_nominal[i] end
     for _, h in ipairs(hidden) do
       if h.kind == "input" then
-        d.start[h.index] = h.value
-        x0[h.index] = h.nominal
+        local s = expr.subst(h.value, at_start)
+        d.start[h.index], at_start[h.var] = s, s
+        local ok, v = pcall(expr.eval, s, nominal)
+        x0[h.index] = ok and v == v and v or 0.0
       elseif h.kind == "mode" then
         d.start[h.index] = expr.ZERO
       end
@@ -40,39 +49,38 @@ function M.add_hidden_states(d, hidden)
   d.x_mode = d.x_mode or {}
 end
 
--- A table read in f or g at an argument that moves with t: each
--- breakpoint is an event without a reset (hidden from the trajectory's
--- event list), so that no step crosses a kink or a jump.
-local function input_events(d, uses, T, seen)
-  local done = {}
-  for _, u in ipairs(uses) do
-    local key = u.table.hash .. ":" .. u.arg.id
-    if not done[key] and expr.deps(u.arg)[T] then
-      done[key] = true
-      for k, tk in ipairs(u.table:breakpoints()) do
-        local j, r = #d.e + 1, {}
-        -- a held input takes the piece after the breakpoint (point k + 1)
-        if u.held then
-          local piece = u.table:piece(k + 1)
-          for q, h in ipairs(u.held) do r[h.index] = expr.const(piece[q]) end
-        end
-        local en = ("input %s breakpoint %d"):format(u.name, k)
+-- A piece index's events (salta.piece): up, and down where its argument
+-- may decrease, input breakpoints hidden from the trajectory's event list.
+-- d.e_input[j] names the input and the direction; a piece index with a
+-- down event is marked in x_mode (-(up event)) for the engine to start it
+-- on the side its argument heads to.
+local function input_events(d, seen)
+  d.e_input = d.e_input or {}
+  for _, h in ipairs(d.hidden) do
+    if h.kind == "input" then
+      local u = h.use
+      local shown = expr.show(u.arg)
+      if (utf8.len(shown) or 0) > 40 then shown = shown:sub(1, utf8.offset(shown, 38) - 1) .. "..." end
+      for q, ev in ipairs(piece.events(u.table, h.var, u.arg, h.follow, h.down)) do
+        local j = #d.e + 1
+        local en = ("input %s(%s) %s"):format(u.name, shown, q == 1 and "next piece" or "previous piece")
         while seen[en] do en = en .. "'" end
         seen[en] = true
-        d.e_names[j], d.e_dir[j], d.e[j], d.r[j], d.e_terminal[j] = en, 1, u.arg - tk, r, false
+        d.e_names[j], d.e_dir[j], d.e[j], d.r[j], d.e_terminal[j] = en, ev[2], ev[1], { [h.index] = ev[3] }, false
         d.e_hidden[j], d.e_breakpoint[j] = true, true
+        d.e_input[j] = { read = h, input = u.name, direction = ev[2] }
+        if q == 2 then d.x_mode[h.index] = -(j - 1) end
       end
     end
   end
 end
 
--- add_hidden_events(d, name, uses_fg, T, seen): after the model's own
--- events (seen: their names), the events of its modes and input tables.
--- An if-expression's mode becomes 1 where the compared difference goes
--- below zero and 0 where it goes above (two one-sided events, so that one
--- left at zero by its own switch is armed again as the difference moves
--- away).
-function M.add_hidden_events(d, name, uses_fg, T, seen)
+-- add_hidden_events(d, name, seen): after the model's own events (seen:
+-- their names), the events of its modes and input tables. An
+-- if-expression's mode becomes 1 where the compared difference goes below
+-- zero and 0 where it goes above (two one-sided events, so that one left
+-- at zero by its own switch is armed again as the difference moves away).
+function M.add_hidden_events(d, name, seen)
   d.e_terminal, d.e_hidden, d.e_breakpoint = d.e_terminal or {}, d.e_hidden or {}, d.e_breakpoint or {}
   for k, m in ipairs(d.modes) do
     local i = m.index
@@ -86,29 +94,108 @@ function M.add_hidden_events(d, name, uses_fg, T, seen)
       if side[3] == 1 then d.x_mode[i] = j end
     end
   end
-  input_events(d, uses_fg, T, seen)
+  input_events(d, seen)
 end
 
--- input_tables(uses_fg, uses_other, T): the tables a model reads (for
--- their C source), and the range checks of its reads: an argument t +
--- shift(p), or one of the parameters alone.
-function M.input_tables(uses_fg, uses_other, T)
-  local tables, seen, checks = {}, {}, {}
-  for _, list in ipairs({ uses_fg, uses_other }) do
+-- input_tables(uses_held, uses_other, T): the tables a model reads (for
+-- their C source), and the range checks of its reads: an argument of the
+-- parameters alone ("fixed"), affine in t ("affine": its ends on [t0,
+-- tf]), or any other followed by a piece index ("start": at t0, its
+-- events check the rest).
+function M.input_tables(uses_held, uses_other, T)
+  local tables, seen, checks, checked = {}, {}, {}, {}
+  for _, list in ipairs({ uses_held, uses_other }) do
     for _, u in ipairs(list) do
       if not seen[u.table.hash] then
         seen[u.table.hash] = true
         tables[#tables + 1] = u.table
       end
-      local dt = expr.diff(u.arg, T)
-      if dt.op == "const" and dt.value == 1 then
-        checks[#checks + 1] = { name = u.name, table = u.table, arg = u.arg, shift = expr.subst(u.arg, { [T] = expr.ZERO }) }
-      elseif not expr.deps(u.arg)[T] then
-        checks[#checks + 1] = { name = u.name, table = u.table, arg = u.arg, fixed = u.arg }
+      local key = u.table.hash .. ":" .. u.arg.id
+      local deps, how = expr.deps(u.arg), nil
+      local state = false
+      for v in pairs(deps) do state = state or v.kind == "x" or v.kind == "z" end
+      if not state and not deps[T] then how = "fixed"
+      elseif not state and not expr.deps(expr.diff(u.arg, T))[T] then how = "affine"
+      elseif u.held then how = "start" end
+      if how and not checked[key] then
+        checked[key] = true
+        checks[#checks + 1] = { name = u.name, table = u.table, arg = u.arg, how = how, T = T }
       end
     end
   end
   return tables, checks
+end
+
+-- The values of expressions at (t, x, p): x by its variables, or by
+-- name for variables the structural compiler renumbered.
+local function env_at(d, t, x, p)
+  local env, index = { [d.vars.t] = t }, {}
+  for i, v in ipairs(d.vars.p) do env[v] = p[i] end
+  for i, v in ipairs(d.vars.x) do env[v], index[v.name] = x[i], i end
+  return setmetatable(env, { __index = function(_, v)
+    return type(v) == "table" and v.kind == "x" and x[index[v.name]] or nil
+  end })
+end
+
+-- The model's own start state at (t0, p).
+local function default_start(d, t0, p)
+  local x, env = {}, env_at(d, t0, {}, p)
+  for i = 1, #d.x_names do x[i] = d.start and expr.eval(d.start[i], env) or d.x_start[i] end
+  return x
+end
+
+-- The range check c at (t0, tf, env): nil, or the message.
+local function check_range(c, t0, tf, env)
+  local lo, hi = c.table.t[1], c.table.t[#c.table.t]
+  local a, at = expr.eval(c.arg, env), t0
+  if c.how == "affine" and a >= lo and a <= hi then
+    env[c.T] = tf
+    a, at = expr.eval(c.arg, env), tf
+    env[c.T] = t0
+  end
+  if a >= lo and a <= hi then return nil end
+  return ("input '%s' is read at %s = %.6g (at t = %.6g), outside its table [%.6g, %.6g]"):format(
+    c.name, expr.show(c.arg), a, at, lo, hi)
+end
+
+-- inputs_at_start(d, p, t0, tf, x): x (an explicit start state, or nil)
+-- with its piece indices set at (t0, p), and nil or a message naming an
+-- input read outside its table on [t0, tf].
+function M.inputs_at_start(d, p, t0, tf, x)
+  local checks = d.input_checks or {}
+  if #checks == 0 and not (x and d.hidden) then return x end
+  local xs = x or default_start(d, t0, p)
+  local env = env_at(d, t0, xs, p)
+  if x then
+    for _, h in ipairs(d.hidden or {}) do
+      if h.kind == "input" then
+        x[h.index] = expr.eval(h.value, env)
+        env[h.var] = x[h.index]
+      end
+    end
+  end
+  for _, c in ipairs(checks) do
+    local msg = check_range(c, t0, tf, env)
+    if msg then return x, msg end
+  end
+  return x
+end
+
+-- explain(d, msg): an engine error from a piece index set to NaN (its
+-- argument left the table, moving or moved by a reset) told as the input
+-- read outside its table.
+function M.explain(d, msg)
+  msg = tostring(msg)
+  for j, info in pairs(d.e_input or {}) do
+    local at = msg:find("the reset of event '" .. d.e_names[j] .. "' sets state", 1, true)
+    if at then
+      local tab, use = info.read.use.table, info.read.use
+      return ("model '%s': input '%s' is read at %s %s its table [%.6g, %.6g] at t = %s"):format(d.name,
+        use.name, expr.show(use.arg), info.direction > 0 and "beyond the end of" or "below the start of",
+        tab.t[1], tab.t[#tab.t], msg:match("at t = (%S+)", at) or "?")
+    end
+  end
+  return msg
 end
 
 return M

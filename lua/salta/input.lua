@@ -10,14 +10,17 @@
 -- "cubic" (a natural cubic spline, smooth to the second derivative). Read
 -- in an expression it becomes a unary function of the expression compiled
 -- to C with its derivatives, so a parameter in its argument or around it
--- gets exact sensitivities. In f or g, when the argument moves with t, a
--- linear or step table's breakpoints are events without a reset, so that
--- the integrator never steps across a kink or a jump. Outside the table
--- the value is NaN: simulate and lsq check the range first and name the
--- input.
+-- gets exact sensitivities. Read in f, g, h or a guard at an argument that
+-- moves, it follows its table piece by piece (salta.piece): the piece is
+-- a hidden state its breakpoints' events move, so the integrator never
+-- steps across a kink or a jump and n rows cost O(n). Outside the table
+-- the value is NaN: simulate and lsq check the range of arguments of t
+-- and the parameters first, the pieces' events that of the others, each
+-- naming the input.
 
 local expr = require("salta.expr")
 local cond = require("salta.cond")
+local piece = require("salta.piece")
 local options = require("salta.options")
 
 local M = {}
@@ -192,6 +195,7 @@ static int %s_seg(double s) {
     out[#out + 1] = ("static double %s_%d(double s) { const int k = %s_seg(s); if (k < 0) return NAN; %s }")
       :format(name, order, name, body)
   end
+  out[#out + 1] = piece.c_source(self)
   return table.concat(out, "\n")
 end
 
@@ -226,20 +230,12 @@ function Table:piece(k)
   return { v[k] - slope * t[k], slope, intercept = v[k] - slope * t[k], slope = slope }
 end
 
--- Breakpoints whose crossing is an event in f and g: interior points of a
--- linear table (its slope jumps), every point but the first of a step table.
-function Table:breakpoints()
-  local out = {}
-  if self.interp == "cubic" then return out end
-  local last = self.interp == "step" and #self.t or #self.t - 1
-  for i = 2, last do out[#out + 1] = self.t[i] end
-  return out
-end
-
 -- The proxy closures receive as their fifth argument: u.name(arg).
--- uses collects { name, table, arg } for every read (for the breakpoint
--- events and the range checks).
-function M.proxy(model_name, inputs, uses, time_var)
+-- uses collects { name, table, arg } for every read (for the range checks
+-- and the C source). With held (f, g, h, guards), a read whose argument
+-- moves follows its table by a piece index (salta.piece): use.held is
+-- the index's hidden state (follow and down: how it moves).
+function M.proxy(model_name, inputs, uses, time_var, held)
   local by_name = {}
   for n, tab in pairs(inputs or {}) do
     if type(n) ~= "string" then error(("model '%s': inputs are named by strings"):format(model_name), 0) end
@@ -252,23 +248,13 @@ function M.proxy(model_name, inputs, uses, time_var)
       if not expr.is_node(e) or not uses then return e end
       local use = { name = n, table = tab, arg = expr.lift(arg) }
       uses[#uses + 1] = use
-      if not (expr.deps(use.arg)[time_var] and cond.tracing()) or tab.interp == "cubic" then return e end
-      -- a step or linear table read along t in f or g: hidden states hold
-      -- the current piece (a step's value; a line's intercept and slope),
-      -- set by its breakpoints' events, so that no step of the integrator
-      -- sees a jump or a kink, and the jump of f is an event's
-      local key = tab.hash .. ":" .. use.arg.id
-      if tab.interp == "step" then
-        local var, rec = cond.hidden("input", key, { use = use, value = e, nominal = tab.v[1] })
-        use.held = { rec }
-        return var
-      end
-      local slope, c1 = expr.unary("salta_in_" .. tab.hash .. "_1", use.arg), tab:piece(1)
-      local v0, r0 = cond.hidden("input", key .. ":0", { use = use, value = e - slope * use.arg,
-        nominal = c1.intercept })
-      local v1, r1 = cond.hidden("input", key .. ":1", { use = use, value = slope, nominal = c1.slope })
-      use.held = { r0, r1 }
-      return v0 + v1 * use.arg
+      if not (held and cond.tracing()) then return e end
+      local kind, down = piece.kind(tab, use.arg, time_var, ("model '%s': input '%s'"):format(model_name, n))
+      if kind == "direct" then return e end
+      local k, rec = cond.hidden("input", tab.hash .. ":" .. use.arg.id,
+        { use = use, follow = kind, down = down, value = piece.start(tab, use.arg) })
+      use.held = rec
+      return piece.value(tab, k, use.arg)
     end
   end
   return setmetatable({}, {

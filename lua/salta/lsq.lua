@@ -168,7 +168,7 @@ function M.new(spec)
     local st = type(n) == "string" and n:match("^x0%.(.+)$")
     if st then
       self.dirs[k] = -(xidx[st] or fail("free '%s': no state '%s'", n, st))
-      if model.symbolic.start then
+      if model:start_follows_params() then
         fail("free '%s': the start values of model '%s' depend on the parameters; free those parameters "
           .. "instead, or give the start values as numbers", n, model.name)
       end
@@ -228,8 +228,7 @@ end
 -- the inputs checked over [t0, tf] and the held input pieces set at t0.
 function Loss:point(p)
   local P, X = self:full(p)
-  self.model:check_input_range(P, self.t0, self.tf, 0)
-  return P, self.model:held_inputs_at(X, P, self.t0)
+  return P, self.model:inputs_at_start(P, self.t0, self.tf, X, 0)
 end
 
 -- The value of free parameter k in the model (its nominal or start value).
@@ -243,7 +242,7 @@ local function call(self, p, what)
   local P, X = self:point(p)
   local res = table.pack(self.core:eval(P, X, what))
   -- the engine names model, element and time
-  if res[1] == nil then error(require("salta.structure").explain(self.model.structure, res[2]), 0) end
+  if res[1] == nil then error(self.model:explain(res[2]), 0) end
   return table.unpack(res, 1, res.n)
 end
 
@@ -291,7 +290,7 @@ function Loss:mesh_check(p, opts)
   if known ~= nil then return known == true, known ~= true and known or nil end
   local P, X = self:point(p)
   local discrete, why = self.core:eval_adjoint(P, X, mesh_arg(opts), false, false)
-  if discrete == nil then error(why, 0) end
+  if discrete == nil then error(self.model:explain(why), 0) end
   local exact = (self:value(p))
   if math.abs(discrete - exact) <= M.MESH_TOL * math.abs(exact) + 1e-300 then
     self.mesh_checked[mesh] = true
@@ -317,7 +316,7 @@ end
 local function call_adjoint(self, p, opts, want_grad)
   local P, X = self:point(p)
   local v, g = self.core:eval_adjoint(P, X, mesh_arg(opts), want_grad, opts.forward == "ida")
-  if v == nil then error(g, 0) end
+  if v == nil then error(self.model:explain(g), 0) end
   if not (self.mesh_checked and self.mesh_checked[opts.mesh]) then self:mesh_check(p, opts) end
   return v, g
 end

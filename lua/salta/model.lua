@@ -232,6 +232,88 @@ local function traced_g(d, spec, name, zn, T, X, Z, P, U)
   d.g = collect(name, "g", trace(name, "g", spec.g, T, X, Z, P, U), gn)
 end
 
+-- h traced into d.y_names and d.h (every state and algebraic without h;
+-- the hidden states come later).
+local function traced_h(d, spec, T, X, Z, P, U)
+  local name = d.name
+  if not spec.h then
+    d.y_names, d.h = {}, {}
+    local nv = #d.x_names
+    for i = 1, nv do d.y_names[i], d.h[i] = d.x_names[i], d.vars.x[i] end
+    for i, n in ipairs(d.z_names) do d.y_names[nv + i], d.h[nv + i] = n, d.vars.z[i] end
+    return
+  end
+  local res = trace(name, "h", spec.h, T, X, Z, P, U)
+  local yn = spec.outputs
+  if not yn then
+    yn = {}
+    if type(res) == "table" and #res == 0 then
+      for k in pairs(res) do yn[#yn + 1] = k end
+      table.sort(yn)
+    else
+      for i = 1, type(res) == "table" and #res or 0 do yn[i] = "y" .. i end
+    end
+  end
+  d.y_names, d.h = yn, collect(name, "h", res, yn)
+end
+
+-- The reset of event 'what' traced into r (the states it names, by index).
+local function traced_reset(d, what, fn, args, x_index)
+  local name, xn = d.name, d.x_names
+  local r = {}
+  if not fn then return r end
+  local res = trace(name, what .. " reset", fn, table.unpack(args))
+  if type(res) ~= "table" or expr.is_node(res) then
+    error(("model '%s', %s reset: must return {state = value, ...}, got %s"):format(name, what, type(res)), 0)
+  end
+  local named = {}
+  for k, v in pairs(res) do
+    local i = x_index[k] or (math.type(k) == "integer" and k >= 1 and k <= #xn and k)
+    named[#named + 1] = { i = i, k = tostring(k), v = v }
+  end
+  -- by state, not by pairs() (as in collect): the traced order is the generated C's
+  table.sort(named, function(a, b)
+    if (a.i or 0) ~= (b.i or 0) then return (a.i or 0) < (b.i or 0) end
+    return a.k < b.k
+  end)
+  for _, nv in ipairs(named) do
+    local i, v = nv.i, nv.v
+    if not i then
+      error(("model '%s', %s reset: names unknown state '%s' (states: %s)"):format(
+        name, what, nv.k, table.concat(xn, ", ")), 0)
+    end
+    if type(v) == "boolean" and d.discrete[xn[i]] then v = v and 1 or 0 end
+    r[i] = check_value(name, what .. " reset", "'" .. xn[i] .. "'", v)
+  end
+  return r
+end
+
+-- The model's events traced into d.e_names, d.e_dir, d.e, d.r and
+-- d.e_terminal; guards read inputs through U (piece by piece), resets
+-- through U_reset (at the event's instant). Returns the names seen.
+local function traced_events(d, spec, T, X, Z, P, U, U_reset)
+  local name = d.name
+  d.e_names, d.e_dir, d.e, d.r, d.e_terminal = {}, {}, {}, {}, {}
+  local seen, x_index = {}, index_of(d.x_names)
+  for j, ev in ipairs(spec.events or {}) do
+    options.check("event", ev, ("model '%s': event %d"):format(name, j))
+    local en = ev.name or ("event" .. j)
+    if seen[en] then error(("model '%s': event '%s' is declared twice"):format(name, en), 0) end
+    seen[en] = true
+    local what = "event '" .. en .. "'"
+    local dir = DIRECTIONS[ev.direction or "both"]
+    if not dir then
+      error(("model '%s', %s: direction must be \"up\", \"down\" or \"both\", got %s"):format(
+        name, what, tostring(ev.direction)), 0)
+    end
+    local gval = trace(name, what .. " guard", ev.guard, T, X, Z, P, U)
+    d.e[j] = check_value(name, what .. " guard", "the guard", gval)
+    d.r[j] = traced_reset(d, what, ev.reset, { T, X, Z, P, U_reset }, x_index)
+    d.e_names[j], d.e_dir[j], d.e_terminal[j] = en, dir, ev.terminal == true
+  end
+  return seen
+end
+
 -- Builds the symbolic description of a salta.dae{} table.
 local function describe(spec)
   local name = spec.name or "model"
@@ -254,11 +336,11 @@ local function describe(spec)
   local Z, zv = proxy(name, "algebraic", "z", zn)
   local P, pv = proxy(name, "parameter", "p", pn)
   local T = expr.var("t", 1, "t")
-  -- inputs: the fifth argument of every closure; reads in f and g, whose
-  -- breakpoints become events, are kept apart from the others
-  local uses_fg, uses_other = {}, {}
-  local U = input.proxy(name, spec.inputs, uses_fg, T)
-  local U_other = input.proxy(name, spec.inputs, uses_other, T)
+  -- inputs: the fifth argument of every closure; f, g, h and guards follow
+  -- a moving argument's table piece by piece, resets read it where they are
+  local uses_held, uses_other = {}, {}
+  local U = input.proxy(name, spec.inputs, uses_held, T, true)
+  local U_other = input.proxy(name, spec.inputs, uses_other, T, false)
   local d = {
     name = name, x_names = xn, z_names = zn, p_names = pn, x_start = x0, z_start = z0,
     p_nominal = p0, vars = { x = xv, z = zv, p = pv, t = T },
@@ -266,10 +348,12 @@ local function describe(spec)
   }
   for i, n in ipairs(dn) do d.discrete[n] = boolean[i] and "boolean" or "number" end
   d.start = start_values(name, xn, x0, x0_fns, P, pv, p0)
-  -- f gives the continuous states' derivatives; discrete values and the
-  -- modes of if-expressions in f and g stay constant between events
+  -- f gives the continuous states' derivatives; discrete values, the
+  -- modes of if-expressions in f and g and the pieces of inputs stay
+  -- constant between events
   cond.begin(name, #xn + 1)
   local cn = { table.unpack(xn, 1, ncont) }
+  local seen
   local ok, err = pcall(function()
     local res = ncont > 0 and trace(name, "f", spec.f, T, X, Z, P, U) or {}
     if type(res) == "table" and not expr.is_node(res) then
@@ -283,75 +367,15 @@ local function describe(spec)
     d.f = ncont > 0 and collect(name, "f", res, cn) or {}
     for i = ncont + 1, #xn do d.f[i] = expr.ZERO end
     traced_g(d, spec, name, zn, T, X, Z, P, U)
+    cond.modes_off()
+    traced_h(d, spec, T, X, Z, P, U)
+    seen = traced_events(d, spec, T, X, Z, P, U, U_other)
   end)
   local hidden = cond.finish()
   if not ok then error(err, 0) end
   hybrid.add_hidden_states(d, hidden)
-  if spec.h then
-    local res = trace(name, "h", spec.h, T, X, Z, P, U_other)
-    local yn = spec.outputs
-    if not yn then
-      yn = {}
-      if type(res) == "table" and #res == 0 then
-        for k in pairs(res) do yn[#yn + 1] = k end
-        table.sort(yn)
-      else
-        for i = 1, type(res) == "table" and #res or 0 do yn[i] = "y" .. i end
-      end
-    end
-    d.y_names, d.h = yn, collect(name, "h", res, yn)
-  else
-    d.y_names, d.h = {}, {}
-    local nv = #xn - #hidden   -- every state and discrete value, not the hidden states
-    for i = 1, nv do d.y_names[i], d.h[i] = xn[i], xv[i] end
-    for i, n in ipairs(zn) do d.y_names[nv + i], d.h[nv + i] = n, zv[i] end
-  end
-  d.e_names, d.e_dir, d.e, d.r, d.e_terminal = {}, {}, {}, {}, {}
-  local seen = {}
-  local x_index = index_of(xn)
-  for j, ev in ipairs(spec.events or {}) do
-    options.check("event", ev, ("model '%s': event %d"):format(name, j))
-    local en = ev.name or ("event" .. j)
-    if seen[en] then error(("model '%s': event '%s' is declared twice"):format(name, en), 0) end
-    seen[en] = true
-    local what = "event '" .. en .. "'"
-    local dir = DIRECTIONS[ev.direction or "both"]
-    if not dir then
-      error(("model '%s', %s: direction must be \"up\", \"down\" or \"both\", got %s"):format(
-        name, what, tostring(ev.direction)), 0)
-    end
-    local gval = trace(name, what .. " guard", ev.guard, T, X, Z, P, U_other)
-    d.e[j] = check_value(name, what .. " guard", "the guard", gval)
-    local r = {}   -- the states the reset names, by index
-    if ev.reset then
-      local res = trace(name, what .. " reset", ev.reset, T, X, Z, P, U_other)
-      if type(res) ~= "table" or expr.is_node(res) then
-        error(("model '%s', %s reset: must return {state = value, ...}, got %s"):format(name, what, type(res)), 0)
-      end
-      local named = {}
-      for k, v in pairs(res) do
-        local i = x_index[k] or (math.type(k) == "integer" and k >= 1 and k <= #xn and k)
-        named[#named + 1] = { i = i, k = tostring(k), v = v }
-      end
-      -- by state, not by pairs() (as in collect)
-      table.sort(named, function(a, b)
-        if (a.i or 0) ~= (b.i or 0) then return (a.i or 0) < (b.i or 0) end
-        return a.k < b.k
-      end)
-      for _, nv in ipairs(named) do
-        local i, v = nv.i, nv.v
-        if not i then
-          error(("model '%s', %s reset: names unknown state '%s' (states: %s)"):format(
-            name, what, nv.k, table.concat(xn, ", ")), 0)
-        end
-        if type(v) == "boolean" and d.discrete[xn[i]] then v = v and 1 or 0 end
-        r[i] = check_value(name, what .. " reset", "'" .. xn[i] .. "'", v)
-      end
-    end
-    d.e_names[j], d.e_dir[j], d.r[j], d.e_terminal[j] = en, dir, r, ev.terminal == true
-  end
-  hybrid.add_hidden_events(d, name, uses_fg, T, seen)
-  d.input_tables, d.input_checks = hybrid.input_tables(uses_fg, uses_other, T)
+  hybrid.add_hidden_events(d, name, seen)
+  d.input_tables, d.input_checks = hybrid.input_tables(uses_held, uses_other, T)
   return d
 end
 M.describe = describe
@@ -527,51 +551,40 @@ function Model:simulate(opts)
   if type(opts.atol) == "table" then raw_opts.atol_vec = opts.atol else raw_opts.atol = opts.atol end
   local p = self:vector("params", opts.params, self.params, self.p0)
   local x0 = opts.x0 and self:vector("x0", opts.x0, self.states, self.x0) or nil
-  self:check_input_range(p, t0, tf, 3)
-  x0 = self:held_inputs_at(x0 and { table.unpack(x0) }, p, t0)
+  x0 = self:inputs_at_start(p, t0, tf, x0 and { table.unpack(x0) }, 2)
   local raw, err = self.core:simulate_raw(raw_opts, p, x0, times)
   -- the engine names model, element and time
-  if not raw then error(require("salta.structure").explain(self.structure, err), 0) end
+  if not raw then error(self:explain(err), 0) end
   return require("salta.trajectory").new(self, raw, { t0 = t0, tf = tf })
 end
 
--- An explicit start state x (an array over the states) with the hidden
--- states of step and linear inputs set as the model would start them at
--- (t0, p): a caller names only its own states.
-function Model:held_inputs_at(x, p, t0)
-  local d = self.symbolic
-  if not d.hidden or not x then return x end
-  local env = { [d.vars.t] = t0 }
-  for i, v in ipairs(d.vars.p) do env[v] = p[i] end
-  for _, h in ipairs(d.hidden) do
-    if h.kind == "input" then x[h.index] = expr.eval(h.value, env) end
-  end
+-- The start state x (an array over the states, or nil: the model's own)
+-- with its piece indices set at (t0, p), and every input read checked
+-- inside its table on [t0, tf]; else an error naming the input, the
+-- argument and the time (at the caller's level).
+function Model:inputs_at_start(p, t0, tf, x, level)
+  local msg
+  x, msg = hybrid.inputs_at_start(self.symbolic, p, t0, tf, x)
+  if msg then error(("model '%s': %s"):format(self.name, msg), level == 0 and 0 or (level or 1) + 1) end
   return x
 end
 
--- Every input read on [t0, tf] at parameters p lies inside its table;
--- else an error naming the input, the time and the argument.
-function Model:check_input_range(p, t0, tf, level)
-  local checks = self.symbolic.input_checks
-  if not checks or #checks == 0 then return end
-  local env = {}
-  for i, v in ipairs(self.symbolic.vars.p) do env[v] = p[i] end
-  for _, c in ipairs(checks) do
-    local tab, lo, hi = c.table, c.table.t[1], c.table.t[#c.table.t]
-    local a, b, at
-    if c.shift then
-      local sh = expr.eval(c.shift, env)
-      a, b = t0 + sh, tf + sh
-      at = not (a >= lo) and t0 or tf
-    else
-      a = expr.eval(c.fixed, env)
-      b, at = a, t0
-    end
-    if not (a >= lo and b <= hi) then
-      error(("model '%s': input '%s' is read at %s = %.6g (at t = %.6g), outside its table [%.6g, %.6g]"):format(
-        self.name, c.name, expr.show(c.arg), at == t0 and a or b, at, lo, hi), level or 2)
-    end
+-- Whether a start value of the model's own states is an expression of
+-- the parameters (hidden states start from their inputs and modes).
+function Model:start_follows_params()
+  local d = self.symbolic
+  if not d.start then return false end
+  local hidden = {}
+  for _, h in ipairs(d.hidden or {}) do hidden[h.index] = true end
+  for i, e in ipairs(d.start) do
+    if not hidden[i] and e.op ~= "const" then return true end
   end
+  return false
+end
+
+-- An engine error told in the model's terms (index reduction, inputs).
+function Model:explain(err)
+  return hybrid.explain(self.symbolic, require("salta.structure").explain(self.structure, err))
 end
 
 function Model:c_source()

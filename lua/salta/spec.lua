@@ -226,7 +226,7 @@ end
 -- The when clauses and their elsewhen branches, each an event (an
 -- elsewhen branch is its own event: branches firing at one instant form a
 -- group, so two setting one variable are an error, not a priority).
-local function parse_events(d, env, list)
+local function parse_events(d, env, env_reinit, list)
   local clauses, flat = list_of(list), {}
   for j, c in ipairs(clauses) do
     if type(c) ~= "table" then
@@ -249,7 +249,7 @@ local function parse_events(d, env, list)
     local ctx = { model = d.name, label = label .. " condition" }
     d.e[j], d.e_dir[j] = new_parser(equation_text(ctx, c.condition), ctx, env):condition()
     local r = {}   -- the states the reinit sets
-    d.e_terminal[j] = parse_reinit(d, env, r, list_of(c.reinit), label .. " reinit")
+    d.e_terminal[j] = parse_reinit(d, env_reinit, r, list_of(c.reinit), label .. " reinit")
     d.r[j] = r
   end
 end
@@ -316,9 +316,9 @@ local function parse_inputs(d, list, dir)
 end
 
 -- An environment whose input names read their table: name(arg), or the
--- name alone at time; reads are collected in uses.
-local function with_inputs(env, d, inputs, uses)
-  local proxy = input.proxy(d.name, inputs, uses, d.vars.t)
+-- name alone at time; reads are collected in uses (held: piece by piece).
+local function with_inputs(env, d, inputs, uses, held)
+  local proxy = input.proxy(d.name, inputs, uses, d.vars.t, held)
   local out = setmetatable({}, { __index = env })
   for n in pairs(inputs) do
     local read = proxy[n]
@@ -357,30 +357,30 @@ function M.describe_spec(tbl, name, dir)
     for i, n in ipairs(d[kind .. "_names"]) do env[n] = d.vars[kind][i] end
   end
   parse_starts(d, tbl.states)
-  -- f and g: if-expressions switch at zero-crossings (hidden modes), step
-  -- inputs are held; the discrete variables' rows of f are 0
-  local uses_fg, uses_other = {}, {}
-  local env_fg, env_other = with_inputs(env, d, inputs, uses_fg), with_inputs(env, d, inputs, uses_other)
+  -- f and g: if-expressions switch at zero-crossings (hidden modes); f, g,
+  -- h and conditions follow inputs piece by piece, reinits read them at
+  -- the event; the discrete variables' rows of f are 0
+  local uses_held, uses_other = {}, {}
+  local env_held = with_inputs(env, d, inputs, uses_held, true)
+  local env_other = with_inputs(env, d, inputs, uses_other, false)
   cond.begin(name, #d.x_names + 1)
   local ok, err = pcall(function()
     local discrete_names = { table.unpack(d.x_names, ncont + 1) }
     local cont = { name = d.name, x_names = { table.unpack(d.x_names, 1, ncont) }, vars = d.vars }
-    d.f = parse_f(cont, env_fg, tbl.f)
+    d.f = parse_f(cont, env_held, tbl.f)
     for i = 1, #discrete_names do d.f[ncont + i] = expr.ZERO end
-    d.g = parse_g(d, env_fg, tbl.g)
+    d.g = parse_g(d, env_held, tbl.g)
+    cond.modes_off()
+    d.y_names, d.h = parse_h(d, env_held, tbl.h)   -- without h: the states, before the hidden ones
+    parse_events(d, env_held, env_other, tbl.when)
   end)
   local hidden = cond.finish()
   if not ok then error(err, 0) end
   hybrid.add_hidden_states(d, hidden)
-  d.y_names, d.h = parse_h(d, env_other, tbl.h)
-  if #list_of(tbl.h) == 0 then   -- the outputs: states and discrete values, not hidden states
-    for _ = 1, #hidden do d.y_names[#d.y_names] = nil; d.h[#d.h] = nil end
-  end
-  parse_events(d, env_other, tbl.when)
   local seen = {}
   for _, n in ipairs(d.e_names) do seen[n] = true end
-  hybrid.add_hidden_events(d, name, uses_fg, d.vars.t, seen)
-  d.input_tables, d.input_checks = hybrid.input_tables(uses_fg, uses_other, d.vars.t)
+  hybrid.add_hidden_events(d, name, seen)
+  d.input_tables, d.input_checks = hybrid.input_tables(uses_held, uses_other, d.vars.t)
   return d
 end
 

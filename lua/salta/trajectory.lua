@@ -32,6 +32,22 @@ local function add_aliases(model, z, x)
   return z
 end
 
+-- The input breakpoints a run crossed: { t, input, at (the table's
+-- abscissa), direction ("up" or "down") }, in time order.
+local function breakpoints(model, events)
+  local info = model.symbolic and model.symbolic.e_input or {}
+  local out = {}
+  for _, e in ipairs(events) do
+    local b = info[e.index]
+    if b then
+      local k = e.x_minus[b.read.index]
+      out[#out + 1] = { t = e.t, input = b.input, direction = b.direction > 0 and "up" or "down",
+        at = require("salta.piece").crossed(b.read.use.table, k, b.direction) }
+    end
+  end
+  return out
+end
+
 -- new(model, raw): raw is what the engine returned (columns per variable).
 function M.new(model, raw, opts)
   local self = setmetatable({
@@ -65,6 +81,7 @@ function M.new(model, raw, opts)
     self.t_end = raw.stats.t_end
   end
   local hidden = model.symbolic and model.symbolic.e_hidden or {}
+  self._breakpoints = breakpoints(model, raw.events)
   for _, e in ipairs(raw.events) do
     if hidden[e.index] then goto continue end   -- an input's breakpoint
     self._events[#self._events + 1] = {
@@ -87,6 +104,7 @@ function M.new(model, raw, opts)
 end
 
 function Trajectory:events() return self._events end
+function Trajectory:breakpoints() return self._breakpoints end
 function Trajectory:stats() return self._stats end
 
 -- Segment boundaries: t0, each distinct event time, tf (or the end a
