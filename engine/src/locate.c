@@ -377,6 +377,26 @@ static int first_crossing(salta__events *ev, const salta__interp *ip, salta__bra
   return SALTA_OK;   /* every piece resolved or cut off: the bracket stands */
 }
 
+/* A guard whose samples keep one side of zero that its curvature bound
+** cannot leave (quiet_margin > 0) crosses nothing in the step: armed, it
+** stays so if that side is the clear one; not armed, it becomes armed at
+** the first sample that arms it, or stays disarmed. Whether that settles
+** it (else scan_guard follows it). */
+static int quiet_arming(salta__events *ev, int j, int armed, const double *ts) {
+  int i;
+  if (armed) {
+    ev->arm_t[j] = ts[0];
+    return !salta__on_firing_side(ev, j, ev->samples[j]);
+  }
+  ev->arm_t[j] = INFINITY;
+  for (i = 0; i <= SALTA__SAMPLES; ++i)
+    if (arms_at(ev, j, ts[i], ev->samples[(size_t)i * ev->ne + j])) {
+      ev->arm_t[j] = ts[i];
+      break;
+    }
+  return 1;
+}
+
 /* ---- the earliest group ---------------------------------------------------------- */
 
 /* A guard on its firing side at t whose value is within what its rate
@@ -449,11 +469,7 @@ int salta__events_locate(salta__events *ev, const salta__interp *ip, double t_st
   for (j = 0; j < ne; ++j) {
     int found = 0, armed = ev->armed[j] && !ev->leaving[j];
     ev->crossing[j] = 0;
-    if (ev->quiet_margin[j] > 0 && (armed ? !salta__on_firing_side(ev, j, ev->samples[j])
-                                          : !arms_at(ev, j, ts[0], ev->samples[j]))) {
-      ev->arm_t[j] = armed ? ts[0] : INFINITY;
-      continue;
-    }
+    if (ev->quiet_margin[j] > 0 && quiet_arming(ev, j, armed, ts)) continue;
     if ((st = scan_guard(ev, ip, j, ts, &ev->brackets[nb], &found))) return st;
     if (found) ev->crossing[j] = 1, ++nb;
   }
