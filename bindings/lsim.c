@@ -51,13 +51,15 @@ static void push_events(lua_State *L, salta_sim *sim, const salta_model_def *d) 
   for (k = 0; k < n; ++k) {
     salta_event_record r;
     salta_sim_event(sim, k, &r);
-    lua_createtable(L, 0, 9);
+    lua_createtable(L, 0, 11);
     lua_pushnumber(L, r.t); lua_setfield(L, -2, "t");
     set_long(L, "index", r.event + 1);
     lua_pushstring(L, d->e_names[r.event]); lua_setfield(L, -2, "name");
     set_long(L, "group", r.group + 1);
     set_long(L, "group_size", r.group_size);
     set_long(L, "cascade", r.cascade);
+    lua_pushnumber(L, r.rate); lua_setfield(L, -2, "rate");
+    lua_pushnumber(L, r.rate_scale); lua_setfield(L, -2, "rate_scale");
     salta_l_pushvec(L, r.x_minus, d->nx); lua_setfield(L, -2, "x_minus");
     salta_l_pushvec(L, r.z_minus, d->nz); lua_setfield(L, -2, "z_minus");
     salta_l_pushvec(L, r.x_plus, d->nx); lua_setfield(L, -2, "x_plus");

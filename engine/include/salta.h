@@ -273,6 +273,9 @@ typedef struct salta_event_record {
   int cascade;           /* 0: its group was located in time; k: fired in round k of the event
                             iteration after it (a reset pushed its guard across zero) */
   const double *x_minus, *z_minus, *x_plus, *z_plus;
+  double rate, rate_scale;  /* its guard's rate along the flow at the left limit (e_t + e_x x' +
+                               e_z z'), and the size of its terms: a ratio |rate| / rate_scale
+                               below 1e-6 is a grazing crossing */
 } salta_event_record;
 
 /* Returns owned; borrows model (which must outlive it). */
@@ -369,9 +372,20 @@ int salta_loss_nresid(const salta_loss *loss);
 int salta_loss_eval(salta_loss *loss, const double *p, const double *x0, double *value,
                     double *grad, double *resid, double *jac);
 
-/* The gradient (ns) by central differences of the value with relative step
-** h and one Richardson step, for checking the other routes. */
+/* The gradient (ns) by central differences of the value with one
+** Richardson step, for checking the other routes. The step of direction k
+** is relative: h |p_k|, with the parameter's nominal value (or the state's
+** start value) as the floor, h itself when both are 0. */
 int salta_loss_grad_fd(salta_loss *loss, const double *p, const double *x0, double h, double *grad);
+
+/* The gradient check of a C host: the gradient by forward sensitivities
+** (grad, ns) against Richardson-extrapolated central differences with the
+** step rule of salta_loss_grad_fd (ref, ns) and their error estimate (err,
+** ns: the difference between extrapolations from steps h and h/2). A route
+** agrees where |grad - ref| <= tol * max |ref| + 10 err; the loss's own
+** options (tolerances) apply to both, so check at a tight rtol. */
+int salta_loss_check_gradient(salta_loss *loss, const double *p, const double *x0, double h, double *grad,
+                              double *ref, double *err);
 
 /* The event-split discrete adjoint: the loss of the discrete trajectory
 ** (trapezoidal steps on a mesh of mesh_k uniform nodes per segment, 1 to

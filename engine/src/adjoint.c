@@ -6,6 +6,7 @@
 ** loss costs one sweep whatever the number of parameters.
 */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -515,6 +516,12 @@ int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, in
     memcpy(start, w0, sizeof(double) * (size_t)a.n);
     st = mesh_k == 0 ? follow_tolerance(&a, &o, start) : solve_all(&a, start, NULL);
     free(start);
+    if (st && mesh_k > 0 && a.mesh_fail >= 0) {   /* a finer mesh would change something: say which */
+      char msg[SALTA_ERRMSG_SIZE];
+      snprintf(msg, sizeof msg, "%s", l->err);
+      st = salta__fail(l->err, st, "%s (on the fixed mesh of %d nodes per segment; the default mesh = \"steps\" "
+                       "is refined until it follows the tolerance)", msg, mesh_k);
+    }
     if (st) goto done;
   } else if ((st = ida_nodes(&a, l->vsim, &o))) {
     goto done;

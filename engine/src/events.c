@@ -90,6 +90,7 @@ static int log_group(salta__events *ev, double tau, const double *wm, const doub
       return salta__fail(ev->dae->err, SALTA_EMEM, "out of memory");
     r = &ev->log[ev->nlog++];
     r->t = tau, r->event = ev->fire[k], r->group = first, r->group_size = ev->nfire, r->cascade = ev->cascade;
+    r->rate = ev->rate[ev->fire[k]], r->rscale = ev->rscale[ev->fire[k]];
   }
   return SALTA_OK;
 }

@@ -33,7 +33,10 @@ typedef struct salta__interp {
 
 /* A logged event; cascade: the round of event iteration that fired its
 ** group (0: a crossing located in time). */
-typedef struct salta__event_rec { double t; int event, group, group_size, cascade; } salta__event_rec;
+typedef struct salta__event_rec {
+  double t, rate, rscale;       /* its guard's rate at the left limit, and the size of its terms */
+  int event, group, group_size, cascade;
+} salta__event_rec;
 
 /* A guard's bracket of its earliest crossing in a step. */
 typedef struct salta__bracket { double lo, hi, elo, ehi; int guard, refined; } salta__bracket;

@@ -421,42 +421,70 @@ done:
 /* The gradient by central differences of the value (the "fd" route, for
 ** checking): steps h (relative, scaled by max(1, |v|)) and 2h combined by
 ** one Richardson step, (4 D(h) - D(2h)) / 3. */
-int salta_loss_grad_fd(salta_loss *l, const double *p, const double *x0, double h, double *grad) {
+/* The Richardson central differences of direction k: (4 D(s) - D(2s)) / 3
+** into *r1, and, unless r2 is NULL, (4 D(s/2) - D(s)) / 3 into *r2, with
+** D(w) = (L(p + w e_k) - L(p - w e_k)) / 2w and the step s of
+** salta_loss_grad_fd. pp and xx: scratch (np and nx). */
+static int richardson(salta_loss *l, const double *p, const double *x0, int k, double h, double *pp, double *xx,
+                      double *r1, double *r2) {
+  static const double steps[6] = {1, -1, 2, -2, 0.5, -0.5};
+  const salta_model_def *d = l->d;
+  int dir = l->dirs[k], i, st, n = r2 ? 6 : 4;
+  double base, step, v[6];
+  /* a parameter moves the start with it when the start follows p; a
+  ** start value moves alone */
+  if (dir < 0 && (st = salta__start_values(d, l->opts.t0, p, x0, xx, l->err))) return st;
+  base = dir >= 0 ? p[dir] : xx[-dir - 1];
+  step = fmax(fabs(base), fabs(dir >= 0 ? d->p_nominal[dir] : d->x_start[-dir - 1]));   /* relative, nominal floor */
+  step = h * (step > 0 ? step : 1);
+  for (i = 0; i < n; ++i) {
+    memcpy(pp, p, sizeof(double) * (size_t)d->np);
+    if (dir >= 0) pp[dir] = base + steps[i] * step, st = salta_loss_eval(l, pp, x0, &v[i], NULL, NULL, NULL);
+    else xx[-dir - 1] = base + steps[i] * step, st = salta_loss_eval(l, pp, xx, &v[i], NULL, NULL, NULL);
+    if (st) return st;
+  }
+  *r1 = (4 * (v[0] - v[1]) / (2 * step) - (v[2] - v[3]) / (4 * step)) / 3;
+  if (r2) *r2 = (4 * (v[4] - v[5]) / step - (v[0] - v[1]) / (2 * step)) / 3;
+  return SALTA_OK;
+}
+
+/* The differences of every direction into r1 (and r2, err unless NULL). */
+static int differences(salta_loss *l, const double *p, const double *x0, double h, double *r1, double *r2,
+                       double *err) {
   const salta_model_def *d;
-  double *pp, *xx, v[4];
+  double *pp;
   int k, st = SALTA_OK;
-  static const double steps[4] = {1, -1, 2, -2};
   if (!l) return SALTA_EINPUT;
   d = l->d;
-  if (!p || !grad) return salta__fail(l->err, SALTA_EINPUT, "model '%s': salta_loss_grad_fd needs parameters and room for the gradient", d->name);
+  if (!p || !r1) return salta__fail(l->err, SALTA_EINPUT, "model '%s': a difference gradient needs parameters and room for it", d->name);
   if (!(h > 0) || !isfinite(h))
     return salta__fail(l->err, SALTA_EINPUT, "model '%s': the difference step h must be a finite number > 0, got %g", d->name, h);
   if (l->ns == 0)
     return salta__fail(l->err, SALTA_EINPUT, "model '%s': no free parameters for a gradient", d->name);
-  pp = malloc(sizeof(double) * (size_t)(d->np + d->nx + 1));
-  if (!pp) return salta__fail(l->err, SALTA_EMEM, "out of memory");
-  xx = pp + d->np;
+  if (!(pp = malloc(sizeof(double) * (size_t)(d->np + d->nx + 1)))) return salta__fail(l->err, SALTA_EMEM, "out of memory");
   for (k = 0; k < l->ns && st == SALTA_OK; ++k) {
-    /* a parameter moves the start with it when the start follows p; a
-    ** start value moves alone */
-    int dir = l->dirs[k], i;
-    double base, step;
-    if (dir < 0 && (st = salta__start_values(d, l->opts.t0, p, x0, xx, l->err))) break;
-    base = dir >= 0 ? p[dir] : xx[-dir - 1];
-    step = h * fmax(1.0, fabs(base));
-    for (i = 0; i < 4 && st == SALTA_OK; ++i) {
-      memcpy(pp, p, sizeof(double) * (size_t)d->np);
-      if (dir >= 0) {
-        pp[dir] = base + steps[i] * step;
-        st = salta_loss_eval(l, pp, x0, &v[i], NULL, NULL, NULL);
-      } else {
-        xx[-dir - 1] = base + steps[i] * step;
-        st = salta_loss_eval(l, pp, xx, &v[i], NULL, NULL, NULL);
-      }
-    }
-    if (st == SALTA_OK)
-      grad[k] = (4 * (v[0] - v[1]) / (2 * step) - (v[2] - v[3]) / (4 * step)) / 3;
+    st = richardson(l, p, x0, k, h, pp, pp + d->np, &r1[k], r2 ? &r2[k] : NULL);
+    if (st == SALTA_OK && err) err[k] = fabs(r1[k] - r2[k]);
   }
   free(pp);
   return st;
+}
+
+int salta_loss_grad_fd(salta_loss *l, const double *p, const double *x0, double h, double *grad) {
+  return differences(l, p, x0, h, grad, NULL, NULL);
+}
+
+int salta_loss_check_gradient(salta_loss *l, const double *p, const double *x0, double h, double *grad,
+                              double *ref, double *err) {
+  double *coarse;
+  int st;
+  if (!l) return SALTA_EINPUT;
+  if (!grad || !ref || !err)
+    return salta__fail(l->err, SALTA_EINPUT, "model '%s': salta_loss_check_gradient needs room for both gradients "
+                       "and the error", l->d->name);
+  if (!(coarse = malloc(sizeof(double) * ((size_t)l->ns + 1)))) return salta__fail(l->err, SALTA_EMEM, "out of memory");
+  st = differences(l, p, x0, h, coarse, ref, err);
+  free(coarse);
+  if (st) return st;
+  return salta_loss_eval(l, p, x0, NULL, grad, NULL, NULL);
 }

@@ -617,11 +617,9 @@ int salta_sim_event(salta_sim *s, int k, salta_event_record *rec) {
   if (!rec) return salta__fail(s->err, SALTA_EINPUT, "model '%s': salta_sim_event needs a record to fill", s->d->name);
   if (k < 0 || k >= s->events.nlog) return bad_index(s, "event record", k, s->events.nlog);
   e = &s->events.log[k];
-  rec->t = e->t;
-  rec->event = e->event;
-  rec->group = e->group;
-  rec->group_size = e->group_size;
-  rec->cascade = e->cascade;
+  rec->t = e->t, rec->event = e->event, rec->cascade = e->cascade;
+  rec->group = e->group, rec->group_size = e->group_size;
+  rec->rate = e->rate, rec->rate_scale = e->rscale;
   rec->x_minus = salta__events_w_minus(&s->events, k);
   rec->z_minus = rec->x_minus + s->nx;
   rec->x_plus = salta__events_w_plus(&s->events, k);

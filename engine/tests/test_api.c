@@ -106,6 +106,17 @@ int main(void) {
   CHECK_FAILS(salta_loss_grad_fd(loss, p, NULL, 0.0, g), salta_loss_errmsg(loss), "step h must be a finite number > 0, got 0");
   CHECK(salta_loss_eval_adjoint(loss, p, NULL, 10, 1, &v, g) == SALTA_OK);
   CHECK(isfinite(v) && isfinite(g[0]));
+  {
+    /* the C host's gradient check: sensitivities against Richardson differences */
+    double ref, err;
+    salta_sim_options_init(&o, 0, 1.0);
+    o.rtol = 1e-11, o.atol = 1e-13;
+    CHECK(salta_loss_set_options(loss, &o) == SALTA_OK);
+    CHECK(salta_loss_check_gradient(loss, p, NULL, 1e-4, g, &ref, &err) == SALTA_OK);
+    CHECK(err < 1e-9 * fabs(ref));
+    CHECK_NEAR(g[0], ref, 1e-7);
+    CHECK_FAILS(salta_loss_check_gradient(loss, p, NULL, 1e-4, g, NULL, &err), salta_loss_errmsg(loss), "room");
+  }
 
   salta_loss_free(&loss);
   salta_sim_free(&sim);

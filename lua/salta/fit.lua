@@ -138,6 +138,18 @@ local function prepare(spec)
   return plan
 end
 
+-- check = true: the fit's gradient route and the differences against the
+-- reference at the start; printed (unless print_every = 0), and an error
+-- when a route disagrees or the point is not differentiable.
+local function check_start(spec, plan)
+  local loss = spec.loss
+  if not loss.check_gradient then error("salta.fit: check needs a salta.lsq loss", 3) end
+  local method = type(spec.gradient) == "table" and spec.gradient.method or spec.gradient or "sens"
+  local rep = loss:check_gradient{ at = plan.start, routes = { method == "adjoint" and "adjoint" or "sens", "fd" } }
+  if spec.print_every ~= 0 then mpi.print(tostring(rep)) end
+  if rep.verdict ~= "ok" then error("salta.fit: the gradient check at the start failed:\n" .. tostring(rep), 3) end
+end
+
 -- One run of plan.method on loss from start (natural units).
 local function fit_once(spec, plan, loss, start)
   local method, lower, upper = plan.method, plan.lower, plan.upper
@@ -336,6 +348,7 @@ function M.fit(spec)
   if #loss.free == 0 then error("salta.fit: the loss has no free parameters", 2) end
   if spec.starts then return fit_multistart(spec) end
   local plan = prepare(spec)
+  if spec.check then check_start(spec, plan) end
   if spec.horizon then return fit_horizons(spec, plan) end
   return fit_once(spec, plan, loss, plan.start)
 end

@@ -357,7 +357,9 @@ end
 -- Central differences of the loss value in the transformed variable, with
 -- one Richardson step: (4 D(h) - D(2h)) / 3 cancels the h^2 error, so a
 -- larger h (less round-off from the simulations) gives the same accuracy.
--- opts: h (relative step, default 2e-5), richardson (default true).
+-- opts: h (relative step, default 2e-5), richardson (default true). The
+-- step is relative: h |p_k|, with the parameter's nominal value as the
+-- floor (h itself when both are 0); h in log space for a log parameter.
 function Loss:fd_grad(p, opts)
   opts = opts or {}
   if opts.h ~= nil and not (type(opts.h) == "number" and opts.h > 0 and opts.h < math.huge) then
@@ -367,7 +369,8 @@ function Loss:fd_grad(p, opts)
   local g, vals = {}, {}
   for k, n in ipairs(self.free) do vals[k] = p[k] or p[n] end
   for k = 1, #self.free do
-    local h = (opts.h or 2e-5) * (self.log[k] and 1 or math.max(1, math.abs(vals[k])))
+    local scale = math.max(math.abs(vals[k]), math.abs(self:nominal(k) or 0))
+    local h = (opts.h or 2e-5) * ((self.log[k] or scale == 0) and 1 or scale)
     local function at(delta)
       local q = { table.unpack(vals) }
       q[k] = self.log[k] and vals[k] * math.exp(delta) or vals[k] + delta
@@ -382,6 +385,12 @@ function Loss:fd_grad(p, opts)
     end
   end
   return g
+end
+
+-- check_gradient(opts): every route against Richardson differences of a
+-- tighter twin (salta.gradcheck).
+function Loss:check_gradient(opts)
+  return require("salta.gradcheck").check(self, opts)
 end
 
 function Loss:residuals(p)

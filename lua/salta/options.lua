@@ -110,6 +110,7 @@ local TOPICS = {
     { "lower", "table", "-inf", nil, "lower bounds (lbfgsb, adam; with starts: the sampling box)" },
     { "upper", "table", "+inf", nil, "upper bounds" },
     { "gradient", "string|table", '"sens"', nil, "gradient route for lbfgsb and adam (topic grad)" },
+    { "check", "boolean", "false", nil, "check the fit's gradient route against Richardson differences at the start (loss:check_gradient) and stop when it disagrees" },
     { "horizon", "boolean|table", "false", nil, "continuation on the time horizon: true or increasing end times" },
     { "truth", "table", "none", nil, "true values, for the error column of the report" },
     { "max_iter", "integer", "lm: none, lbfgsb: 200, adam: 500", NONNEG, "iterations (per horizon stage)" },
@@ -167,6 +168,13 @@ local TOPICS = {
     { "logy", "boolean", "false", nil, "a logarithmic y axis" },
     { "vlines", "table", "none", nil, "x values marked by dashed vertical lines (e.g. event times)" },
     { "size", "table", "{900, 540}", nil, "width and height in pixels" },
+  } },
+  { "check_gradient", "loss:check_gradient(opts)", {
+    { "at", "table", "the loss's nominal values", nil, "the free values to check at (an array, or a table by name)" },
+    { "h", "number", "1e-4", POSITIVE, "relative difference step: h |p|, with the nominal value as the floor" },
+    { "rtol_ref", "number", "rtol / 1000 in [1e-13, 1e-10]", RTOL, "the reference differences' tolerance" },
+    { "tol", "number", "max(1000 rtol, 1e-8)", POSITIVE, "a route agrees within tol of the largest component (plus 10 times the reference's error estimate; fd: at least rtol / h)" },
+    { "routes", "table", "all", nil, "the routes compared: \"sens\", \"sens, erk\", \"sens, bdf\", \"adjoint\", \"adjoint, bdf\", \"fd\"" },
   } },
   { "waterfall", "fit:waterfall(path, opts)", {
     { "title", "string", '"multi-start: <n> starts"', nil, "the figure's title" },

@@ -86,7 +86,7 @@ function M.new(model, raw, opts)
     if hidden[e.index] then goto continue end   -- an input's breakpoint
     self._events[#self._events + 1] = {
       t = e.t, index = e.index, name = e.name, group = e.group, group_size = e.group_size,
-      simultaneous = e.group_size > 1, cascade = e.cascade,
+      simultaneous = e.group_size > 1, cascade = e.cascade, rate = e.rate, rate_scale = e.rate_scale,
       x_minus = by_name(model.states, e.x_minus), x_plus = by_name(model.states, e.x_plus),
       z_minus = by_name(model.algebraics, e.z_minus), z_plus = by_name(model.algebraics, e.z_plus),
     }

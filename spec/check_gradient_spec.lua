@@ -1,0 +1,106 @@
+-- loss:check_gradient: every route against Richardson differences of a
+-- tighter twin, per parameter, with an error estimate, a verdict and the
+-- event structure at the point; differences with a step relative to each
+-- parameter (small parameters included); salta.fit{ check = true }.
+local salta = require("salta")
+local H = require("spec.helpers")
+local has, err_of = H.has, H.err_of
+
+-- a damped bouncing mass with a small friction parameter b (1e-3): an
+-- absolute difference step of 2e-5 would be 2 % of it
+local function bouncer()
+  return salta.dae{ name = "bouncer", states = { { "h", 1 }, { "v", 0 } },
+    params = { { "g", 9.81 }, { "e", 0.8 }, { "b", 1e-3 } },
+    f = function(t, x, z, p) return { x.v, -p.g - p.b * x.v * x.v * x.v } end,
+    events = { { name = "floor", direction = "down", guard = function(t, x) return x.h end,
+      reset = function(t, x, z, p) return { v = -p.e * x.v } end } } }
+end
+
+local function loss(m, free, rtol)
+  local times = H.uniform(2, 40)
+  local tr = m:simulate{ tf = 2, times = times, rtol = 1e-12, atol = 1e-12 }
+  local data = {}
+  for i, v in ipairs(tr.y.h) do data[i] = v * 1.02 end
+  return salta.lsq{ model = m, times = times, data = { h = data }, free = free, rtol = rtol or 1e-8,
+    atol = rtol or 1e-8 }
+end
+
+describe("loss:check_gradient", function()
+  it("agrees on every route at a point with bounces, and says so", function()
+    local L = loss(bouncer(), { "g", "e", "b" })
+    local rep = L:check_gradient{}
+    assert.are.equal("ok", rep.verdict, tostring(rep))
+    assert.are.equal(6, #rep.routes)
+    for _, r in ipairs(rep.routes) do assert.is_true(r.ok, tostring(rep)) end
+    assert.is_true(rep.events.count >= 2)
+    local text = tostring(rep)
+    has(text, "gradient check at g = 9.81", "sens, erk", "adjoint, bdf", "verdict: ok", "events: ")
+    for k = 1, 3 do assert.is_true(rep.reference_err[k] <= 1e-6 * math.abs(rep.reference[k]) + 1e-12) end
+  end)
+
+  it("flags a route that is wrong, naming the parameter", function()
+    local L = loss(bouncer(), { "g", "e" })
+    local grad = L.grad
+    L.grad = function(self, p, opts)   -- a planted error in one component
+      local g = grad(self, p, opts)
+      g[2] = g[2] * 1.01
+      return g
+    end
+    local rep = L:check_gradient{ routes = { "sens", "fd" } }
+    assert.are.equal("disagree", rep.verdict)
+    assert.is_false(rep.routes[1].ok)
+    assert.is_true(rep.routes[1].bad[2])
+    assert.is_false(rep.routes[1].bad[1])
+    assert.is_true(rep.routes[2].ok)
+  end)
+
+  it("names a point that is not differentiable (a group whose members do not commute)", function()
+    local m = salta.dae{ name = "coupled", states = { { "x1", 1 }, { "v1", 0 }, { "x2", 1 }, { "v2", 0 } },
+      params = { { "k1", 4 }, { "k2", 4 }, { "e", 0.7 } },
+      f = function(t, x, z, p)
+        return { x.v1 + 0.3 * (x.v2 - x.v1), -p.k1 * x.x1, x.v2 + 0.3 * (x.v1 - x.v2), -p.k2 * x.x2 }
+      end,
+      events = {
+        { name = "stop1", direction = "down", guard = function(t, x) return x.x1 end,
+          reset = function(t, x, z, p) return { v1 = -p.e * x.v1 } end },
+        { name = "stop2", direction = "down", guard = function(t, x) return x.x2 end,
+          reset = function(t, x, z, p) return { v2 = -p.e * x.v2 } end },
+      } }
+    local times = H.uniform(3, 30)
+    local tr = m:simulate{ tf = 3, times = times }
+    local L = salta.lsq{ model = m, times = times, data = { x1 = tr.y.x1 }, free = { "k1" }, rtol = 1e-8, atol = 1e-8 }
+    local rep = L:check_gradient{ routes = { "sens" } }
+    assert.are.equal("not differentiable", rep.verdict)
+    has(rep.routes[1].error, "events 'stop1' and 'stop2' fire together", "parameter 'k1'", "do not commute")
+    assert.is_true(rep.events.groups >= 1)
+  end)
+
+  it("refuses an unknown option", function()
+    local L = loss(bouncer(), { "g" })
+    has(err_of(L.check_gradient, L, { step = 1e-3 }), "loss:check_gradient: unknown option 'step'")
+  end)
+end)
+
+describe("differences", function()
+  it("take a step relative to each parameter: a parameter of 1e-3 gets the accuracy of one of 10", function()
+    local L = loss(bouncer(), { "b", "g" }, 1e-11)
+    local fd, g = L:grad({ 1e-3, 9.81 }, { method = "fd" }), L:grad({ 1e-3, 9.81 })
+    for k = 1, 2 do assert.is_near(g[k], fd[k], 1e-6 * math.abs(g[k])) end
+  end)
+end)
+
+describe("salta.fit{ check = true }", function()
+  it("checks the fit's route at the start and stops when it disagrees", function()
+    local L = loss(bouncer(), { "g", "e" })
+    local fit = salta.fit{ loss = L, start = { 9.5, 0.75 }, check = true, print_every = 0, max_iter = 2 }
+    assert.is_true(#fit.x == 2)
+    local grad = L.grad
+    L.grad = function(self, p, opts)
+      local g = grad(self, p, opts)
+      g[1] = -g[1]
+      return g
+    end
+    has(err_of(salta.fit, { loss = L, start = { 9.5, 0.75 }, check = true, print_every = 0 }),
+      "salta.fit: the gradient check at the start failed", "verdict: disagree")
+  end)
+end)
