@@ -308,6 +308,7 @@ static int ida_nodes(salta__adj *a, salta_sim *sim, const salta_sim_options *o) 
 #define REFINE_ROUNDS 16
 #define FOLLOW_TOL 10.0
 #define FAILED_REFINES 3   /* solves failing on as many successive meshes: the failure stands */
+#define MESH_RTOL 1e-9     /* the tightest tolerance the mesh follows */
 
 /* Whether segment s has a length of its own (not a cascade round, not a
 ** later member of a split group): its end is compared between meshes. */
@@ -356,16 +357,19 @@ static int solve_all(salta__adj *a, const double *w0, double *ends) {
 
 /* The trapezoid's error at the segments' ends, estimated by step doubling
 ** (the coarse solution's error is 4/3 the change, the fine one's 1/3), in
-** the integrator's error weights atol + rtol |x|; its worst segment in *at. */
+** the integrator's error weights atol + rtol |x| (both scaled up to rtol =
+** MESH_RTOL when tighter); its worst segment in *at. */
 static double doubling_error(const salta__adj *a, const double *coarse, const double *fine,
                              const salta_sim_options *o, int *at) {
-  double worst = 0;
+  /* a second-order method does not chase tolerances below MESH_RTOL: its
+  ** mesh would grow past memory for digits the gradient does not need */
+  double worst = 0, scale = fmax(1.0, MESH_RTOL / o->rtol), rtol = o->rtol * scale, atol = o->atol * scale;
   int s, i;
   for (s = 0; s < a->nseg; ++s) {
     if (!has_length(a, s)) continue;
     for (i = 0; i < a->nx; ++i) {
       double f = fine[(size_t)s * a->nx + i], e = fabs(f - coarse[(size_t)s * a->nx + i]) / 3;
-      e /= o->atol + o->rtol * fabs(f);
+      e /= atol + rtol * fabs(f);
       if (e > worst) worst = e, *at = s;
     }
   }
