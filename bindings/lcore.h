@@ -51,8 +51,8 @@ void salta_l_open_optim(lua_State *L);
 ** with loss:configure (lsim.c); what names the caller in errors. */
 void salta_l_sim_options(lua_State *L, int idx, salta_sim_options *o, const char *what);
 int salta_l_model_simulate(lua_State *L);
-/* Pushes a table of the last run's statistics (steps, events, ...). */
-void salta_l_pushstats(lua_State *L, const salta_sim *sim);
+/* Pushes a table of a run's statistics (steps, events, ...). */
+void salta_l_pushstats(lua_State *L, const salta_sim_stats *stats);
 
 /* Registers metatable mt for a userdata class: methods as __index, close
 ** as __gc and __close. Leaves the metatable on the stack. */

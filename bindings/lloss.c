@@ -4,6 +4,7 @@
 */
 #include <lua.h>
 #include <lauxlib.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,23 +161,33 @@ static int loss_eval(lua_State *L) {
   return nret;
 }
 
+/* The adjoint's mesh from a Lua integer (0: the integrator's steps): the
+** engine checks its range; one beyond an int is refused here, before the
+** cast. */
+static int check_mesh(lua_State *L, int idx) {
+  lua_Integer mesh = luaL_optinteger(L, idx, 0);
+  if (mesh < INT_MIN || mesh > INT_MAX)
+    salta_l_error(L, "salta.lsq: the adjoint's option 'mesh' is beyond an int, got %I", mesh);
+  return (int)mesh;
+}
+
+/* Reads p (np) at idx and x0 (nx, or nil: NULL) at idx + 1. */
+static void check_point(lua_State *L, const loss_ud *u, int idx, double **p, double **x0) {
+  *p = salta_l_scratch(L, u->np);
+  salta_l_checkvec(L, idx, *p, u->np, "params");
+  *x0 = NULL;
+  if (!lua_isnoneornil(L, idx + 1)) {
+    *x0 = salta_l_scratch(L, u->nx);
+    salta_l_checkvec(L, idx + 1, *x0, u->nx, "x0");
+  }
+}
+
 /* loss:eval_adjoint(p, x0|nil, mesh_k, want_grad, ida) -> value [, grad] | nil, msg */
 static int loss_eval_adjoint(lua_State *L) {
   loss_ud *u = check_loss(L, 1);
-  lua_Integer mesh = luaL_optinteger(L, 4, 0);
-  int mesh_k, want_g = lua_toboolean(L, 5);
-  if (mesh < 0 || mesh > SALTA_MESH_MAX)
-    return salta_l_error(L, "salta.lsq: the adjoint's mesh must be 0 (its steps) or 1 to %d nodes per segment, got %I",
-                      SALTA_MESH_MAX, mesh);
-  mesh_k = (int)mesh;
-  double *p = salta_l_scratch(L, u->np), *x0 = NULL, value = 0;
-  double *g = want_g ? salta_l_scratch(L, u->ns) : NULL;
-  salta_l_checkvec(L, 2, p, u->np, "params");
-  if (!lua_isnoneornil(L, 3)) {
-    x0 = salta_l_scratch(L, u->nx);
-    salta_l_checkvec(L, 3, x0, u->nx, "x0");
-  }
-  if (want_g && u->ns == 0) return salta_l_error(L, "no free parameters for a gradient");
+  int mesh_k = check_mesh(L, 4), want_g = lua_toboolean(L, 5);
+  double *p, *x0, value = 0, *g = want_g ? salta_l_scratch(L, u->ns) : NULL;
+  check_point(L, u, 2, &p, &x0);
   if (salta_loss_eval_adjoint(u->loss, p, x0, mesh_k, !lua_toboolean(L, 6), &value, g)) {
     luaL_pushfail(L);
     lua_pushstring(L, salta_loss_errmsg(u->loss));
@@ -190,17 +201,66 @@ static int loss_eval_adjoint(lua_State *L) {
   return 1;
 }
 
-/* loss:events() -> number of events of the last evaluation */
-static int loss_nevents(lua_State *L) {
+/* Field k of the table at idx, an array of n flags, into out; NULL when absent. */
+static const int *read_flags(lua_State *L, int idx, const char *k, int *out, int n) {
+  int i, any = lua_getfield(L, idx, k) == LUA_TTABLE;
+  for (i = 0; any && i < n; ++i) {
+    lua_geti(L, -1, i + 1);
+    out[i] = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return any ? out : NULL;
+}
+
+/* The same for an array of n numbers. */
+static const double *read_numbers(lua_State *L, int idx, const char *k, double *out, int n) {
+  int any = lua_getfield(L, idx, k) == LUA_TTABLE;
+  if (any) salta_l_checkvec(L, lua_gettop(L), out, n, k);
+  lua_pop(L, 1);
+  return any ? out : NULL;
+}
+
+/* loss:grad_fd(p, x0|nil, {h, richardson, log = {bool...}, floor = {...},
+** mesh, ida, error}) -> grad [, err] | nil, msg: salta_loss_grad_fd; mesh
+** (nil: the loss itself) differences the adjoint's discrete loss. */
+static int loss_grad_fd(lua_State *L) {
   loss_ud *u = check_loss(L, 1);
-  lua_pushinteger(L, salta_sim_nevents(salta_loss_sim(u->loss)));
-  return 1;
+  salta_fd_options o;
+  double *p, *x0, *g = salta_l_scratch(L, u->ns), *err = NULL;
+  int *log = lua_newuserdatauv(L, sizeof(int) * (size_t)(u->ns + 1), 0);
+  double *floor = salta_l_scratch(L, u->ns);
+  check_point(L, u, 2, &p, &x0);
+  luaL_checktype(L, 4, LUA_TTABLE);
+  salta_fd_options_init(&o);
+  o.h = salta_l_optnumber(L, 4, "h", o.h, "salta.lsq: fd");
+  lua_getfield(L, 4, "richardson");
+  o.richardson = lua_isnil(L, -1) || lua_toboolean(L, -1);
+  o.log = read_flags(L, 4, "log", log, u->ns);
+  o.floor = read_numbers(L, 4, "floor", floor, u->ns);
+  lua_getfield(L, 4, "mesh");
+  if ((o.adjoint = !lua_isnil(L, -1))) o.mesh_k = check_mesh(L, lua_gettop(L));
+  lua_getfield(L, 4, "ida");
+  o.consistent = !lua_toboolean(L, -1);
+  lua_getfield(L, 4, "error");
+  if (lua_toboolean(L, -1)) err = salta_l_scratch(L, u->ns);
+  if (salta_loss_grad_fd(u->loss, p, x0, &o, g, err)) {
+    luaL_pushfail(L);
+    lua_pushstring(L, salta_loss_errmsg(u->loss));
+    return 2;
+  }
+  salta_l_pushvec(L, g, u->ns);
+  if (!err) return 1;
+  salta_l_pushvec(L, err, u->ns);
+  return 2;
 }
 
 /* loss:stats() -> the statistics of the last evaluation's run */
 static int loss_stats(lua_State *L) {
   loss_ud *u = check_loss(L, 1);
-  salta_l_pushstats(L, salta_loss_sim(u->loss));
+  salta_sim_stats st;
+  salta_loss_stats_get(u->loss, &st);
+  salta_l_pushstats(L, &st);
   return 1;
 }
 
@@ -211,7 +271,7 @@ void salta_l_open_loss(lua_State *L) {
     {"nresid", loss_nresid},
     {"eval", loss_eval},
     {"eval_adjoint", loss_eval_adjoint},
-    {"nevents", loss_nevents},
+    {"grad_fd", loss_grad_fd},
     {"stats", loss_stats},
     {"close", loss_close},
     {NULL, NULL}

@@ -68,9 +68,8 @@ static void push_events(lua_State *L, salta_sim *sim, const salta_model_def *d) 
   }
 }
 
-void salta_l_pushstats(lua_State *L, const salta_sim *sim) {
-  salta_sim_stats st;
-  salta_sim_stats_get(sim, &st);
+void salta_l_pushstats(lua_State *L, const salta_sim_stats *stats) {
+  const salta_sim_stats st = *stats;
   lua_createtable(L, 0, 8);
   set_long(L, "steps", st.steps);
   set_long(L, "residual_evals", st.res_evals);
@@ -122,7 +121,12 @@ static void push_result(lua_State *L, salta_sim *sim, const salta_model_def *d) 
     }
     lua_setfield(L, -2, "dy");
   }
-  salta_l_pushstats(L, sim); lua_setfield(L, -2, "stats");
+  {
+    salta_sim_stats st;
+    salta_sim_stats_get(sim, &st);
+    salta_l_pushstats(L, &st);
+    lua_setfield(L, -2, "stats");
+  }
   if (nst > 0) {
     lua_createtable(L, 0, 3);
     lua_createtable(L, nst, 0);

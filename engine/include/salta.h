@@ -323,8 +323,7 @@ int salta_sim_out_sens(salta_sim *sim, int k, const double **S, const double **d
 ** s_minus, s_plus = d[x; z]/dp at fixed t just before and after the
 ** event's instant (n x ns); y_minus, y_plus = the outputs there (ny) and
 ** dy_minus, dy_plus their derivatives along the moving event time,
-** dy/dp + dy/dt tau_p (ny x ns). SALTA_EINPUT for the runs of a loss that
-** does not blend (salta_loss_sim): they record none. */
+** dy/dp + dy/dt tau_p (ny x ns). */
 typedef struct salta_event_sens {
   const double *tau_p, *s_minus, *s_plus, *y_minus, *dy_minus, *y_plus, *dy_plus;
 } salta_event_sens;
@@ -372,16 +371,34 @@ int salta_loss_nresid(const salta_loss *loss);
 int salta_loss_eval(salta_loss *loss, const double *p, const double *x0, double *value,
                     double *grad, double *resid, double *jac);
 
-/* The gradient (ns) by central differences of the value with one
-** Richardson step, for checking the other routes. The step of direction k
-** is relative: h |p_k|, with the parameter's nominal value (or the state's
-** start value) as the floor, h itself when both are 0. */
-int salta_loss_grad_fd(salta_loss *loss, const double *p, const double *x0, double h, double *grad);
+/* How salta_loss_grad_fd differences (salta_fd_options_init: the
+** defaults). D(s) = (L(p + s e_k) - L(p - s e_k)) / 2s for direction k. */
+typedef struct salta_fd_options {
+  double h;              /* the relative step (2e-5): direction k's step s is h |p_k|, with a floor
+                            for |p_k| (floor, else the parameter's nominal value or the state's start
+                            value; 1 when both are 0) */
+  int richardson;        /* 1: one Richardson step, (4 D(s) - D(2s)) / 3 (the default); 0: D(s) */
+  const int *log;        /* NULL, or a flag per free direction (borrowed for the call): 1 steps by
+                            the factor exp(+-h) and gives the derivative by log p_k */
+  const double *floor;   /* NULL, or per free direction the floor of its step's scale */
+  int adjoint;           /* 1: difference the discrete loss of salta_loss_eval_adjoint with mesh_k
+                            and consistent (1 by default) instead of the loss */
+  int mesh_k, consistent;
+} salta_fd_options;
+
+void salta_fd_options_init(salta_fd_options *o);
+
+/* The gradient (ns) by central differences of the value, for checking the
+** other routes; o NULL: the defaults. err: NULL, or room for ns error
+** estimates: then each direction also takes the step s / 2, grad holds
+** the formula at s / 2 and err its difference from the formula at s. */
+int salta_loss_grad_fd(salta_loss *loss, const double *p, const double *x0, const salta_fd_options *o,
+                       double *grad, double *err);
 
 /* The gradient check of a C host: the gradient by forward sensitivities
 ** (grad, ns) against Richardson-extrapolated central differences with the
-** step rule of salta_loss_grad_fd (ref, ns) and their error estimate (err,
-** ns: the difference between extrapolations from steps h and h/2). A route
+** step rule of salta_loss_grad_fd at step h (ref, ns) and their error
+** estimate (err, ns): salta_loss_grad_fd's grad and err. A route
 ** agrees where |grad - ref| <= tol * max |ref| + 10 err; the loss's own
 ** options (tolerances) apply to both, so check at a tight rtol. */
 int salta_loss_check_gradient(salta_loss *loss, const double *p, const double *x0, double h, double *grad,
@@ -404,8 +421,20 @@ int salta_loss_check_gradient(salta_loss *loss, const double *p, const double *x
 int salta_loss_eval_adjoint(salta_loss *loss, const double *p, const double *x0, int mesh_k,
                             int consistent, double *value, double *grad);
 
-/* The simulation of the last evaluation (borrowed). */
+/* The simulation of the last evaluation (borrowed, valid until the loss
+** is freed; its results until the next evaluation), with every output at
+** the target times (and, with sensitivities, their derivatives and the
+** events' sensitivity records): an evaluation computes only what the loss
+** compares, so that this call runs the evaluation's simulation again in
+** full the first time it is made after salta_loss_eval. If that run fails
+** (out of memory, interrupted), the simulation holds what it computed and
+** its message (and the loss's) says why. After salta_loss_eval_adjoint:
+** the adjoint's forward run, as it made it. */
 salta_sim *salta_loss_sim(salta_loss *loss);
+
+/* The statistics of the last evaluation's simulation (as
+** salta_sim_stats_get; zeros before any), without running it again. */
+void salta_loss_stats_get(const salta_loss *loss, salta_sim_stats *stats);
 
 #ifdef __cplusplus
 }

@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include "adjoint_impl.h"
+#include "arrays.h"
 #include "linsol.h"
+#include "sens.h"
 #include "start.h"
 
 /* ---- the consistent discrete forward ---------------------------------------- */
@@ -427,41 +429,69 @@ static int follow_tolerance(salta__adj *a, const salta_sim_options *o, const dou
 
 /* ---- the entry point ---------------------------------------------------------------- */
 
-static int alloc_adj(salta__adj *a, const salta_sim_options *o) {
-  size_t n = (size_t)a->n, nz = (size_t)a->nz, ne = (size_t)a->d->ne + 1, np = (size_t)a->np + 1;
-  size_t nn = salta__use_klu(o, a->n) ? 0 : n * n;   /* the dense matrices, when no KLU */
-  double *p;
-  p = a->A = malloc(sizeof(double) * (2 * nn + 8 * n + 3 * ne + np + 2 * nz + 8));
-  a->piv = malloc(sizeof(int) * (2 * n + 2));
-  if (!p || !a->piv) return -1;
-  p += nn;
-  a->Af = p, p += nn;
-  a->step_res = p, p += n;
-  a->fa = p, p += n;
-  a->fb = p, p += n;
-  a->flow = p, p += n;
-  a->ew = p, p += n;
-  a->dR = p, p += n;
-  a->tterm = p, p += n;
-  a->guards = p, p += ne;
-  a->rate = p, p += ne;
-  a->rscale = p, p += ne;
-  a->ep = p, p += np;
-  a->gt = p, p += nz;
-  a->dLdz = p;
-  a->piv_f = a->piv + n + 1;
-  if (salta__use_klu(o, a->n)) {
-    a->sparse = 1;
-    if (salta__pattern_build(&a->pat, a->d) || !(a->Ax = malloc(sizeof(double) * ((size_t)a->pat.nnz + 1))) ||
-        !(a->lu_march = salta__sparselu_new(&a->pat)) || !(a->lu_sweep = salta__sparselu_new(&a->pat)))
-      return -1;
+int salta__adj_work_new(salta__adj_work **out, const salta_model_def *d, char *err) {
+  salta__adj_work *w = calloc(1, sizeof *w);
+  int st;
+  *out = NULL;
+  if (!w) return salta__fail(err, SALTA_EMEM, "out of memory");
+  if ((st = salta__dae_init(&w->dae, d, err))) {
+    free(w);
+    return st;
   }
-  return 0;
+  *out = w;
+  return SALTA_OK;
+}
+
+void salta__adj_work_free(salta__adj_work **w) {
+  if (!w || !*w) return;
+  salta__dae_free(&(*w)->dae);
+  free(*w);
+  *w = NULL;
+}
+
+/* The arrays of one evaluation, in a list (the lengths matter only for
+** the allocation): the dense matrices without KLU, the vectors, and per
+** segment the blending's weights. */
+#define ADJ_ARRAYS 21
+static size_t adj_arrays(salta__adj *a, int dense, salta__array *list) {
+  size_t n = (size_t)a->n, nz = (size_t)a->nz, ne = (size_t)a->d->ne, np = (size_t)a->np, ny = (size_t)a->d->ny;
+  size_t nn = dense ? n * n : 0, nout = a->tg ? (size_t)a->tg->nout : 0;
+  salta__array all[ADJ_ARRAYS] = {
+    SALTA__ARRAY(a->A, nn), SALTA__ARRAY(a->Af, nn), SALTA__ARRAY(a->piv, n), SALTA__ARRAY(a->piv_f, n),
+    SALTA__ARRAY(a->step_res, n), SALTA__ARRAY(a->fa, n), SALTA__ARRAY(a->fb, n), SALTA__ARRAY(a->flow, n),
+    SALTA__ARRAY(a->ew, n), SALTA__ARRAY(a->dR, n), SALTA__ARRAY(a->tterm, n), SALTA__ARRAY(a->guards, ne),
+    SALTA__ARRAY(a->rate, ne), SALTA__ARRAY(a->rscale, ne), SALTA__ARRAY(a->ep, np), SALTA__ARRAY(a->gt, nz),
+    SALTA__ARRAY(a->dLdz, nz), SALTA__ARRAY(a->gy, ny + 1), SALTA__ARRAY(a->yk, nout), SALTA__ARRAY(a->r, nout),
+    SALTA__ARRAY(a->dr, nout)};
+  memcpy(list, all, sizeof all);
+  return ADJ_ARRAYS;
+}
+
+/* Blending's weights and the segments' outputs, per segment (known once
+** the segments are). */
+static size_t blend_arrays(salta__adj *a, salta__array *list) {
+  size_t nseg = (size_t)a->nseg;
+  salta__array all[4] = {SALTA__ARRAY(a->bl.w, nseg), SALTA__ARRAY(a->bl.dw_a, nseg), SALTA__ARRAY(a->bl.dw_b, nseg),
+                         SALTA__ARRAY(a->ys, nseg * ((size_t)a->d->ny + 1))};
+  memcpy(list, all, sizeof all);
+  a->bl.nseg = a->nseg;
+  return 4;
+}
+
+/* The KLU factorisations of the march and the sweep, on the model's pattern. */
+static int alloc_klu(salta__adj *a) {
+  a->sparse = 1;
+  if (salta__pattern_build(&a->pat, a->d) || !(a->Ax = malloc(sizeof(double) * ((size_t)a->pat.nnz + 1))) ||
+      !(a->lu_march = salta__sparselu_new(&a->pat)) || !(a->lu_sweep = salta__sparselu_new(&a->pat)))
+    return SALTA_EMEM;
+  return SALTA_OK;
 }
 
 static void free_adj(salta__adj *a) {
-  free(a->A); free(a->piv); free(a->segs); free(a->tau); free(a->events); free(a->sigma); free(a->w);
-  free(a->gy); free(a->wts); free(a->ys);
+  salta__array list[ADJ_ARRAYS];
+  salta__arrays_free(list, adj_arrays(a, 0, list));
+  salta__arrays_free(list, blend_arrays(a, list));
+  free(a->segs); free(a->tau); free(a->events); free(a->sigma); free(a->w);
   salta__track_free(&a->track);
   salta__sparselu_free(a->lu_march);
   salta__sparselu_free(a->lu_sweep);
@@ -469,89 +499,99 @@ static void free_adj(salta__adj *a) {
   if (a->sparse) salta__pattern_free(&a->pat);
 }
 
-int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, int mesh_k,
-                            int consistent, double *value, double *grad) {
+/* The forward run that gives the event sequence (and, for mesh = steps,
+** the steps: of a second-order method, so that the trapezoid on them is
+** as accurate as the tolerance asks), and the targets it reaches. */
+static int forward_run(salta__adj *a, salta__targets *tg, salta_sim *sim, int mesh_k, salta_sim_options *o) {
+  salta_sim_stats stats;
+  int st;
+  o->record_steps = mesh_k == 0;
+  if (mesh_k == 0 && o->method != SALTA_METHOD_ERK) o->method = SALTA_METHOD_BDF, o->max_order = 2;
+  if ((st = salta_sim_run(sim, o, a->p, a->x0, tg->times, tg->nt)))
+    return salta__fail(a->err, st, "%s", salta_sim_errmsg(sim));
+  salta_sim_stats_get(sim, &stats);
+  return salta__targets_reach(tg, salta_sim_nout(sim), &stats, a->err);
+}
+
+/* The consistent discrete trajectory from the start state: on the mesh
+** that follows the tolerance (mesh_k = 0), or on the fixed one. */
+static int consistent_trajectory(salta__adj *a, const salta_sim_options *o, int mesh_k) {
+  double *w0 = salta__adj_node(a, 0), *start;
+  int st;
+  if ((st = salta__start_values(a->d, o->t0, a->p, a->x0, w0, a->err))) return st;
+  if (a->nz) memcpy(w0 + a->nx, a->d->z_start, sizeof(double) * (size_t)a->nz);
+  if (salta__start_modes(a->dae, o->t0, w0)) return salta__fail(a->err, SALTA_EMEM, "out of memory");
+  if ((st = salta__adj_solve_z(a, a->tau[0], w0))) return st;
+  if (!(start = malloc(sizeof(double) * (size_t)(a->n + 1)))) return salta__fail(a->err, SALTA_EMEM, "out of memory");
+  memcpy(start, w0, sizeof(double) * (size_t)a->n);
+  st = mesh_k == 0 ? follow_tolerance(a, o, start) : solve_all(a, start, NULL);
+  free(start);
+  if (st && mesh_k > 0 && a->mesh_fail >= 0) {   /* a finer mesh would change something: say which */
+    char msg[SALTA_ERRMSG_SIZE];
+    snprintf(msg, sizeof msg, "%s", a->err);
+    st = salta__fail(a->err, st, "%s (on the fixed mesh of %d nodes per segment; the default mesh = \"steps\" "
+                     "is refined until it follows the tolerance)", msg, mesh_k);
+  }
+  return st;
+}
+
+/* The gradient by the directions from gp = [d/dp; d/dx0], each finite. */
+static int pick_directions(salta__adj *a, const double *gp, const int *dirs, int ns, double *grad) {
+  int k;
+  for (k = 0; k < ns; ++k) {
+    char cause[512], dir[160];
+    grad[k] = gp[salta__dir_slot(a->np, dirs[k])];
+    if (isfinite(grad[k])) continue;
+    salta__dae_bad_text(a->dae, cause, sizeof cause);
+    return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: the gradient by %s is %g%s%s", a->d->name,
+                       salta__dir_text(a->d, dirs[k], dir, sizeof dir), grad[k], cause[0] ? ": " : "", cause);
+  }
+  return SALTA_OK;
+}
+
+/* The evaluation once the forward run is made: the discrete trajectory,
+** the sweep, and the start's share of the gradient. */
+static int solve_and_sweep(salta__adj *a, salta_sim *sim, const salta_sim_options *o, int mesh_k, int consistent,
+                           double *value, double *gp) {
+  salta__array list[ADJ_ARRAYS];
+  int st;
+  if (salta__arrays_alloc(list, adj_arrays(a, !salta__use_klu(o, a->n), list)) ||
+      (salta__use_klu(o, a->n) && alloc_klu(a)) || salta__track_init(&a->track, a->dae))
+    return salta__fail(a->err, SALTA_EMEM, "out of memory");
+  if ((st = build(a, sim, mesh_k, o))) return st;
+  if (salta__arrays_alloc(list, blend_arrays(a, list))) return salta__fail(a->err, SALTA_EMEM, "out of memory");
+  if ((st = consistent ? consistent_trajectory(a, o, mesh_k) : ida_nodes(a, sim, o))) return st;
+  a->dae->bad.sp = NULL;   /* the forward Newton's trial matrices are not the gradient's */
+  if ((st = salta__adj_sweep(a, value, gp, gp + a->np))) return st;
+  if (salta__start_follows_p(a->d, a->x0) && salta__start_chain(a->d, o->t0, a->p, gp + a->np, gp))
+    return salta__fail(a->err, SALTA_EMEM, "out of memory");
+  return SALTA_OK;
+}
+
+int salta__adj_eval(salta__adj_work *w, salta__targets *tg, salta_sim *sim, const salta_sim_options *opts,
+                    const double *p, const double *x0, int mesh_k, int consistent, const int *dirs, int ns,
+                    double *value, double *grad, char *err) {
   salta__adj a;
-  salta_sim_options o;
-  double *gp = NULL, v = 0;
-  int st, k;
-  if (!l) return SALTA_EINPUT;
-  if (!p) return salta__fail(l->err, SALTA_EINPUT, "model '%s': salta_loss_eval_adjoint needs parameters", l->d->name);
-  if (mesh_k < 0 || mesh_k > SALTA_MESH_MAX)
-    return salta__fail(l->err, SALTA_EINPUT, "model '%s': adjoint: mesh_k must be 0 (the integrator's steps) or 1 to %d "
-                       "nodes per segment, got %d", l->d->name, SALTA_MESH_MAX, mesh_k);
+  salta_sim_options o = *opts;
+  double *gp, v = 0;
+  int st;
   memset(&a, 0, sizeof a);
-  a.l = l;
-  a.dae = &l->dae;
-  a.d = l->d;
+  a.tg = tg;
+  a.dae = &w->dae;
+  a.d = w->dae.d;
   a.p = p;
-  salta__dae_set_params(&l->dae, p);
   a.x0 = x0;
-  a.nx = l->d->nx, a.nz = l->d->nz, a.n = a.nx + a.nz, a.np = l->d->np;
-  a.err = l->err;
-  /* the forward run gives the event sequence (and, for mesh = steps, the
-  ** steps: of a second-order method, so that the trapezoid on them is as
-  ** accurate as the tolerance asks) */
-  o = l->opts;
-  o.record_steps = mesh_k == 0;
-  if (mesh_k == 0 && o.method != SALTA_METHOD_ERK) o.method = SALTA_METHOD_BDF, o.max_order = 2;
-  l->last = l->vsim;
-  if ((st = salta_sim_run(l->vsim, &o, p, x0, l->times, l->nt)))
-    return salta__fail(l->err, st, "%s", salta_sim_errmsg(l->vsim));
-  if ((st = salta__loss_check_reach(l))) return st;
-  gp = malloc(sizeof(double) * (size_t)(a.np + a.nx + 1));
-  a.gy = malloc(sizeof(double) * ((size_t)a.d->ny + 1));
+  a.nx = a.d->nx, a.nz = a.d->nz, a.n = a.nx + a.nz, a.np = a.d->np;
+  a.err = err;
   a.o = &o;
-  if (!gp || !a.gy || alloc_adj(&a, &o) || salta__track_init(&a.track, a.dae)) {
-    st = salta__fail(l->err, SALTA_EMEM, "out of memory");
-    goto done;
-  }
-  if ((st = build(&a, l->vsim, mesh_k, &o))) goto done;
-  a.wts = malloc(sizeof(double) * ((size_t)a.nseg + 1));
-  a.ys = malloc(sizeof(double) * ((size_t)a.nseg + 1) * ((size_t)a.d->ny + 1));
-  if (!a.wts || !a.ys) { st = salta__fail(l->err, SALTA_EMEM, "out of memory"); goto done; }
-  if (consistent) {
-    double *w0 = salta__adj_node(&a, 0), *start = malloc(sizeof(double) * (size_t)(a.n + 1));
-    if (!start) { st = salta__fail(l->err, SALTA_EMEM, "out of memory"); goto done; }
-    if ((st = salta__start_values(a.d, o.t0, p, x0, w0, l->err))) { free(start); goto done; }
-    if (a.nz) memcpy(w0 + a.nx, a.d->z_start, sizeof(double) * (size_t)a.nz);
-    if (salta__start_modes(a.dae, o.t0, w0)) { free(start); st = salta__fail(l->err, SALTA_EMEM, "out of memory"); goto done; }
-    if ((st = salta__adj_solve_z(&a, a.tau[0], w0))) { free(start); goto done; }
-    memcpy(start, w0, sizeof(double) * (size_t)a.n);
-    st = mesh_k == 0 ? follow_tolerance(&a, &o, start) : solve_all(&a, start, NULL);
-    free(start);
-    if (st && mesh_k > 0 && a.mesh_fail >= 0) {   /* a finer mesh would change something: say which */
-      char msg[SALTA_ERRMSG_SIZE];
-      snprintf(msg, sizeof msg, "%s", l->err);
-      st = salta__fail(l->err, st, "%s (on the fixed mesh of %d nodes per segment; the default mesh = \"steps\" "
-                       "is refined until it follows the tolerance)", msg, mesh_k);
-    }
-    if (st) goto done;
-  } else if ((st = ida_nodes(&a, l->vsim, &o))) {
-    goto done;
-  }
-  l->dae.bad.sp = NULL;   /* the forward Newton's trial matrices are not the gradient's */
-  if ((st = salta__adj_sweep(&a, &v, gp, gp + a.np))) goto done;
-  if (salta__start_follows_p(a.d, x0) && salta__start_chain(a.d, o.t0, p, gp + a.np, gp)) {
-    st = salta__fail(l->err, SALTA_EMEM, "out of memory");
-    goto done;
-  }
-  if (value) *value = v;
-  for (k = 0; k < l->ns && grad; ++k) {
-    grad[k] = l->dirs[k] >= 0 ? gp[l->dirs[k]] : gp[a.np - l->dirs[k] - 1];
-    if (!isfinite(grad[k])) {
-      char cause[512];
-      salta__dae_bad_text(&l->dae, cause, sizeof cause);
-      st = salta__fail(l->err, SALTA_ESOLVER, "model '%s': adjoint: the gradient by %s '%s' is %g%s%s", a.d->name,
-                       l->dirs[k] >= 0 ? "parameter" : "the initial value of",
-                       l->dirs[k] >= 0 ? a.d->p_names[l->dirs[k]] : a.d->x_names[-l->dirs[k] - 1], grad[k],
-                       cause[0] ? ": " : "", cause);
-      goto done;
-    }
-  }
-done:
+  salta__dae_set_params(a.dae, p);
+  if (!(gp = malloc(sizeof(double) * (size_t)(a.np + a.nx + 1)))) st = salta__fail(err, SALTA_EMEM, "out of memory");
+  else if ((st = forward_run(&a, tg, sim, mesh_k, &o)) == SALTA_OK &&
+           (st = solve_and_sweep(&a, sim, &o, mesh_k, consistent, &v, gp)) == SALTA_OK && grad)
+    st = pick_directions(&a, gp, dirs, ns, grad);
+  if (st == SALTA_OK && value) *value = v;
   free(gp);
   free_adj(&a);
-  salta__dae_set_params(&l->dae, NULL);
+  salta__dae_set_params(a.dae, NULL);
   return st;
 }

@@ -17,10 +17,17 @@
 #ifndef SALTA_ADJOINT_IMPL_H
 #define SALTA_ADJOINT_IMPL_H
 
+#include "adjoint.h"
 #include "dae.h"
-#include "loss_impl.h"
+#include "errors.h"
 #include "sparselu.h"
+#include "targets.h"
 #include "track.h"
+
+/* What an adjoint keeps between evaluations. */
+struct salta__adj_work {
+  salta__dae dae;               /* the local algebra */
+};
 
 typedef struct salta__adj_seg {
   int node0, m;                 /* first node index, number of steps */
@@ -34,7 +41,7 @@ typedef struct salta__adj_seg {
 } salta__adj_seg;
 
 typedef struct salta__adj {
-  salta_loss *l;
+  const salta__targets *tg;     /* what the discrete loss compares */
   salta__dae *dae;
   salta__track track;           /* the march's algebraics stay on the forward run's branch */
   const salta_sim_options *o;   /* the forward run's options */
@@ -69,7 +76,9 @@ typedef struct salta__adj {
   double *dLdz;                 /* nz: g_z^-T dL/dz at a target */
   /* the discrete loss */
   double *gy;                   /* ny: dL/dyhat at a target */
-  double *wts, *ys, wsum;       /* blended: segment weights, values (ny + 1 each), their sum */
+  double *yk, *r, *dr;          /* nout: a target's predictions, residuals and their derivatives */
+  salta__blend bl;              /* blended: the weights at a target (nseg) */
+  double *ys;                   /* blended: per segment its outputs (ny + 1 apart) */
   char *err;
 } salta__adj;
 

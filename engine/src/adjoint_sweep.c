@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "adjoint_impl.h"
-#include "blend.h"
 #include "linsol.h"
 
 int salta__adj_solve_z(salta__adj *a, double t, double *w) {
@@ -204,24 +203,34 @@ static int source(salta__adj *a, int s, double T, double wfac, double *c, double
   return SALTA_OK;
 }
 
-/* The blended prediction at T: every segment's value clipped into it,
-** weighted (blend.h); fills a->wts, a->ys, a->wsum and dy. */
+/* The blended prediction at T (targets.h) of every output into dy, from
+** each segment's outputs at T clipped into it (a->ys); a->bl holds the
+** weights. */
 static int blended(salta__adj *a, double T, double *dy, double *wh) {
   const salta_model_def *d = a->d;
-  int sg, j, st, nx = a->nx;
-  double B = SALTA_BLEND_FLOOR;
+  size_t stride = (size_t)d->ny + 1;
+  int sg, j, st;
+  salta__blend_at(&a->bl, a->tg->beta, T, a->tau);
   for (sg = 0; sg < a->nseg; ++sg) {
-    a->wts[sg] = salta__blend_weight(a->l->beta, T, a->tau[sg], a->tau[sg + 1], NULL, NULL);
-    B += a->wts[sg];
     if ((st = interpolate(a, sg, T, NULL, wh))) return st;
-    d->h.eval(fmin(fmax(T, a->tau[sg]), a->tau[sg + 1]), wh, wh + nx, a->p, a->ys + (size_t)sg * (d->ny + 1));
+    d->h.eval(fmin(fmax(T, a->tau[sg]), a->tau[sg + 1]), wh, wh + a->nx, a->p, a->ys + (size_t)sg * stride);
   }
-  for (j = 0; j < d->ny; ++j) {
-    double acc = 0;
-    for (sg = 0; sg < a->nseg; ++sg) acc += a->wts[sg] * a->ys[(size_t)sg * (d->ny + 1) + j];
-    dy[j] = acc / B;
+  for (j = 0; j < d->ny; ++j) dy[j] = salta__blend_value(&a->bl, a->ys + j, stride);
+  return SALTA_OK;
+}
+
+/* The predictions of target k into dy (every output), and the segments
+** they come from (*seg0 .. *seg1). */
+static int predict(salta__adj *a, int k, double *dy, double *wh, int *seg0, int *seg1) {
+  double T = a->tg->times[k];
+  int st;
+  if (a->tg->beta > 0) {
+    *seg0 = 0, *seg1 = a->nseg - 1;
+    return blended(a, T, dy, wh);
   }
-  a->wsum = B;
+  *seg0 = *seg1 = segment_of(a, T);
+  if ((st = interpolate(a, *seg0, T, NULL, wh))) return st;
+  a->d->h.eval(T, wh, wh + a->nx, a->p, dy);
   return SALTA_OK;
 }
 
@@ -229,42 +238,24 @@ static int blended(salta__adj *a, double T, double *dy, double *wh) {
 ** boundary, and the direct parameter terms. */
 static int discrete_loss(salta__adj *a, double *c, double *dLdtau, double *grad_p, double *dy, double *wh,
                          double *rhs, double *value) {
-  salta_loss *l = a->l;
+  const salta__targets *tg = a->tg;
   const salta_model_def *d = a->d;
-  double scale = 1.0 / sqrt((double)l->nres), L = 0;
-  int k, j, sg, st;
-  for (k = 0; k < l->nk; ++k) {   /* targets past a terminal event weigh nothing */
-    double T = l->times[k];
-    int seg0 = 0, seg1 = a->nseg - 1;
-    if (l->beta > 0) {
-      if ((st = blended(a, T, dy, wh))) return st;
-    } else {
-      seg0 = seg1 = segment_of(a, T);
-      if ((st = interpolate(a, seg0, T, NULL, wh))) return st;
-      d->h.eval(T, wh, wh + a->nx, a->p, dy);
-    }
-    memset(a->gy, 0, sizeof(double) * ((size_t)d->ny + 1));
-    for (j = 0; j < l->nout; ++j) {
-      double datum = l->data[(size_t)k * l->nout + j], r;
-      int yi = l->outputs[j];
-      if (isnan(datum)) continue;
-      r = l->weights[(size_t)k * l->nout + j] * (dy[yi] - datum) * scale;
-      L += r * r;
-      a->gy[yi] += 2 * r * l->weights[(size_t)k * l->nout + j] * scale;
-    }
+  size_t stride = (size_t)d->ny + 1;
+  double L = 0;
+  int k, j, sg, st, seg0, seg1;
+  for (k = 0; k < tg->nk; ++k) {   /* targets past a terminal event weigh nothing */
+    if ((st = predict(a, k, dy, wh, &seg0, &seg1))) return st;
+    for (j = 0; j < tg->nout; ++j) a->yk[j] = dy[tg->outputs[j]];
+    L = salta__targets_residuals(tg, k, a->yk, a->r, a->dr, L);
+    memset(a->gy, 0, sizeof(double) * stride);
+    for (j = 0; j < tg->nout; ++j) a->gy[tg->outputs[j]] += 2 * a->r[j] * a->dr[j];
+    if (tg->beta > 0)   /* the weights move with the segments' ends */
+      for (j = 0; j < d->ny; ++j)
+        if (a->gy[j] != 0) salta__blend_boundaries(&a->bl, a->ys + j, stride, dy[j], a->gy[j], dLdtau);
     for (sg = seg0; sg <= seg1; ++sg) {
-      double wfac = 1;
-      if (l->beta > 0) {
-        /* the weights move with the segment's ends */
-        double dw_da, dw_db, dLdw = 0;
-        salta__blend_weight(l->beta, T, a->tau[sg], a->tau[sg + 1], &dw_da, &dw_db);
-        for (j = 0; j < d->ny; ++j) dLdw += a->gy[j] * (a->ys[(size_t)sg * (d->ny + 1) + j] - dy[j]) / a->wsum;
-        dLdtau[sg] += dLdw * dw_da;
-        dLdtau[sg + 1] += dLdw * dw_db;
-        wfac = a->wts[sg] / a->wsum;
-        if (wfac < 1e-300) continue;
-      }
-      if ((st = source(a, sg, T, wfac, c, dLdtau, grad_p, wh, rhs))) return st;
+      double wfac = tg->beta > 0 ? a->bl.w[sg] / a->bl.B : 1;
+      if (wfac < 1e-300) continue;
+      if ((st = source(a, sg, tg->times[k], wfac, c, dLdtau, grad_p, wh, rhs))) return st;
     }
   }
   *value = L;

@@ -1,65 +1,38 @@
 /*
-** loss.c -- the least-squares loss over target times and outputs, its
-** gradient and residual Jacobian from forward sensitivities, with optional
-** sigmoid blending across event boundaries (blend.h).
+** loss.c -- the least-squares loss over target times and outputs: its
+** configuration, its evaluation with the gradient and residual Jacobian
+** from forward sensitivities (the predictions from a planned run, blended
+** across event boundaries from the run's event records), and the entry of
+** the discrete adjoint. What is compared, and how, is targets.h's.
 */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "blend.h"
+#include "arrays.h"
 #include "errors.h"
 #include "loss_impl.h"
-#include "start.h"
 #include "salta.h"
-#include "sim_impl.h"
+#include "sens.h"
+#include "sim_plan.h"
 #include "tol.h"
-
 
 int salta_loss_create(salta_loss **out, salta_model *model, const double *times, int nt,
                       const int *outputs, int nout, const double *data, const double *weights) {
   salta_loss *l;
-  int k, j;
+  const salta_model_def *d;
+  int st;
   if (!out) return SALTA_EINPUT;
   *out = l = calloc(1, sizeof *l);
   if (!l) return SALTA_EMEM;
   l->model = model;
-  l->d = salta_model_def_get(model);
-  if (!model || nt <= 0 || nout <= 0 || !times || !outputs || !data)
-    return salta__fail(l->err, SALTA_EINPUT, "loss: needs a model, target times, outputs and data");
-  l->nt = nt;
-  l->nout = nout;
-  l->times = malloc(sizeof(double) * (size_t)nt);
-  l->data = malloc(sizeof(double) * (size_t)nt * nout);
-  l->weights = malloc(sizeof(double) * (size_t)nt * nout);
-  l->outputs = malloc(sizeof(int) * (size_t)nout);
-  l->coef = malloc(sizeof(double) * (size_t)nt * nout);
-  if (!l->times || !l->data || !l->weights || !l->outputs || !l->coef || salta_sim_create(&l->sim, model) ||
-      salta_sim_create(&l->vsim, model) || salta__dae_init(&l->dae, l->d, l->err))
+  d = l->d = salta_model_def_get(model);
+  if ((st = salta__targets_init(&l->tg, model ? d : NULL, times, nt, outputs, nout, data, weights, l->err)))
+    return st;
+  if (!(l->coef = calloc((size_t)nt * nout, sizeof(double))) || !(l->last_p = malloc(sizeof(double) * (d->np + 1))) ||
+      !(l->last_x0 = malloc(sizeof(double) * (d->nx + 1))) || salta_sim_create(&l->sim, model) ||
+      salta_sim_create(&l->vsim, model))
     return salta__fail(l->err, SALTA_EMEM, "out of memory");
-  memcpy(l->times, times, sizeof(double) * (size_t)nt);
-  memcpy(l->data, data, sizeof(double) * (size_t)nt * nout);
-  for (j = 0; j < nout; ++j) {
-    if (outputs[j] < 0 || outputs[j] >= l->d->ny)
-      return salta__fail(l->err, SALTA_EINPUT, "model '%s': loss output %d is not an output (model has %d)",
-                         l->d->name, outputs[j], l->d->ny);
-    l->outputs[j] = outputs[j];
-    if (weights && !isfinite(weights[j]))
-      return salta__fail(l->err, SALTA_EINPUT, "model '%s': weight of output '%s' is %g",
-                         l->d->name, l->d->y_names[outputs[j]], weights[j]);
-    for (k = 0; k < nt; ++k) l->weights[(size_t)k * nout + j] = weights ? weights[j] : 1.0;
-  }
-  for (k = 0; k < nt; ++k) {
-    if (!isfinite(times[k]) || (k > 0 && times[k] < times[k - 1]))
-      return salta__fail(l->err, SALTA_EINPUT, "model '%s': target time %d (%g) is not finite and sorted",
-                         l->d->name, k + 1, times[k]);
-    for (j = 0; j < nout; ++j)
-      if (isfinite(data[(size_t)k * nout + j])) l->nres++;
-      else if (!isnan(data[(size_t)k * nout + j]))
-        return salta__fail(l->err, SALTA_EINPUT, "model '%s': datum for '%s' at t = %g is %g (use NaN for missing)",
-                           l->d->name, l->d->y_names[outputs[j]], times[k], data[(size_t)k * nout + j]);
-  }
-  if (l->nres == 0) return salta__fail(l->err, SALTA_EINPUT, "model '%s': the loss has no data", l->d->name);
   salta_sim_options_init(&l->opts, times[0] < 0 ? times[0] : 0.0, times[nt - 1] > 0 ? times[nt - 1] : 1.0);
   return SALTA_OK;
 }
@@ -70,15 +43,32 @@ void salta_loss_free(salta_loss **loss) {
   l = *loss;
   salta_sim_free(&l->sim);
   salta_sim_free(&l->vsim);
-  if (l->dae.d) salta__dae_free(&l->dae);
-  free(l->times); free(l->data); free(l->weights); free(l->outputs); free(l->coef); free(l->dirs);
+  salta__adj_work_free(&l->adj);
+  salta__targets_free(&l->tg);
+  free(l->coef); free(l->dirs); free(l->last_p); free(l->last_x0);
   free(l);
   *loss = NULL;
 }
 
 const char *salta_loss_errmsg(const salta_loss *l) { return l ? l->err : "no loss"; }
-int salta_loss_nresid(const salta_loss *l) { return l ? l->nres : 0; }
-salta_sim *salta_loss_sim(salta_loss *l) { return l ? l->last : NULL; }
+int salta_loss_nresid(const salta_loss *l) { return l ? l->tg.nres : 0; }
+
+void salta_loss_stats_get(const salta_loss *l, salta_sim_stats *stats) {
+  if (l && l->last) salta_sim_stats_get(l->last, stats);
+  else if (stats) memset(stats, 0, sizeof *stats), stats->terminal_event = -1;
+}
+
+/* A planned run leaves outputs out: the same run again, in full. */
+salta_sim *salta_loss_sim(salta_loss *l) {
+  int st;
+  if (!l) return NULL;
+  if (l->pending) {
+    l->pending = 0;
+    st = salta_sim_run(l->last, &l->last_opts, l->last_p, l->last_has_x0 ? l->last_x0 : NULL, l->tg.times, l->tg.nt);
+    if (st) salta__fail(l->err, st, "%s", salta_sim_errmsg(l->last));
+  }
+  return l->last;
+}
 
 int salta_loss_set_options(salta_loss *l, const salta_sim_options *o) {
   int st;
@@ -87,26 +77,31 @@ int salta_loss_set_options(salta_loss *l, const salta_sim_options *o) {
   if ((st = salta__sim_check_options(o, l->d, l->err))) return st;
   if (o->atol_vec)
     return salta__fail(l->err, SALTA_EINPUT, "model '%s': a loss takes a scalar atol (atol_vec is borrowed)", l->d->name);
-  if (o->t0 > l->times[0] || o->tf < l->times[l->nt - 1])
+  if (o->t0 > l->tg.times[0] || o->tf < l->tg.times[l->tg.nt - 1])
     return salta__fail(l->err, SALTA_EINPUT, "model '%s': target times [%g, %g] lie outside [t0, tf] = [%g, %g]",
-                       l->d->name, l->times[0], l->times[l->nt - 1], o->t0, o->tf);
+                       l->d->name, l->tg.times[0], l->tg.times[l->tg.nt - 1], o->t0, o->tf);
   l->opts = *o;
   return SALTA_OK;
 }
 
 int salta_loss_set_blend(salta_loss *l, double beta) {
+  return l ? salta__targets_set_blend(&l->tg, beta, l->err) : SALTA_EINPUT;
+}
+
+int salta_loss_set_datum_weights(salta_loss *l, const double *w) {
+  return l ? salta__targets_set_datum_weights(&l->tg, w, l->err) : SALTA_EINPUT;
+}
+
+int salta_loss_set_drop_after_end(salta_loss *l, int drop) {
   if (!l) return SALTA_EINPUT;
-  if (!(beta >= 0) || !isfinite(beta))
-    return salta__fail(l->err, SALTA_EINPUT, "model '%s': blend (the sigmoid sharpness) must be a finite number >= 0, got %g",
-                       l->d->name, beta);
-  l->beta = beta;
+  l->tg.drop_after_end = drop != 0;
   return SALTA_OK;
 }
 
 int salta_loss_set_free(salta_loss *l, const int *dirs, int ns) {
-  int st;
+  int st, *copy;
   if (!l) return SALTA_EINPUT;
-  int *copy = ns > 0 ? malloc(sizeof(int) * (size_t)ns) : NULL;
+  copy = ns > 0 ? malloc(sizeof(int) * (size_t)ns) : NULL;
   if (ns > 0 && !copy) return salta__fail(l->err, SALTA_EMEM, "out of memory");
   if ((st = salta_sim_set_sens(l->sim, dirs, ns))) {
     free(copy);
@@ -119,190 +114,155 @@ int salta_loss_set_free(salta_loss *l, const int *dirs, int ns) {
   return SALTA_OK;
 }
 
-/* ---- blending -------------------------------------------------------------- */
+/* ---- the predictions of the forward run ------------------------------------------- */
 
-/* Segment boundaries: b[0] = t0, one per event group, b[nb-1] = tf;
-** rec[i] is the event record of boundary i (or -1). */
-static int boundaries(salta_loss *l, double *b, int *rec) {
+/* What a target's predictions need from the run: the boundaries of its
+** segments (t0, the event groups, where it ended) with their event
+** records, the blending weights at the target, and room. */
+typedef struct predict {
+  int nb;                       /* boundaries */
+  double *b;                    /* nb */
+  int *rec;                     /* nb: the first event record of the boundary's group, or -1 */
+  salta__blend bl;              /* nb - 1 segments */
+  double *v, *dv, *dpb;         /* per segment: a value, its derivatives (ns); d pred / d boundary (nb) */
+  double *yv;                   /* ny: an output vector */
+} predict;
+
+static int predict_init(salta_loss *l, predict *pr) {
+  int nev = salta_sim_nevents(l->last), k;
+  size_t nb = (size_t)nev + 2, ns = (size_t)l->ns;
   salta_sim_stats st;
-  int k, nb = 0, nev = salta_sim_nevents(l->last);
-  b[nb] = l->opts.t0, rec[nb++] = -1;
+  salta__array list[] = {SALTA__ARRAY(pr->b, nb), SALTA__ARRAY(pr->rec, nb), SALTA__ARRAY(pr->bl.w, nb),
+                         SALTA__ARRAY(pr->bl.dw_a, nb), SALTA__ARRAY(pr->bl.dw_b, nb), SALTA__ARRAY(pr->v, nb),
+                         SALTA__ARRAY(pr->dv, nb * ns), SALTA__ARRAY(pr->dpb, nb),
+                         SALTA__ARRAY(pr->yv, (size_t)l->d->ny)};
+  if (salta__arrays_alloc(list, SALTA__COUNT(list))) return salta__fail(l->err, SALTA_EMEM, "out of memory");
+  pr->nb = 0;
+  pr->b[pr->nb] = l->opts.t0, pr->rec[pr->nb++] = -1;
   for (k = 0; k < nev; ++k) {
     salta_event_record r;
     salta_sim_event(l->last, k, &r);
-    if (r.group == k) b[nb] = r.t, rec[nb++] = k;
+    if (r.group == k) pr->b[pr->nb] = r.t, pr->rec[pr->nb++] = k;
   }
   salta_sim_stats_get(l->last, &st);
-  b[nb] = st.t_end, rec[nb++] = -1;   /* tf, or where a terminal event ended the run */
-  return nb;
+  pr->b[pr->nb] = st.t_end, pr->rec[pr->nb++] = -1;   /* tf, or where a terminal event ended the run */
+  pr->bl.nseg = pr->nb - 1;
+  return SALTA_OK;
 }
 
-/* Output yi at the state (t, x, z) of an event record side. */
-static double output_at(salta_loss *l, int yi, double t, const double *x, const double *z, double *yv) {
-  salta_model_eval(l->model, SALTA_FN_H, 0, t, x, z, l->p, yv);
-  return yv[yi];
+static void predict_free(predict *pr) {
+  salta__array list[] = {SALTA__ARRAY(pr->b, 0), SALTA__ARRAY(pr->rec, 0), SALTA__ARRAY(pr->bl.w, 0),
+                         SALTA__ARRAY(pr->bl.dw_a, 0), SALTA__ARRAY(pr->bl.dw_b, 0), SALTA__ARRAY(pr->v, 0),
+                         SALTA__ARRAY(pr->dv, 0), SALTA__ARRAY(pr->dpb, 0), SALTA__ARRAY(pr->yv, 0)};
+  salta__arrays_free(list, SALTA__COUNT(list));
 }
 
-/* The blended prediction of the loss's output j at target k, where the
-** run gives yq and (unless NULL) its derivatives dyq (ns), and its own
-** derivative (ns values, when dyh != NULL). tmp: 2 ns + ny doubles. */
-static double blended(salta_loss *l, int k, int j, double yq, const double *dyq, const double *b, const int *rec,
-                      int nb, double *dyh, double *tmp) {
+/* Segment seg's value of output yi at T clipped into it (dv: its
+** derivatives, unless NULL), where the run gives yq (dyq) at T: at an end
+** clipped to, an event's limit. */
+static double segment_value(salta_loss *l, predict *pr, int seg, double T, int yi, double yq, const double *dyq,
+                            double *dv) {
   salta_sim *sim = l->last;
-  int ns = l->ns, seg, i, ny = l->d->ny, yi = l->outputs[j];
-  double T = l->times[k], A = 0, B = 0;
-  double *dA = tmp, *dB = tmp + ns, *yv = tmp + 2 * ns;
-  if (dyh) memset(tmp, 0, sizeof(double) * 2 * (size_t)ns);
-  for (seg = 0; seg + 1 < nb; ++seg) {
-    double a = b[seg], e = b[seg + 1], dw_da, dw_de, v;
-    double w = salta__blend_weight(l->beta, T, a, e, &dw_da, &dw_de);
-    const double *dv = dyq, *ta = NULL, *te = NULL;
-    size_t stride = 1;
-    salta_event_sens ra, re;
-    salta_event_record r;
-    if (dyh && rec[seg] >= 0 && salta_sim_event_sens(sim, rec[seg], &ra) == SALTA_OK) ta = ra.tau_p;
-    if (dyh && rec[seg + 1] >= 0 && salta_sim_event_sens(sim, rec[seg + 1], &re) == SALTA_OK) te = re.tau_p;
-    if (T < a) {                          /* clipped to the segment's start */
-      salta_sim_event(sim, rec[seg], &r);
-      {
-        salta_event_record last;         /* the group's last record has x+ */
-        salta_sim_event(sim, r.group + r.group_size - 1, &last);
-        v = output_at(l, yi, last.t, last.x_plus, last.z_plus, yv);
-      }
-      if (dyh) dv = ra.dy_plus + yi, stride = (size_t)ny;
-    } else if (T >= e && seg + 2 < nb) {  /* clipped to its end */
-      salta_sim_event(sim, rec[seg + 1], &r);
-      v = output_at(l, yi, r.t, r.x_minus, r.z_minus, yv);
-      if (dyh) dv = re.dy_minus + yi, stride = (size_t)ny;
-    } else {
-      v = yq;
-    }
-    A += w * v;
-    B += w;
-    if (dyh) {
-      for (i = 0; i < ns; ++i) {
-        double dw = 0;
-        if (ta) dw += dw_da * ta[i];
-        if (te) dw += dw_de * te[i];
-        dA[i] += dw * v + w * dv[(size_t)i * stride];
-        dB[i] += dw;
-      }
-    }
+  int ns = l->ns, ny = l->d->ny, i;
+  const double *src = dyq;
+  size_t stride = 1;
+  double v;
+  salta_event_record r;
+  salta_event_sens es;
+  if (T < pr->b[seg]) {                          /* clipped to the segment's start */
+    salta_event_record last;                     /* the group's last record has x+ */
+    salta_sim_event(sim, pr->rec[seg], &r);
+    salta_sim_event(sim, r.group + r.group_size - 1, &last);
+    l->d->h.eval(last.t, last.x_plus, last.z_plus, l->last_p, pr->yv);
+    if (dv && salta_sim_event_sens(sim, pr->rec[seg], &es) == SALTA_OK) src = es.dy_plus + yi, stride = (size_t)ny;
+  } else if (T >= pr->b[seg + 1] && seg + 2 < pr->nb) {   /* clipped to its end */
+    salta_sim_event(sim, pr->rec[seg + 1], &r);
+    l->d->h.eval(r.t, r.x_minus, r.z_minus, l->last_p, pr->yv);
+    if (dv && salta_sim_event_sens(sim, pr->rec[seg + 1], &es) == SALTA_OK) src = es.dy_minus + yi, stride = (size_t)ny;
+  } else {
+    for (i = 0; dv && i < ns; ++i) dv[i] = dyq[i];
+    return yq;
   }
-  B += SALTA_BLEND_FLOOR;
-  if (dyh)
-    for (i = 0; i < ns; ++i) dyh[i] = (dA[i] - A / B * dB[i]) / B;
-  return A / B;
+  v = pr->yv[yi];
+  for (i = 0; dv && i < ns; ++i) dv[i] = src[(size_t)i * stride];
+  return v;
 }
 
-/* ---- evaluation -------------------------------------------------------------- */
-
-/* The prediction of the loss's output j at target k, where the run gives
-** y (its planned outputs) and dy (their derivatives, unless NULL), and its
-** derivative (ns values into dyh, unless NULL). */
-static double prediction(salta_loss *l, int k, int j, const double *y, const double *dy, const double *b,
-                         const int *rec, int nb, double *dyh, double *tmp) {
-  const double *dyq = dy ? dy + (size_t)j * l->ns : NULL;
-  if (l->beta > 0) return blended(l, k, j, y[j], dyq, b, rec, nb, dyh, tmp);
-  if (dyh) memcpy(dyh, dyq, sizeof(double) * (size_t)l->ns);
-  return y[j];
+/* The moving event time of boundary s by direction i (0 at t0 and the end). */
+static double boundary_rate(salta_loss *l, const predict *pr, int s, int i) {
+  salta_event_sens es;
+  if (pr->rec[s] < 0 || salta_sim_event_sens(l->last, pr->rec[s], &es) != SALTA_OK) return 0;
+  return es.tau_p[i];
 }
 
-/* The loss's outputs at target k of the last run, and their derivatives
-** (NULL without need_sens). */
-static void target_outputs(const salta_loss *l, int k, int need_sens, const double **y, const double **dy) {
-  salta__sim_planned_out(l->last, k, y, dy);
-  if (!need_sens) *dy = NULL;
-}
-
-/* A residual or one of its derivatives came out non-finite: the first one,
-** by output, time and direction. */
-static int nonfinite_error(salta_loss *l, const double *b, const int *rec, int nb, double *dyh, double *tmp,
-                           double scale, int need_sens) {
-  const salta_model_def *d = l->d;
-  int k, j, i;
-  for (k = 0; k < l->nk; ++k) {
-    const double *y, *dy;
-    target_outputs(l, k, need_sens, &y, &dy);
-    for (j = 0; j < l->nout; ++j) {
-      double pred;
-      int yi = l->outputs[j];
-      if (isnan(l->data[(size_t)k * l->nout + j])) continue;
-      pred = prediction(l, k, j, y, dy, b, rec, nb, need_sens ? dyh : NULL, tmp);
-      if (!isfinite(pred))
-        return salta__fail(l->err, SALTA_ESOLVER, "model '%s': output '%s' is %g at t = %g", d->name,
-                           d->y_names[yi], pred, l->times[k]);
-      for (i = 0; i < l->ns && need_sens; ++i) {
-        char cause[512];
-        double dr = l->weights[(size_t)k * l->nout + j] * scale * dyh[i];
-        if (isfinite(dr)) continue;
-        salta__dae_bad_text(&l->sim->dae, cause, sizeof cause);
-        return salta__fail(l->err, SALTA_ESOLVER,
-                           "model '%s': the derivative of output '%s' at t = %g by %s '%s' is %g%s%s", d->name,
-                           d->y_names[yi], l->times[k], l->dirs[i] >= 0 ? "parameter" : "the initial value of",
-                           l->dirs[i] >= 0 ? d->p_names[l->dirs[i]] : d->x_names[-l->dirs[i] - 1], dr,
-                           cause[0] ? ": " : "", cause);
-      }
-    }
+/* The blended prediction of output j at target time T (pr->bl at T),
+** and its derivatives (ns, into dyh unless NULL). */
+static double blended(salta_loss *l, predict *pr, double T, int j, double yq, const double *dyq, double *dyh) {
+  int ns = l->ns, nseg = pr->bl.nseg, s, i;
+  double yhat;
+  for (s = 0; s < nseg; ++s)
+    pr->v[s] = segment_value(l, pr, s, T, l->tg.outputs[j], yq, dyq, dyh ? pr->dv + (size_t)s * ns : NULL);
+  yhat = salta__blend_value(&pr->bl, pr->v, 1);
+  if (!dyh) return yhat;
+  memset(pr->dpb, 0, sizeof(double) * (size_t)pr->nb);
+  salta__blend_boundaries(&pr->bl, pr->v, 1, yhat, 1.0, pr->dpb);
+  for (i = 0; i < ns; ++i) {
+    double d = 0;
+    for (s = 0; s < pr->nb; ++s)
+      if (pr->dpb[s] != 0) d += pr->dpb[s] * boundary_rate(l, pr, s, i);
+    for (s = 0; s < nseg; ++s) d += pr->bl.w[s] / pr->bl.B * pr->dv[(size_t)s * ns + i];
+    dyh[i] = d;
   }
-  return salta__fail(l->err, SALTA_ESOLVER, "model '%s': the loss is not finite (a weight or datum too large)",
-                     d->name);
+  return yhat;
 }
 
-/* The sum of squared residuals of an unblended loss, and coef. */
-static double residual_sum(salta_loss *l, double scale) {
-  double L = 0;
-  int k, j;
-  for (k = l->nk * l->nout; k < l->nt * l->nout; ++k) l->coef[k] = 0;
-  for (k = 0; k < l->nk; ++k) {
-    const double *y, *dy, *data = l->data + (size_t)k * l->nout;
-    double *coef = l->coef + (size_t)k * l->nout;
-    salta__sim_planned_out(l->last, k, &y, &dy);
-    for (j = 0; j < l->nout; ++j) {
-      double ws = l->weights[(size_t)k * l->nout + j] * scale, r;
-      if (isnan(data[j])) {
-        coef[j] = 0;
-        continue;
-      }
-      r = ws * (y[j] - data[j]);
-      L += r * r;
-      coef[j] = 2 * r * ws;
-    }
+/* The predictions of target k (nout into yh) and their derivatives (nout
+** x ns into dyh, unless NULL) from the planned outputs. */
+static void predictions(salta_loss *l, predict *pr, int k, double *yh, double *dyh) {
+  const double *y, *dy;
+  int j, ns = l->ns;
+  salta__sim_planned_out(l->last, k, &y, &dy);
+  if (!(l->tg.beta > 0)) {
+    memcpy(yh, y, sizeof(double) * (size_t)l->tg.nout);
+    if (dyh) memcpy(dyh, dy, sizeof(double) * (size_t)l->tg.nout * ns);
+    return;
   }
-  return L;
+  salta__blend_at(&pr->bl, l->tg.beta, l->tg.times[k], pr->b);
+  for (j = 0; j < l->tg.nout; ++j)
+    yh[j] = blended(l, pr, l->tg.times[k], j, y[j], dy ? dy + (size_t)j * ns : NULL, dyh ? dyh + (size_t)j * ns : NULL);
 }
 
-/* The same with blending, residuals or their Jacobian (m x ns, m the
-** finite data); a blended loss's gradient is added up here too. */
-static double residual_sum_full(salta_loss *l, double scale, int need_sens, double *grad, double *resid, double *jac,
-                                const double *b, const int *rec, int nb, double *dyh, double *tmp) {
+/* ---- evaluation -------------------------------------------------------------------- */
+
+/* Per-target room: predictions, residuals, their derivatives by the
+** predictions, and the predictions' derivatives (nout x ns). */
+typedef struct rows { double *yh, *r, *dr, *dyh; } rows;
+
+/* The sum of squares over the reached targets with coef; with resid, jac
+** or a blended gradient, those too (m rows over the finite data). */
+static double residual_sums(salta_loss *l, predict *pr, rows *w, int need_dyh, double *grad, double *resid,
+                            double *jac) {
+  const salta__targets *tg = &l->tg;
   double L = 0;
   int k, j, i, m = 0, ns = l->ns;
-  for (k = 0; k < l->nk; ++k) {
-    const double *y, *dy;
-    target_outputs(l, k, need_sens, &y, &dy);
-    for (j = 0; j < l->nout; ++j) {
-      size_t kj = (size_t)k * l->nout + j;
-      double datum = l->data[kj], ws = l->weights[kj] * scale, r;
-      l->coef[kj] = 0;
-      if (isnan(datum)) continue;
-      r = ws * (prediction(l, k, j, y, dy, b, rec, nb, jac || (grad && l->beta > 0) ? dyh : NULL, tmp) - datum);
-      L += r * r;
-      l->coef[kj] = 2 * r * ws;
-      if (resid) resid[m] = r;
-      if (jac)
-        for (i = 0; i < ns; ++i) jac[(size_t)m * ns + i] = ws * dyh[i];
-      if (grad && l->beta > 0)
-        for (i = 0; i < ns; ++i) grad[i] += l->coef[kj] * dyh[i];
+  memset(l->coef, 0, sizeof(double) * (size_t)tg->nt * tg->nout);
+  for (k = 0; k < tg->nk; ++k) {
+    predictions(l, pr, k, w->yh, need_dyh ? w->dyh : NULL);
+    L = salta__targets_residuals(tg, k, w->yh, w->r, w->dr, L);
+    for (j = 0; j < tg->nout; ++j) {
+      size_t kj = (size_t)k * tg->nout + j;
+      const double *dyh = w->dyh + (size_t)j * ns;
+      if (salta__targets_missing(tg, kj)) continue;
+      l->coef[kj] = 2 * w->r[j] * w->dr[j];
+      if (resid) resid[m] = w->r[j];
+      for (i = 0; jac && i < ns; ++i) jac[(size_t)m * ns + i] = w->dr[j] * dyh[i];
+      for (i = 0; grad && i < ns; ++i) grad[i] += l->coef[kj] * dyh[i];
       ++m;
     }
   }
-  /* targets past a terminal event: zero residuals */
-  for (; k < l->nt; ++k)
-    for (j = 0; j < l->nout; ++j) {
-      size_t kj = (size_t)k * l->nout + j;
-      l->coef[kj] = 0;
-      if (isnan(l->data[kj])) continue;
+  for (; k < tg->nt; ++k)   /* targets past a terminal event: zero residuals */
+    for (j = 0; j < tg->nout; ++j) {
+      if (salta__targets_missing(tg, (size_t)k * tg->nout + j)) continue;
       if (resid) resid[m] = 0;
       if (jac) memset(jac + (size_t)m * ns, 0, sizeof(double) * (size_t)ns);
       ++m;
@@ -315,14 +275,14 @@ static double residual_sum_full(salta_loss *l, double scale, int need_sens, doub
 ** sums (each in the data's order, as a running sum per residual adds them). */
 static void gradient(const salta_loss *l, double *grad) {
   const double *y, *dy;
-  size_t kj, n = (size_t)l->nk * l->nout, ns = (size_t)l->ns, i0;
+  size_t kj, n = (size_t)l->tg.nk * l->tg.nout, ns = (size_t)l->ns, i0;
   salta__sim_planned_out(l->last, 0, &y, &dy);   /* the rows of every target, contiguous */
   for (i0 = 0; i0 < ns; i0 += 4) {
     double g0 = 0, g1 = 0, g2 = 0, g3 = 0;
     size_t width = ns - i0 < 4 ? ns - i0 : 4;
     for (kj = 0; kj < n; ++kj) {
       const double c = l->coef[kj], *d = dy + kj * ns + i0;
-      if (c == 0 && isnan(l->data[kj])) continue;
+      if (c == 0 && salta__targets_missing(&l->tg, kj)) continue;
       switch (width) {
         case 4: g3 += c * d[3]; /* fall through */
         case 3: g2 += c * d[2]; /* fall through */
@@ -337,154 +297,104 @@ static void gradient(const salta_loss *l, double *grad) {
   }
 }
 
-/* The targets the last run reached: all, or those up to its terminal
-** event when the loss drops the others; else an error naming the first
-** one past the end. */
-int salta__loss_check_reach(salta_loss *l) {
+/* A prediction or one of its derivatives came out non-finite: the first
+** one, by output, time and direction. */
+static int nonfinite_error(salta_loss *l, predict *pr, rows *w, int need_dyh) {
+  const salta_model_def *d = l->d;
+  const salta__targets *tg = &l->tg;
+  int k, j, i;
+  for (k = 0; k < tg->nk; ++k) {
+    predictions(l, pr, k, w->yh, need_dyh ? w->dyh : NULL);
+    for (j = 0; j < tg->nout; ++j) {
+      int yi = tg->outputs[j];
+      if (salta__targets_missing(tg, (size_t)k * tg->nout + j)) continue;
+      if (!isfinite(w->yh[j]))
+        return salta__fail(l->err, SALTA_ESOLVER, "model '%s': output '%s' is %g at t = %g", d->name, d->y_names[yi],
+                           w->yh[j], tg->times[k]);
+      for (i = 0; i < l->ns && need_dyh; ++i) {
+        char cause[512], dir[160];
+        double dr = tg->weights[(size_t)k * tg->nout + j] * tg->scale * w->dyh[(size_t)j * l->ns + i];
+        if (isfinite(dr)) continue;
+        salta__sim_bad_text(l->sim, cause, sizeof cause);
+        return salta__fail(l->err, SALTA_ESOLVER, "model '%s': the derivative of output '%s' at t = %g by %s is %g%s%s",
+                           d->name, d->y_names[yi], tg->times[k], salta__dir_text(d, l->dirs[i], dir, sizeof dir), dr,
+                           cause[0] ? ": " : "", cause);
+      }
+    }
+  }
+  return salta__fail(l->err, SALTA_ESOLVER, "model '%s': the loss is not finite (a weight or datum too large)",
+                     d->name);
+}
+
+/* The planned run of an evaluation at (p, x0), kept for salta_loss_sim. */
+static int planned_run(salta_loss *l, int need_sens, const double *p, const double *x0) {
+  salta__out_plan plan;
   salta_sim_stats st;
-  l->nk = salta_sim_nout(l->last);
-  if (l->nk >= l->nt || l->drop_after_end) return SALTA_OK;
+  int status;
+  l->last = need_sens ? l->sim : l->vsim;
+  memcpy(l->last_p, p, sizeof(double) * (size_t)l->d->np);
+  if ((l->last_has_x0 = x0 != NULL)) memcpy(l->last_x0, x0, sizeof(double) * (size_t)l->d->nx);
+  l->last_opts = l->opts;
+  l->pending = 1;
+  plan.y = l->tg.outputs, plan.ny = l->tg.nout, plan.event_outputs = l->tg.beta > 0;
+  if ((status = salta__sim_run_planned(l->last, &l->opts, p, x0, l->tg.times, l->tg.nt, &plan)))
+    return salta__fail(l->err, status, "%s", salta_sim_errmsg(l->last));
   salta_sim_stats_get(l->last, &st);
-  return salta__fail(l->err, SALTA_EINPUT,
-                     "model '%s': terminal event '%s' ended the run at t = %.17g, before target time %d (t = %g): "
-                     "end the targets there, or drop the targets after the end (salta.lsq option after_end = "
-                     "\"drop\"; C: salta_loss_set_drop_after_end)",
-                     l->d->name, st.terminal_event >= 0 ? l->d->e_names[st.terminal_event] : "?", st.t_end, l->nk + 1,
-                     l->times[l->nk]);
+  return salta__targets_reach(&l->tg, salta__sim_planned_count(l->last), &st, l->err);
 }
 
-int salta_loss_set_datum_weights(salta_loss *l, const double *w) {
-  size_t kj, n;
-  if (!l) return SALTA_EINPUT;
-  n = (size_t)l->nt * l->nout;
-  for (kj = 0; w && kj < n; ++kj)
-    if (!(w[kj] >= 0) || !isfinite(w[kj]))
-      return salta__fail(l->err, SALTA_EINPUT, "model '%s': the weight of the datum of '%s' at t = %g is %g",
-                         l->d->name, l->d->y_names[l->outputs[kj % l->nout]], l->times[kj / l->nout], w[kj]);
-  for (kj = 0; w && kj < n; ++kj) l->weights[kj] *= w[kj];
-  return SALTA_OK;
-}
-
-int salta_loss_set_drop_after_end(salta_loss *l, int drop) {
-  if (!l) return SALTA_EINPUT;
-  l->drop_after_end = drop != 0;
+static int evaluate(salta_loss *l, predict *pr, rows *w, double *value, double *grad, double *resid,
+                    double *jac) {
+  int blend = l->tg.beta > 0, need_dyh = jac || (grad && blend), ns = l->ns;
+  double L;
+  if (grad) memset(grad, 0, sizeof(double) * (size_t)ns);
+  L = residual_sums(l, pr, w, need_dyh, blend ? grad : NULL, resid, jac);
+  if (grad && !blend) gradient(l, grad);
+  /* a NaN or infinity anywhere reaches L or the gradient (or the Jacobian) */
+  if (!isfinite(L) || (grad && !salta__all_finite(grad, (size_t)ns)) ||
+      (jac && !grad && !salta__all_finite(jac, (size_t)l->tg.nres * ns)))
+    return nonfinite_error(l, pr, w, grad || jac);
+  if (value) *value = L;
   return SALTA_OK;
 }
 
 int salta_loss_eval(salta_loss *l, const double *p, const double *x0, double *value,
                     double *grad, double *resid, double *jac) {
-  int need_sens = (grad || jac), st, nb = 0, ns;
-  double scale, *dyh = NULL, *tmp, *b = NULL, L = 0;
-  int *rec = NULL;
-  salta__out_plan plan;
+  int need_sens = grad || jac, st;
+  size_t nout, ns;
+  predict pr;
+  rows w;
   if (!l) return SALTA_EINPUT;
   if (!p) return salta__fail(l->err, SALTA_EINPUT, "model '%s': salta_loss_eval needs parameters", l->d->name);
-  ns = l->ns;
-  if (need_sens && ns == 0)
+  if (need_sens && l->ns == 0)
     return salta__fail(l->err, SALTA_EINPUT, "model '%s': no free parameters for a gradient", l->d->name);
-  l->last = need_sens ? l->sim : l->vsim;
-  l->p = p;
-  plan.y = l->outputs, plan.ny = l->nout, plan.event_outputs = l->beta > 0;
-  if ((st = salta__sim_run_planned(l->last, &l->opts, p, x0, l->times, l->nt, &plan)))
-    return salta__fail(l->err, st, "%s", salta_sim_errmsg(l->last));
-  if ((st = salta__loss_check_reach(l))) return st;
-  if (l->beta > 0) {
-    int nev = salta_sim_nevents(l->last);
-    b = malloc(sizeof(double) * (size_t)(nev + 2));
-    rec = malloc(sizeof(int) * (size_t)(nev + 2));
-    if (!b || !rec) { st = salta__fail(l->err, SALTA_EMEM, "out of memory"); goto done; }
-    nb = boundaries(l, b, rec);
+  if ((st = planned_run(l, need_sens, p, x0))) return st;
+  nout = (size_t)l->tg.nout, ns = (size_t)l->ns;
+  {
+    salta__array list[] = {SALTA__ARRAY(w.yh, nout), SALTA__ARRAY(w.r, nout), SALTA__ARRAY(w.dr, nout),
+                           SALTA__ARRAY(w.dyh, nout * ns)};
+    memset(&pr, 0, sizeof pr);
+    if (salta__arrays_alloc(list, SALTA__COUNT(list))) return salta__fail(l->err, SALTA_EMEM, "out of memory");
+    if (!(l->tg.beta > 0) || (st = predict_init(l, &pr)) == SALTA_OK) st = evaluate(l, &pr, &w, value, grad, resid, jac);
+    predict_free(&pr);
+    salta__arrays_free(list, SALTA__COUNT(list));
   }
-  dyh = malloc(sizeof(double) * (size_t)(3 * ns + l->d->ny + 1));
-  if (!dyh) { st = salta__fail(l->err, SALTA_EMEM, "out of memory"); goto done; }
-  tmp = dyh + ns;
-  if (grad) memset(grad, 0, sizeof(double) * (size_t)ns);
-  scale = 1.0 / sqrt((double)l->nres);
-  if (!(l->beta > 0) && !jac && !resid) L = residual_sum(l, scale);
-  else L = residual_sum_full(l, scale, need_sens, grad, resid, jac, b, rec, nb, dyh, tmp);
-  if (grad && !(l->beta > 0)) gradient(l, grad);
-  /* a NaN or infinity anywhere reaches L or the gradient (or the Jacobian) */
-  if (!isfinite(L) || (grad && !salta__all_finite(grad, (size_t)ns)) ||
-      (jac && !grad && !salta__all_finite(jac, (size_t)l->nres * ns))) {
-    st = nonfinite_error(l, b, rec, nb, dyh, tmp, scale, need_sens);
-    goto done;
-  }
-  if (value) *value = L;
-done:
-  free(dyh);
-  free(b);
-  free(rec);
-  l->p = NULL;
   return st;
 }
 
-/* The gradient by central differences of the value (the "fd" route, for
-** checking): steps h (relative, scaled by max(1, |v|)) and 2h combined by
-** one Richardson step, (4 D(h) - D(2h)) / 3. */
-/* The Richardson central differences of direction k: (4 D(s) - D(2s)) / 3
-** into *r1, and, unless r2 is NULL, (4 D(s/2) - D(s)) / 3 into *r2, with
-** D(w) = (L(p + w e_k) - L(p - w e_k)) / 2w and the step s of
-** salta_loss_grad_fd. pp and xx: scratch (np and nx). */
-static int richardson(salta_loss *l, const double *p, const double *x0, int k, double h, double *pp, double *xx,
-                      double *r1, double *r2) {
-  static const double steps[6] = {1, -1, 2, -2, 0.5, -0.5};
-  const salta_model_def *d = l->d;
-  int dir = l->dirs[k], i, st, n = r2 ? 6 : 4;
-  double base, step, v[6];
-  /* a parameter moves the start with it when the start follows p; a
-  ** start value moves alone */
-  if (dir < 0 && (st = salta__start_values(d, l->opts.t0, p, x0, xx, l->err))) return st;
-  base = dir >= 0 ? p[dir] : xx[-dir - 1];
-  step = fmax(fabs(base), fabs(dir >= 0 ? d->p_nominal[dir] : d->x_start[-dir - 1]));   /* relative, nominal floor */
-  step = h * (step > 0 ? step : 1);
-  for (i = 0; i < n; ++i) {
-    memcpy(pp, p, sizeof(double) * (size_t)d->np);
-    if (dir >= 0) pp[dir] = base + steps[i] * step, st = salta_loss_eval(l, pp, x0, &v[i], NULL, NULL, NULL);
-    else xx[-dir - 1] = base + steps[i] * step, st = salta_loss_eval(l, pp, xx, &v[i], NULL, NULL, NULL);
-    if (st) return st;
-  }
-  *r1 = (4 * (v[0] - v[1]) / (2 * step) - (v[2] - v[3]) / (4 * step)) / 3;
-  if (r2) *r2 = (4 * (v[4] - v[5]) / step - (v[0] - v[1]) / (2 * step)) / 3;
-  return SALTA_OK;
-}
-
-/* The differences of every direction into r1 (and r2, err unless NULL). */
-static int differences(salta_loss *l, const double *p, const double *x0, double h, double *r1, double *r2,
-                       double *err) {
-  const salta_model_def *d;
-  double *pp;
-  int k, st = SALTA_OK;
-  if (!l) return SALTA_EINPUT;
-  d = l->d;
-  if (!p || !r1) return salta__fail(l->err, SALTA_EINPUT, "model '%s': a difference gradient needs parameters and room for it", d->name);
-  if (!(h > 0) || !isfinite(h))
-    return salta__fail(l->err, SALTA_EINPUT, "model '%s': the difference step h must be a finite number > 0, got %g", d->name, h);
-  if (l->ns == 0)
-    return salta__fail(l->err, SALTA_EINPUT, "model '%s': no free parameters for a gradient", d->name);
-  if (!(pp = malloc(sizeof(double) * (size_t)(d->np + d->nx + 1)))) return salta__fail(l->err, SALTA_EMEM, "out of memory");
-  for (k = 0; k < l->ns && st == SALTA_OK; ++k) {
-    st = richardson(l, p, x0, k, h, pp, pp + d->np, &r1[k], r2 ? &r2[k] : NULL);
-    if (st == SALTA_OK && err) err[k] = fabs(r1[k] - r2[k]);
-  }
-  free(pp);
-  return st;
-}
-
-int salta_loss_grad_fd(salta_loss *l, const double *p, const double *x0, double h, double *grad) {
-  return differences(l, p, x0, h, grad, NULL, NULL);
-}
-
-int salta_loss_check_gradient(salta_loss *l, const double *p, const double *x0, double h, double *grad,
-                              double *ref, double *err) {
-  double *coarse;
+int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, int mesh_k,
+                            int consistent, double *value, double *grad) {
   int st;
   if (!l) return SALTA_EINPUT;
-  if (!grad || !ref || !err)
-    return salta__fail(l->err, SALTA_EINPUT, "model '%s': salta_loss_check_gradient needs room for both gradients "
-                       "and the error", l->d->name);
-  if (!(coarse = malloc(sizeof(double) * ((size_t)l->ns + 1)))) return salta__fail(l->err, SALTA_EMEM, "out of memory");
-  st = differences(l, p, x0, h, coarse, ref, err);
-  free(coarse);
-  if (st) return st;
-  return salta_loss_eval(l, p, x0, NULL, grad, NULL, NULL);
+  if (!p) return salta__fail(l->err, SALTA_EINPUT, "model '%s': salta_loss_eval_adjoint needs parameters", l->d->name);
+  if (mesh_k < 0 || mesh_k > SALTA_MESH_MAX)
+    return salta__fail(l->err, SALTA_EINPUT, "model '%s': adjoint: mesh_k (salta.lsq: option 'mesh') must be 0 (the "
+                       "integrator's steps) or 1 to %d nodes per segment, got %d", l->d->name, SALTA_MESH_MAX, mesh_k);
+  if (grad && l->ns == 0)
+    return salta__fail(l->err, SALTA_EINPUT, "model '%s': no free parameters for a gradient", l->d->name);
+  if (!l->adj && (st = salta__adj_work_new(&l->adj, l->d, l->err))) return st;
+  l->last = l->vsim;
+  l->pending = 0;   /* its forward run is complete */
+  return salta__adj_eval(l->adj, &l->tg, l->vsim, &l->opts, p, x0, mesh_k, consistent, l->dirs, l->ns, value, grad,
+                         l->err);
 }

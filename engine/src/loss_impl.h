@@ -1,37 +1,35 @@
 /*
-** loss_impl.h -- the loss object, shared by loss.c (forward sensitivities)
-** and adjoint.c (the event-split discrete adjoint). Internal.
+** loss_impl.h -- the loss object (internal), shared by loss.c (evaluation
+** by forward sensitivities, the adjoint's entry) and loss_fd.c (the
+** gradient by differences of its value). What it compares, and how, is
+** targets.h's; the discrete adjoint's working state is adjoint.h's.
 */
 #ifndef SALTA_LOSS_IMPL_H
 #define SALTA_LOSS_IMPL_H
 
-#include "dae.h"
+#include "adjoint.h"
 #include "errors.h"
 #include "salta.h"
+#include "targets.h"
 
 struct salta_loss {
   salta_model *model;
+  const salta_model_def *d;
+  salta__targets tg;
   salta_sim *sim;                  /* with sensitivities */
   salta_sim *vsim;                 /* without: for the value alone */
   salta_sim *last;                 /* the one the last evaluation ran */
-  const double *p;                 /* during an evaluation */
-  const salta_model_def *d;
-  int nt, nout, nres, ns;
-  int nk;                       /* targets the last run reached (a terminal event ends it early) */
-  int drop_after_end;           /* targets past a terminal event: 0 an error, 1 zero residuals */
-  double *times, *data, *weights;  /* data, weights: nt x nout by time; data NaN = missing */
-  double *coef;                    /* nt x nout: d L / d prediction of each datum (0: missing) */
-  int *outputs;
+  /* the last evaluation, for completing its run's outputs (salta_loss_sim) */
+  int pending;                     /* its run was planned: the outputs are not all there */
+  double *last_p, *last_x0;        /* its parameters (np) and start state (nx) */
+  int last_has_x0;
+  salta_sim_options last_opts;     /* its options */
+  int ns;
   int *dirs;                       /* the free directions (copy) */
-  double beta;
+  double *coef;                    /* nt x nout: d L / d prediction of each datum (0: missing) */
   salta_sim_options opts;
-  salta__dae dae;                  /* the adjoint's local algebra */
+  salta__adj_work *adj;            /* the discrete adjoint's (made at its first use) */
   char err[SALTA_ERRMSG_SIZE];
 };
-
-/* Sets nk from the last run: every target, or those before a terminal
-** event's end when the loss drops the others; else SALTA_EINPUT naming
-** the event and the first target past the end. */
-int salta__loss_check_reach(salta_loss *l);
 
 #endif

@@ -12,6 +12,12 @@
 #include "start.h"
 #include "tol.h"
 
+const char *salta__dir_text(const salta_model_def *d, int dir, char *buf, size_t cap) {
+  if (dir >= 0) snprintf(buf, cap, "parameter '%s'", d->p_names[dir]);
+  else snprintf(buf, cap, "the initial value of '%s'", d->x_names[-dir - 1]);
+  return buf;
+}
+
 int salta__sens_init(salta__sens *sn, salta__dae *dae, const int *dirs, int ns) {
   const salta__dae *a = dae;
   size_t n = (size_t)a->n, nsz = (size_t)ns, m = (size_t)a->maxnnz;
@@ -120,8 +126,7 @@ int salta__sens_check(salta__sens *sn, const double *S, int rows, int ld, double
     for (i = 0; i < rows; ++i) {
       double v = S[(size_t)k * ld + i];
       if (isfinite(v)) continue;
-      if (sn->dirs[k] >= 0) snprintf(dir, sizeof dir, "parameter '%s'", d->p_names[sn->dirs[k]]);
-      else snprintf(dir, sizeof dir, "the initial value of '%s'", d->x_names[-sn->dirs[k] - 1]);
+      salta__dir_text(d, sn->dirs[k], dir, sizeof dir);
       salta__dae_bad_text(a, cause, sizeof cause);
       return salta__fail(a->err, SALTA_ESOLVER, "model '%s': the derivative of '%s' by %s is %g at t = %.17g%s%s",
                          d->name, i < a->nx ? d->x_names[i] : d->z_names[i - a->nx], dir, v, t,

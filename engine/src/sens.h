@@ -16,10 +16,17 @@
 
 #include "dae.h"
 
+/* A sensitivity direction (salta_sim_set_sens): dir >= 0 is parameter
+** dir, dir = -(i + 1) the initial value of state i. Its place in a vector
+** of the parameters followed by the initial states, [p; x0]: */
+static inline int salta__dir_slot(int np, int dir) { return dir >= 0 ? dir : np - dir - 1; }
+/* "parameter 'k'" or "the initial value of 'x'", into buf; returns buf. */
+const char *salta__dir_text(const salta_model_def *d, int dir, char *buf, size_t cap);
+
 typedef struct salta__sens {
   salta__dae *dae;          /* borrowed */
   int ns;
-  const int *dirs;          /* borrowed: >= 0 parameter, -(i + 1) initial state i */
+  const int *dirs;          /* borrowed (salta__dir_slot) */
   double *jac[2][4];        /* the Jacobian blocks (x, z, p, t) of up to two functions */
   double *zrhs;             /* nz x ns: the implicit function theorem's right-hand sides */
   double *xdot_p, *zdot_p;  /* the flow at an event's right limit */

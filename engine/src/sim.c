@@ -17,19 +17,6 @@
 
 /* ---- results --------------------------------------------------------------- */
 
-/* A planned run's outputs at target k from the full ones there. */
-static void record_planned(salta_sim *s, int k) {
-  salta__results *r = &s->res;
-  const salta__run *run = &s->run;
-  int q, i, ny = s->d->ny, ns = s->ns;
-  for (q = 0; q < run->nplan; ++q) {
-    int yi = run->plan_y[q];
-    r->py[(size_t)k * run->nplan + q] = r->y[(size_t)k * ny + yi];
-    for (i = 0; i < ns; ++i)
-      r->pdy[((size_t)k * run->nplan + q) * ns + i] = r->dy[((size_t)k * ns + i) * ny + yi];
-  }
-}
-
 /* Output at t from a consistent w and S (z rows filled). */
 static void store_output(salta_sim *s, double t, const double *w, const double *S) {
   salta__results *r = &s->res;
@@ -43,7 +30,7 @@ static void store_output(salta_sim *s, double t, const double *w, const double *
     memcpy(r->S + (size_t)k * nS, S, sizeof(double) * nS);
     salta__sens_output(&s->sens, t, w, S, r->dy + (size_t)k * ny * s->ns);
   }
-  if (s->run.plan_y) record_planned(s, k);
+  if (s->run.plan_y) salta__plan_record(s, k);
 }
 
 static int store_step(salta_sim *s, double t, const double *w) {
@@ -101,24 +88,13 @@ static int state_in_step(salta_sim *s, const salta__integrator *it, double t, do
   return consistent(s, it, t, w, S);
 }
 
-/* A planned run's outputs at t inside a step: the states they are, from
-** the interpolant alone (no algebraic solve, no output Jacobians). */
-static int store_planned(salta_sim *s, const salta__integrator *it, double t) {
-  salta__results *r = &s->res;
-  const salta__run *run = &s->run;
-  int k = r->nout++;
-  r->t[k] = t;
-  return it->ops->states_at(it->self, t, run->plan_x, run->nplan, r->py + (size_t)k * run->nplan,
-                            s->ns > 0 ? r->pdy + (size_t)k * run->nplan * s->ns : NULL);
-}
-
 /* Outputs at the target times before t_to (up to it when inclusive). */
 static int outputs_in_step(salta_sim *s, const salta__integrator *it, const double *times, int nt, int *k,
                            double t_to, int inclusive) {
   int st;
   while (*k < nt && (times[*k] < t_to || (inclusive && times[*k] <= t_to))) {
     if (s->run.plan_x) {
-      if ((st = store_planned(s, it, times[*k]))) return st;
+      if ((st = salta__plan_store(s, it, times[*k]))) return st;
     } else {
       if ((st = state_in_step(s, it, times[*k], s->run.w_step, s->run.S_step))) return st;
       store_output(s, times[*k], s->run.w_step, s->run.S_step);
@@ -461,33 +437,6 @@ static int run_chosen(salta_sim *s, const salta_sim_options *o, const double *x0
   return run_with(s, o, SALTA_METHOD_BDF, 0, x0, times, nt);
 }
 
-/* A plan's results, and its states when every planned output is one. */
-static int plan_run(salta_sim *s, const int *plan_y, int nplan, int nt) {
-  salta__results *r = &s->res;
-  const int *y_state = s->d->y_state;
-  size_t cap = (size_t)nt + 1, ns = (size_t)s->ns;
-  int q;
-  if (!plan_y) return SALTA_OK;
-  for (q = 0; q < nplan; ++q)
-    if (plan_y[q] < 0 || plan_y[q] >= s->d->ny) return SALTA_EINPUT;
-  if (cap * (size_t)nplan * (ns + 1) > (size_t)r->pcap) {
-    free(r->py);
-    r->py = malloc(sizeof(double) * cap * (size_t)nplan * (ns + 1));
-    if (!r->py) return r->pcap = 0, SALTA_EMEM;
-    r->pcap = (int)(cap * (size_t)nplan * (ns + 1));
-  }
-  r->pdy = r->py + cap * (size_t)nplan;
-  r->pn = nplan;
-  s->run.plan_y = plan_y;
-  s->run.nplan = nplan;
-  if (!y_state) return SALTA_OK;
-  for (q = 0; q < nplan; ++q)
-    if (y_state[plan_y[q]] < 0) return SALTA_OK;
-  if (!(s->run.plan_x = malloc(sizeof(int) * (size_t)nplan))) return SALTA_EMEM;
-  for (q = 0; q < nplan; ++q) s->run.plan_x[q] = y_state[plan_y[q]];
-  return SALTA_OK;
-}
-
 int salta_sim_run(salta_sim *s, const salta_sim_options *o, const double *p, const double *x0,
                   const double *times, int nt) {
   static const salta__out_plan everything = {NULL, 0, 1};
@@ -504,15 +453,17 @@ int salta__sim_run_planned(salta_sim *s, const salta_sim_options *o, const doubl
     return salta__fail(s->err, SALTA_EINPUT, "model '%s': salta_sim_run needs options, parameters and %s",
                        d->name, nt < 0 ? "a non-negative number of output times" : "the output times");
   clear_results(s);
+  s->res.planned = plan->y != NULL;
   reset_stats(s, o);
   s->err[0] = '\0';
   s->stats.linear_solver = SALTA_LS_NONE;
   if ((st = check_inputs(s, o, p, x0 ? x0 : d->x_start, times, nt))) return st;
-  if (alloc_run(s, nt) || plan_run(s, plan->y, plan->ny, nt)) {
+  if ((st = alloc_run(s, nt) ? SALTA_EMEM : salta__plan_start(s, plan->y, plan->ny, nt))) {
     free(s->run.w);
     free(s->run.plan_x);
     memset(&s->run, 0, sizeof s->run);
-    return salta__fail(s->err, SALTA_EMEM, "out of memory");
+    return st == SALTA_EMEM ? salta__fail(s->err, st, "out of memory")
+                            : salta__fail(s->err, st, "model '%s': a planned output is not an output", d->name);
   }
   s->run.o = o;
   s->run.jump.outputs = plan->event_outputs;
@@ -590,7 +541,7 @@ void salta_sim_free(salta_sim **sim) {
 }
 
 const char *salta_sim_errmsg(const salta_sim *s) { return s ? s->err : "no simulation"; }
-int salta_sim_nout(const salta_sim *s) { return s ? s->res.nout : 0; }
+int salta_sim_nout(const salta_sim *s) { return s && !s->res.planned ? s->res.nout : 0; }
 int salta_sim_nevents(const salta_sim *s) { return s ? s->events.nlog : 0; }
 int salta_sim_nsteps(const salta_sim *s) { return s ? (int)s->res.step_t.n : 0; }
 void salta_sim_stats_get(const salta_sim *s, salta_sim_stats *stats) { if (s && stats) *stats = s->stats; }
@@ -603,7 +554,7 @@ static int bad_index(salta_sim *s, const char *what, int k, int n) {
 
 int salta_sim_out(salta_sim *s, int k, double *t, const double **x, const double **z, const double **y) {
   if (!s) return SALTA_EINPUT;
-  if (k < 0 || k >= s->res.nout) return bad_index(s, "output", k, s->res.nout);
+  if (k < 0 || k >= salta_sim_nout(s)) return bad_index(s, "output", k, salta_sim_nout(s));
   if (t) *t = s->res.t[k];
   if (x) *x = s->res.w + (size_t)k * s->n;
   if (z) *z = s->res.w + (size_t)k * s->n + s->nx;
@@ -660,16 +611,10 @@ int salta_sim_set_sens(salta_sim *s, const int *dirs, int ns) {
 
 int salta_sim_nsens(const salta_sim *s) { return s ? s->ns : 0; }
 
-void salta__sim_planned_out(const salta_sim *s, int k, const double **y, const double **dy) {
-  const salta__results *r = &s->res;
-  *y = r->py + (size_t)k * r->pn;
-  *dy = r->pdy + (size_t)k * r->pn * s->ns;
-}
-
 int salta_sim_out_sens(salta_sim *s, int k, const double **S, const double **dy) {
   if (!s) return SALTA_EINPUT;
   if (s->ns == 0) return salta__fail(s->err, SALTA_EINPUT, "model '%s': the run has no sensitivities (salta_sim_set_sens)", s->d->name);
-  if (k < 0 || k >= s->res.nout) return bad_index(s, "output", k, s->res.nout);
+  if (k < 0 || k >= salta_sim_nout(s)) return bad_index(s, "output", k, salta_sim_nout(s));
   if (S) *S = s->res.S + (size_t)k * s->n * s->ns;
   if (dy) *dy = s->res.dy + (size_t)k * s->d->ny * s->ns;
   return SALTA_OK;
@@ -686,7 +631,7 @@ int salta_sim_event_sens(salta_sim *s, int k, salta_event_sens *rec) {
   ns = (size_t)s->ns, nS = (size_t)s->n * ns, ny = (size_t)s->d->ny;
   if (r->tau_p.n < ((size_t)k + 1) * ns)   /* failed before its jump, or not recorded */
     return salta__fail(s->err, SALTA_EINPUT, "model '%s': event record %d has no sensitivities (the run failed before "
-                       "its jump, or is a loss's run without blending)", s->d->name, k);
+                       "its jump)", s->d->name, k);
   rec->tau_p = r->tau_p.v + (size_t)k * ns;
   rec->s_minus = r->S_minus.v + (size_t)k * nS;
   rec->s_plus = r->S_plus.v + (size_t)k * nS;

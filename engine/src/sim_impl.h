@@ -9,8 +9,10 @@
 #include "dbuf.h"
 #include "errors.h"
 #include "events.h"
+#include "integrator.h"
 #include "salta.h"
 #include "sens.h"
+#include "sim_plan.h"
 #include "track.h"
 
 /* The results of the last run, readable until the next. */
@@ -21,6 +23,7 @@ typedef struct salta__results {
   double *py, *pdy;             /* per output of a planned run: the planned outputs
                                    (nplan), their derivatives (nplan x ns, row-major) */
   int pn, pcap;                 /* planned outputs; doubles py and pdy have room for */
+  int planned;                  /* the last run was planned: t, w, y, S and dy are not all written */
   salta__dbuf step_t, step_w;   /* per recorded step: t, [x; z] */
   /* per event with sensitivities (see salta_event_sens) */
   salta__dbuf tau_p, S_minus, S_plus, y_minus, dy_minus, y_plus, dy_plus;
@@ -45,14 +48,6 @@ typedef struct salta__run {
                                    from the interpolant alone */
   int nplan;
 } salta__run;
-/* What a run computes beyond the events and the state: at the target
-** times, the outputs y[0 .. ny) (y NULL: all); with event_outputs, the
-** sensitivity records of the events (salta_event_sens). */
-typedef struct salta__out_plan {
-  const int *y;
-  int ny;
-  int event_outputs;
-} salta__out_plan;
 
 struct salta_sim {
   salta_model *model;
@@ -71,15 +66,11 @@ struct salta_sim {
   char err[SALTA_ERRMSG_SIZE];
 };
 
-/* salta_sim_run computing what plan asks for, into the planned results
-** (the outputs and states salta_sim_out gives are then undefined). */
-int salta__sim_run_planned(salta_sim *s, const salta_sim_options *o, const double *p, const double *x0,
-                           const double *times, int nt, const salta__out_plan *plan);
-/* A planned run's outputs at target k: y (plan->ny, in plan order) and, with
-** sensitivities, dy (plan->ny x ns, row-major). Borrowed until the next run. */
-void salta__sim_planned_out(const salta_sim *s, int k, const double **y, const double **dy);
-/* Options that make no sense for model d: SALTA_EINPUT with a message in
-** err (SALTA_ERRMSG_SIZE bytes) naming the option and the value. */
-int salta__sim_check_options(const salta_sim_options *o, const salta_model_def *d, char *err);
+/* sim_plan.c: a planned run's results (SALTA_EMEM, or SALTA_EINPUT for an
+** output the model does not have), its outputs at target k from the full
+** ones, and its outputs at t inside a step of it when they are states. */
+int salta__plan_start(salta_sim *s, const int *plan_y, int nplan, int nt);
+void salta__plan_record(salta_sim *s, int k);
+int salta__plan_store(salta_sim *s, const salta__integrator *it, double t);
 
 #endif

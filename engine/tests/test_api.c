@@ -100,10 +100,15 @@ int main(void) {
   salta_sim_options_init(&o, NAN, 1.0);
   CHECK_FAILS(salta_loss_set_options(loss, &o), salta_loss_errmsg(loss), "t0 < tf");
   CHECK(salta_loss_set_free(loss, &dir, 1) == SALTA_OK);
-  CHECK_FAILS(salta_loss_eval_adjoint(loss, p, NULL, -3, 1, &v, g), salta_loss_errmsg(loss), "mesh_k must be 0");
+  CHECK_FAILS(salta_loss_eval_adjoint(loss, p, NULL, -3, 1, &v, g), salta_loss_errmsg(loss), "mesh_k (salta.lsq: option 'mesh') must be 0");
   CHECK_FAILS(salta_loss_eval_adjoint(loss, p, NULL, SALTA_MESH_MAX + 1, 1, &v, g), salta_loss_errmsg(loss), "got 1000001");
   CHECK_FAILS(salta_loss_eval(loss, NULL, NULL, &v, g, NULL, NULL), salta_loss_errmsg(loss), "needs parameters");
-  CHECK_FAILS(salta_loss_grad_fd(loss, p, NULL, 0.0, g), salta_loss_errmsg(loss), "step h must be a finite number > 0, got 0");
+  {
+    salta_fd_options fd;
+    salta_fd_options_init(&fd);
+    fd.h = 0;
+    CHECK_FAILS(salta_loss_grad_fd(loss, p, NULL, &fd, g, NULL), salta_loss_errmsg(loss), "step h must be a finite number > 0, got 0");
+  }
   CHECK(salta_loss_eval_adjoint(loss, p, NULL, 10, 1, &v, g) == SALTA_OK);
   CHECK(isfinite(v) && isfinite(g[0]));
   {

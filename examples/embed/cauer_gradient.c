@@ -34,6 +34,7 @@ int main(void) {
   salta_sim *sim = NULL;
   salta_loss *loss = NULL;
   salta_sim_options o;
+  salta_fd_options fd;
   const salta_model_def *d = &salta_model_cauer;
   double times[NT], data[NT * 5], p[64], value, grad[NFREE], grad_fd[NFREE];
   int dirs[NFREE], k, j, st, rc = 1;
@@ -81,7 +82,9 @@ int main(void) {
   printf("loss %.12e\n", value);
   for (j = 0; j < NFREE; ++j) printf("grad %s %.12e\n", free_names[j], grad[j]);
   /* the same gradient by central differences, as a check */
-  if (salta_loss_grad_fd(loss, p, NULL, 1e-4, grad_fd)) {
+  salta_fd_options_init(&fd);
+  fd.h = 1e-4;
+  if (salta_loss_grad_fd(loss, p, NULL, &fd, grad_fd, NULL)) {
     fprintf(stderr, "loss: %s\n", salta_loss_errmsg(loss));
     goto done;
   }

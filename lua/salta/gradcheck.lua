@@ -25,25 +25,10 @@ local function twin(loss, changes)
   return require("salta.lsq").new(spec)
 end
 
--- The difference step of free parameter k at value v.
-local function step(loss, k, v, h)
-  if loss.log[k] then return h end
-  local scale = math.max(math.abs(v), math.abs(loss:nominal(k) or 0))
-  return h * (scale > 0 and scale or 1)
-end
-
--- The reference derivative by free parameter k and its error estimate.
-local function richardson(loss, p, k, h)
-  local s = step(loss, k, p[k], h)
-  local function at(delta)
-    local q = { table.unpack(p) }
-    q[k] = loss.log[k] and p[k] * math.exp(delta) or p[k] + delta
-    return loss:value(q)
-  end
-  local function D(w) return (at(w) - at(-w)) / (2 * w) end
-  local d_half, d1, d2 = D(s / 2), D(s), D(2 * s)
-  local r1, r2 = (4 * d1 - d2) / 3, (4 * d_half - d1) / 3
-  return r2, math.abs(r1 - r2)
+-- The reference gradient of a loss at p (Richardson differences from
+-- steps h and h/2, salta_loss_grad_fd) and its error estimate.
+local function richardson(loss, p, h)
+  return loss:fd_grad(p, { h = h, error = true })
 end
 
 -- The routes compared: each a name and a function giving the gradient.
@@ -132,10 +117,8 @@ function M.check(loss, opts)
   for k, n in ipairs(loss.free) do texts[k] = ("%s = %.6g"):format(n, p[k]) end
   rep.point_text = table.concat(texts, ", ")
   local big = 0
-  for k = 1, #p do
-    rep.reference[k], rep.reference_err[k] = richardson(tight, p, k, h)
-    big = math.max(big, math.abs(rep.reference[k]))
-  end
+  rep.reference, rep.reference_err = richardson(tight, p, h)
+  for k = 1, #p do big = math.max(big, math.abs(rep.reference[k])) end
   local keep = opts.routes and require("salta.names").index_of(opts.routes)
   local any_bad, undefined = false, false
   for _, r in ipairs(routes(loss, p)) do

@@ -260,18 +260,17 @@ end
 -- adjoint options: mesh = K (uniform nodes per segment) or "steps" (the
 -- integrator's steps), forward = "consistent" (the discrete trajectory
 -- re-solved: the exact gradient of the discrete loss) or "ida" (the
--- integrator's values as they are, the seed paper's approach)
-local MESH_MAX = 1000000   -- SALTA_MESH_MAX
-
+-- integrator's values as they are, the seed paper's approach). The engine
+-- checks K's range; "steps" is its 0.
 local function mesh_arg(opts)
   local mesh = opts.mesh or "steps"
   if opts.forward and opts.forward ~= "consistent" and opts.forward ~= "ida" then
     error(("salta.lsq: forward must be \"consistent\" or \"ida\", got %q"):format(tostring(opts.forward)), 0)
   end
   if mesh == "steps" then return 0 end
-  if math.type(mesh) ~= "integer" or mesh < 1 or mesh > MESH_MAX then
-    error(("salta.lsq: adjoint option 'mesh' must be \"steps\" or an integer from 1 to %d, got %s"):format(
-      MESH_MAX, tostring(mesh)), 0)
+  if math.type(mesh) ~= "integer" or mesh < 1 then
+    error(("salta.lsq: adjoint option 'mesh' must be \"steps\" or a number of nodes per segment (>= 1), got %s"):format(
+      tostring(mesh)), 0)
   end
   return mesh
 end
@@ -354,37 +353,30 @@ function Loss:grad(p, opts)
   return g
 end
 
--- Central differences of the loss value in the transformed variable, with
--- one Richardson step: (4 D(h) - D(2h)) / 3 cancels the h^2 error, so a
--- larger h (less round-off from the simulations) gives the same accuracy.
--- opts: h (relative step, default 2e-5), richardson (default true). The
--- step is relative: h |p_k|, with the parameter's nominal value as the
--- floor (h itself when both are 0); h in log space for a log parameter.
+-- Central differences of the loss value in the transformed variable, by
+-- the engine (salta_loss_grad_fd): one Richardson step, (4 D(h) - D(2h)) /
+-- 3, cancels the h^2 error, so a larger h (less round-off from the
+-- simulations) gives the same accuracy. opts: h (relative step, default
+-- 2e-5), richardson (default true), of (the value's options: of = {
+-- method = "adjoint", ... } differences the adjoint's discrete loss),
+-- error (true: a second result, the error estimate from steps h and h/2,
+-- the gradient then the one from h/2). The step is relative: h |p_k|, with
+-- the parameter's nominal value as the floor (h itself when both are 0); h
+-- in log space for a log parameter.
 function Loss:fd_grad(p, opts)
   opts = opts or {}
-  if opts.h ~= nil and not (type(opts.h) == "number" and opts.h > 0 and opts.h < math.huge) then
-    error(("salta.lsq: option 'h' (the relative difference step) must be a finite number > 0, got %s"):format(
-      tostring(opts.h)), 0)
+  local of = opts.of
+  local floor = {}
+  for k = 1, #self.free do floor[k] = self:nominal(k) or 0 end
+  local fd = { h = opts.h, richardson = opts.richardson ~= false, log = self.log, floor = floor, error = opts.error }
+  if of and of.method == "adjoint" then
+    fd.mesh, fd.ida = mesh_arg(of), of.forward == "ida"
+    if not (self.mesh_checked and self.mesh_checked[of.mesh]) then self:mesh_check(p, of) end
   end
-  local g, vals = {}, {}
-  for k, n in ipairs(self.free) do vals[k] = p[k] or p[n] end
-  for k = 1, #self.free do
-    local scale = math.max(math.abs(vals[k]), math.abs(self:nominal(k) or 0))
-    local h = (opts.h or 2e-5) * ((self.log[k] or scale == 0) and 1 or scale)
-    local function at(delta)
-      local q = { table.unpack(vals) }
-      q[k] = self.log[k] and vals[k] * math.exp(delta) or vals[k] + delta
-      return self:value(q, opts.of)   -- opts.of: differentiate the adjoint's discrete loss
-    end
-    local d1 = (at(h) - at(-h)) / (2 * h)
-    if opts.richardson == false then
-      g[k] = d1
-    else
-      local d2 = (at(2 * h) - at(-2 * h)) / (4 * h)
-      g[k] = (4 * d1 - d2) / 3
-    end
-  end
-  return g
+  local P, X = self:point(p)
+  local g, err = self.core:grad_fd(P, X, fd)
+  if g == nil then error(self.model:explain(err), 0) end
+  return g, err
 end
 
 -- check_gradient(opts): every route against Richardson differences of a

@@ -1,0 +1,41 @@
+/*
+** sim_plan.h -- what a simulation offers a loss beyond the public API
+** (internal): a planned run, which computes at the target times only the
+** outputs the loss compares (those that are states straight from the
+** integrator's interpolant), and the checks of options.
+*/
+#ifndef SALTA_SIM_PLAN_H
+#define SALTA_SIM_PLAN_H
+
+#include <stddef.h>
+
+#include "salta.h"
+
+/* What a planned run computes beyond the events and the state: at the
+** target times, the outputs y[0 .. ny); with event_outputs, the
+** sensitivity records of the events (salta_event_sens). */
+typedef struct salta__out_plan {
+  const int *y;
+  int ny;
+  int event_outputs;
+} salta__out_plan;
+
+/* salta_sim_run computing what plan asks for. The run's events, steps and
+** stats read as after salta_sim_run; its outputs only through
+** salta__sim_planned_out: salta_sim_nout is 0 until the next full run. */
+int salta__sim_run_planned(salta_sim *s, const salta_sim_options *o, const double *p, const double *x0,
+                           const double *times, int nt, const salta__out_plan *plan);
+/* The target times the last planned run reached. */
+int salta__sim_planned_count(const salta_sim *s);
+/* A planned run's outputs at target k: y (plan->ny, in plan order) and, with
+** sensitivities, dy (plan->ny x ns, row-major; the rows of every target
+** follow each other). Borrowed until the next run. */
+void salta__sim_planned_out(const salta_sim *s, int k, const double **y, const double **dy);
+/* The first non-finite Jacobian value the last run met, as text ("" for
+** none): the likely cause of a non-finite derivative. */
+const char *salta__sim_bad_text(const salta_sim *s, char *buf, size_t cap);
+/* Options that make no sense for model d: SALTA_EINPUT with a message in
+** err (SALTA_ERRMSG_SIZE bytes) naming the option and the value. */
+int salta__sim_check_options(const salta_sim_options *o, const salta_model_def *d, char *err);
+
+#endif

@@ -1,0 +1,148 @@
+/*
+** targets.c -- the targets, data and weights of a least-squares loss, its
+** residuals and the blending of predictions across event boundaries (see
+** targets.h).
+*/
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors.h"
+#include "targets.h"
+
+static int check_data(salta__targets *tg, const double *weights, char *err) {
+  const salta_model_def *d = tg->d;
+  int k, j;
+  for (j = 0; j < tg->nout; ++j) {
+    if (tg->outputs[j] < 0 || tg->outputs[j] >= d->ny)
+      return salta__fail(err, SALTA_EINPUT, "model '%s': loss output %d is not an output (model has %d)", d->name,
+                         tg->outputs[j], d->ny);
+    if (weights && !isfinite(weights[j]))
+      return salta__fail(err, SALTA_EINPUT, "model '%s': weight of output '%s' is %g", d->name,
+                         d->y_names[tg->outputs[j]], weights[j]);
+    for (k = 0; k < tg->nt; ++k) tg->weights[(size_t)k * tg->nout + j] = weights ? weights[j] : 1.0;
+  }
+  for (k = 0; k < tg->nt; ++k) {
+    if (!isfinite(tg->times[k]) || (k > 0 && tg->times[k] < tg->times[k - 1]))
+      return salta__fail(err, SALTA_EINPUT, "model '%s': target time %d (%g) is not finite and sorted", d->name, k + 1,
+                         tg->times[k]);
+    for (j = 0; j < tg->nout; ++j) {
+      double v = tg->data[(size_t)k * tg->nout + j];
+      if (isfinite(v)) tg->nres++;
+      else if (!isnan(v))
+        return salta__fail(err, SALTA_EINPUT, "model '%s': datum for '%s' at t = %g is %g (use NaN for missing)",
+                           d->name, d->y_names[tg->outputs[j]], tg->times[k], v);
+    }
+  }
+  if (tg->nres == 0) return salta__fail(err, SALTA_EINPUT, "model '%s': the loss has no data", d->name);
+  tg->scale = 1.0 / sqrt((double)tg->nres);
+  return SALTA_OK;
+}
+
+int salta__targets_init(salta__targets *tg, const salta_model_def *d, const double *times, int nt,
+                        const int *outputs, int nout, const double *data, const double *weights, char *err) {
+  size_t cells = (size_t)nt * (size_t)nout;
+  memset(tg, 0, sizeof *tg);
+  tg->d = d;
+  if (!d || nt <= 0 || nout <= 0 || !times || !outputs || !data)
+    return salta__fail(err, SALTA_EINPUT, "loss: needs a model, target times, outputs and data");
+  tg->nt = nt;
+  tg->nout = nout;
+  tg->times = malloc(sizeof(double) * (size_t)nt);
+  tg->outputs = malloc(sizeof(int) * (size_t)nout);
+  tg->data = malloc(sizeof(double) * cells);
+  tg->weights = malloc(sizeof(double) * cells);
+  if (!tg->times || !tg->outputs || !tg->data || !tg->weights) return salta__fail(err, SALTA_EMEM, "out of memory");
+  memcpy(tg->times, times, sizeof(double) * (size_t)nt);
+  memcpy(tg->outputs, outputs, sizeof(int) * (size_t)nout);
+  memcpy(tg->data, data, sizeof(double) * cells);
+  return check_data(tg, weights, err);
+}
+
+void salta__targets_free(salta__targets *tg) {
+  free(tg->times);
+  free(tg->outputs);
+  free(tg->data);
+  free(tg->weights);
+  memset(tg, 0, sizeof *tg);
+}
+
+int salta__targets_set_datum_weights(salta__targets *tg, const double *w, char *err) {
+  size_t kj, n = (size_t)tg->nt * tg->nout;
+  for (kj = 0; w && kj < n; ++kj)
+    if (!(w[kj] >= 0) || !isfinite(w[kj]))
+      return salta__fail(err, SALTA_EINPUT, "model '%s': the weight of the datum of '%s' at t = %g is %g", tg->d->name,
+                         tg->d->y_names[tg->outputs[kj % tg->nout]], tg->times[kj / tg->nout], w[kj]);
+  for (kj = 0; w && kj < n; ++kj) tg->weights[kj] *= w[kj];
+  return SALTA_OK;
+}
+
+int salta__targets_set_blend(salta__targets *tg, double beta, char *err) {
+  if (!(beta >= 0) || !isfinite(beta))
+    return salta__fail(err, SALTA_EINPUT, "model '%s': blend (the sigmoid sharpness) must be a finite number >= 0, "
+                       "got %g", tg->d->name, beta);
+  tg->beta = beta;
+  return SALTA_OK;
+}
+
+int salta__targets_reach(salta__targets *tg, int nreached, const salta_sim_stats *st, char *err) {
+  const salta_model_def *d = tg->d;
+  tg->nk = nreached < tg->nt ? nreached : tg->nt;
+  if (tg->nk >= tg->nt || tg->drop_after_end) return SALTA_OK;
+  return salta__fail(err, SALTA_EINPUT,
+                     "model '%s': terminal event '%s' ended the run at t = %.17g, before target time %d (t = %g): "
+                     "end the targets there, or drop the targets after the end (salta.lsq option after_end = "
+                     "\"drop\"; C: salta_loss_set_drop_after_end)",
+                     d->name, st->terminal_event >= 0 ? d->e_names[st->terminal_event] : "?", st->t_end, tg->nk + 1,
+                     tg->times[tg->nk]);
+}
+
+double salta__targets_residuals(const salta__targets *tg, int k, const double *y, double *r, double *dr, double acc) {
+  const double *data = tg->data + (size_t)k * tg->nout, *w = tg->weights + (size_t)k * tg->nout;
+  int j;
+  for (j = 0; j < tg->nout; ++j) {
+    if (isnan(data[j])) {
+      r[j] = dr[j] = 0;
+      continue;
+    }
+    dr[j] = w[j] * tg->scale;
+    r[j] = dr[j] * (y[j] - data[j]);
+    acc += r[j] * r[j];
+  }
+  return acc;
+}
+
+/* ---- blending ---------------------------------------------------------------------- */
+
+static double sigmoid(double u) { return 1.0 / (1.0 + exp(-u)); }
+
+void salta__blend_at(salta__blend *bl, double beta, double T, const double *b) {
+  int s;
+  double B = 0;
+  for (s = 0; s < bl->nseg; ++s) {
+    double sa = sigmoid(beta * (T - b[s])), sb = sigmoid(beta * (T - b[s + 1]));
+    bl->dw_a[s] = -beta * sa * (1 - sa);
+    bl->dw_b[s] = beta * sb * (1 - sb);
+    /* the product form: no cancellation where both sigmoids are near 1 */
+    bl->w[s] = sa * sigmoid(beta * (b[s + 1] - T)) * -expm1(-beta * (b[s + 1] - b[s]));
+    B += bl->w[s];
+  }
+  bl->B = B + SALTA__BLEND_FLOOR;
+}
+
+double salta__blend_value(const salta__blend *bl, const double *v, size_t stride) {
+  double A = 0;
+  int s;
+  for (s = 0; s < bl->nseg; ++s) A += bl->w[s] * v[(size_t)s * stride];
+  return A / bl->B;
+}
+
+void salta__blend_boundaries(const salta__blend *bl, const double *v, size_t stride, double yhat, double scale,
+                             double *dpb) {
+  int s;
+  for (s = 0; s < bl->nseg; ++s) {
+    double dw = scale * (v[(size_t)s * stride] - yhat) / bl->B;   /* d yhat / d w_s */
+    dpb[s] += dw * bl->dw_a[s];
+    dpb[s + 1] += dw * bl->dw_b[s];
+  }
+}
