@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrays.h"
 #include "dae.h"
 #include "errors.h"
 #include "linsol.h"
@@ -32,7 +33,17 @@ static int build_guard_rows(salta__dae *a) {
   return 0;
 }
 
+/* The scratch arrays of a (lengths for the allocation). */
+#define DAE_ARRAYS 4
+static size_t dae_arrays(salta__dae *a, salta__array *list) {
+  salta__array all[DAE_ARRAYS] = {SALTA__ARRAY(a->jv, (size_t)a->maxnnz), SALTA__ARRAY(a->reset_out, (size_t)a->nx),
+                                  SALTA__ARRAY(a->writer, (size_t)a->nx), SALTA__ARRAY(a->z_polish, (size_t)a->nz)};
+  memcpy(list, all, sizeof all);
+  return DAE_ARRAYS;
+}
+
 int salta__dae_init(salta__dae *a, const salta_model_def *d, char *err) {
+  salta__array list[DAE_ARRAYS];
   memset(a, 0, sizeof *a);
   a->d = d;
   a->err = err;
@@ -40,10 +51,7 @@ int salta__dae_init(salta__dae *a, const salta_model_def *d, char *err) {
   a->maxnnz = max_nnz(d);
   a->gz_fixed = (d->g.d[SALTA_WRT_Z].indep & (SALTA_ARG_T | SALTA_ARG_X | SALTA_ARG_Z)) ==
                 (SALTA_ARG_T | SALTA_ARG_X | SALTA_ARG_Z);
-  a->jv = malloc(sizeof(double) * (size_t)a->maxnnz);
-  a->reset_out = malloc(sizeof(double) * ((size_t)a->nx + 1));
-  a->writer = malloc(sizeof(int) * ((size_t)a->nx + 1));
-  if (!a->jv || !a->reset_out || !a->writer || build_guard_rows(a) || salta__alg_init(&a->alg, d)) {
+  if (salta__arrays_alloc(list, dae_arrays(a, list)) || build_guard_rows(a) || salta__alg_init(&a->alg, d)) {
     salta__dae_free(a);
     return salta__fail(err, SALTA_EMEM, "out of memory");
   }
@@ -56,8 +64,9 @@ void salta__dae_set_params(salta__dae *a, const double *p) {
 }
 
 void salta__dae_free(salta__dae *a) {
+  salta__array list[DAE_ARRAYS];
   int w;
-  free(a->jv); free(a->reset_out); free(a->writer);
+  salta__arrays_free(list, dae_arrays(a, list));
   salta__alg_free(&a->alg);
   for (w = 0; w < 4; ++w) { free(a->guard_row_ptr[w]); free(a->guard_row_ent[w]); }
   memset(a, 0, sizeof *a);
@@ -210,6 +219,12 @@ void salta__dae_gz_solve(const salta__dae *a, double *b, int nrhs, int trans) {
 
 int salta__dae_solve_z(salta__dae *a, double t, const double *x, double *z, salta__zfail *why) {
   return salta__alg_solve(&a->alg, t, x, z, a->p, why);
+}
+
+void salta__dae_polish_z(salta__dae *a, double t, double *w) {
+  memcpy(a->z_polish, w + a->nx, sizeof(double) * (size_t)a->nz);
+  if (salta__alg_solve(&a->alg, t, w, a->z_polish, a->p, NULL) == 0)
+    memcpy(w + a->nx, a->z_polish, sizeof(double) * (size_t)a->nz);
 }
 
 int salta__dae_flow(salta__dae *a, double t, const double *w, double *xdot, double *zdot) {

@@ -29,6 +29,7 @@ typedef struct salta__dae {
   int gz_fixed;             /* g_z depends on p alone: factored once per run */
   int gz_ready;             /* ... and that factorisation is in alg */
   double *reset_out;        /* one reset's x+ (nx) */
+  double *z_polish;         /* Newton's iterate when an interpolated z is re-solved (nz) */
   int *writer;              /* per state: the group member that resets it, or -1 */
   int *guard_row_ptr[4];    /* guard rows of e_x, e_z, e_p, e_t: entries of row j */
   int *guard_row_ent[4];    /* are guard_row_ent[w][guard_row_ptr[w][j] ..] */
@@ -50,6 +51,12 @@ void salta__dae_set_params(salta__dae *a, const double *p);
 ** algebraic.h): 0, or -1 with why filled (why may be NULL). Newton
 ** iterations are counted in a->alg.newton_iters. */
 int salta__dae_solve_z(salta__dae *a, double t, const double *x, double *z, salta__zfail *why);
+
+/* An interpolated w = [x; z] (an integrator's, whose z only approximates
+** g's solution) with z re-solved from g by Newton from the interpolated
+** value, which is kept if Newton fails (the caller's own solve or check
+** then reports it). */
+void salta__dae_polish_z(salta__dae *a, double t, double *w);
 
 /* ---- kernels --------------------------------------------------------------- */
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrays.h"
 #include "errors.h"
 #include "integrator.h"
 #include "tol.h"
@@ -394,11 +395,26 @@ static int erk_restart(void *self, double t, const double *w, const double *S) {
   return solver_status(rhs(r, t, r->Y, r->K[0]));
 }
 
+/* The arrays of r (lengths from its sizes, for the allocation). */
+#define ERK_ARRAYS 19
+static size_t erk_arrays(erk *r, salta__array *list) {
+  size_t m = (size_t)r->m, n = (size_t)r->n, ns = (size_t)r->ns;
+  salta__array all[ERK_ARRAYS] = {
+    SALTA__ARRAY(r->Y, m), SALTA__ARRAY(r->Ynew, m), SALTA__ARRAY(r->K[0], m), SALTA__ARRAY(r->K[1], m),
+    SALTA__ARRAY(r->K[2], m), SALTA__ARRAY(r->K[3], m), SALTA__ARRAY(r->K[4], m), SALTA__ARRAY(r->K[5], m),
+    SALTA__ARRAY(r->K[6], m), SALTA__ARRAY(r->stage, m), SALTA__ARRAY(r->err, m), SALTA__ARRAY(r->atol, m),
+    SALTA__ARRAY(r->dense, 5 * m), SALTA__ARRAY(r->acc, m), SALTA__ARRAY(r->y6, m), SALTA__ARRAY(r->z, (size_t)r->nz),
+    SALTA__ARRAY(r->w, n), SALTA__ARRAY(r->S, n * ns), SALTA__ARRAY(r->Sp, n * ns)};
+  memcpy(list, all, sizeof all);
+  return ERK_ARRAYS;
+}
+
 static void erk_free(void *self) {
   erk *r = self;
+  salta__array list[ERK_ARRAYS];
   if (!r) return;
   r->env.stats->res_evals += r->rhs_evals;
-  free(r->Y);
+  salta__arrays_free(list, erk_arrays(r, list));
   free(r);
 }
 
@@ -408,9 +424,8 @@ static const salta__integrator_ops erk_ops = {erk_start, erk_step, erk_at, erk_s
 int salta__erk_create(salta__integrator *it, const salta__integrator_env *env) {
   erk *r = calloc(1, sizeof *r);
   const salta__dae *a = env->dae;
+  salta__array list[ERK_ARRAYS];
   int k;
-  size_t m, total;
-  double *p;
   it->ops = &erk_ops;
   it->self = r;
   if (!r) return salta__fail(a->err, SALTA_EMEM, "out of memory");
@@ -418,22 +433,7 @@ int salta__erk_create(salta__integrator *it, const salta__integrator_env *env) {
   r->nx = a->nx, r->nz = a->nz, r->n = a->n;
   r->ns = env->sens ? env->sens->ns : 0;
   r->m = r->nx * (1 + r->ns);
-  m = (size_t)r->m;
-  total = m * 20 + (size_t)r->n * (2 * (size_t)r->ns + 1) + (size_t)r->nz + 16;
-  if (!(p = r->Y = malloc(sizeof(double) * total))) return salta__fail(a->err, SALTA_EMEM, "out of memory");
-  p += m;
-  r->Ynew = p, p += m;
-  for (k = 0; k < 7; ++k) r->K[k] = p, p += m;
-  r->stage = p, p += m;
-  r->err = p, p += m;
-  r->atol = p, p += m;
-  r->dense = p, p += 5 * m;
-  r->acc = p, p += m;
-  r->y6 = p, p += m;
-  r->z = p, p += r->nz;
-  r->w = p, p += r->n;
-  r->S = p, p += (size_t)r->n * r->ns;
-  r->Sp = p;
+  if (salta__arrays_alloc(list, erk_arrays(r, list))) return salta__fail(a->err, SALTA_EMEM, "out of memory");
   for (k = 0; k < r->m; ++k) {   /* sensitivity tolerances scale like atol / |p_j| */
     int dir = k < r->nx ? -1 : k / r->nx - 1;
     double pk = dir >= 0 && env->sens->dirs[dir] >= 0 ? fabs(a->p[env->sens->dirs[dir]]) : 1.0;

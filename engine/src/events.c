@@ -7,66 +7,57 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrays.h"
 #include "errors.h"
 #include "events.h"
 #include "tol.h"
 
 /* The per-guard and per-unknown arrays, each an allocation of its own
 ** (listed once here, for the allocation and for the release). */
-#define INT_ARRAYS(ev) &(ev)->armed, &(ev)->stuck, &(ev)->leaving, &(ev)->crossing, &(ev)->fire, \
-  &(ev)->stuck_list, &(ev)->next, &(ev)->armed_pre, &(ev)->in_group, &(ev)->fired_now, &(ev)->entering
-#define GUARD_ARRAYS(ev) &(ev)->stuck_t, &(ev)->leave_t, &(ev)->arm_t, &(ev)->band0, &(ev)->band, &(ev)->g_start, \
-  &(ev)->g_probe, &(ev)->rate, &(ev)->rscale, &(ev)->rate_p, &(ev)->rscale_p, &(ev)->quiet_margin, &(ev)->g_pre, \
-  &(ev)->rate0, &(ev)->rate1, &(ev)->kbound
-#define STATE_ARRAYS(ev) &(ev)->w_probe, &(ev)->flow, &(ev)->flow_p, &(ev)->z_polish
-
-static int alloc_arrays(salta__events *ev, size_t m, size_t n) {
-  int **ints[] = {INT_ARRAYS(ev)};
-  double **guards[] = {GUARD_ARRAYS(ev)}, **states[] = {STATE_ARRAYS(ev)};
-  size_t k, ok = 1;
-  for (k = 0; k < sizeof ints / sizeof *ints; ++k) ok &= (*ints[k] = calloc(m, sizeof(int))) != NULL;
-  for (k = 0; k < sizeof guards / sizeof *guards; ++k) ok &= (*guards[k] = calloc(m, sizeof(double))) != NULL;
-  for (k = 0; k < sizeof states / sizeof *states; ++k) ok &= (*states[k] = calloc(n, sizeof(double))) != NULL;
-  ok &= (ev->samples = calloc((SALTA__SAMPLES + 1) * m, sizeof(double))) != NULL;
-  ok &= (ev->scratch = calloc(3 * m, sizeof(double))) != NULL;
-  ok &= (ev->brackets = calloc(m, sizeof(salta__bracket))) != NULL;
-  return ok ? 0 : -1;
+#define EVENT_ARRAYS 36
+static size_t event_arrays(salta__events *ev, size_t m, size_t n, salta__array *list) {
+  const salta_sparse_def *e = ev->d ? ev->d->e.d : NULL;
+  size_t nnz[4] = {e ? (size_t)e[SALTA_WRT_X].nnz : 0, e ? (size_t)e[SALTA_WRT_Z].nnz : 0, 0,
+                   e ? (size_t)e[SALTA_WRT_T].nnz : 0};
+  salta__array all[EVENT_ARRAYS] = {
+    SALTA__ARRAY(ev->ejac[SALTA_WRT_X], nnz[SALTA_WRT_X]), SALTA__ARRAY(ev->ejac[SALTA_WRT_Z], nnz[SALTA_WRT_Z]),
+    SALTA__ARRAY(ev->ejac[SALTA_WRT_T], nnz[SALTA_WRT_T]),
+    SALTA__ARRAY(ev->arming, m), SALTA__ARRAY(ev->arming_pre, m), SALTA__ARRAY(ev->crossing, m),
+    SALTA__ARRAY(ev->fire, m), SALTA__ARRAY(ev->stuck_list, m), SALTA__ARRAY(ev->next, m),
+    SALTA__ARRAY(ev->in_group, m), SALTA__ARRAY(ev->fired_now, m), SALTA__ARRAY(ev->entering, m),
+    SALTA__ARRAY(ev->stuck_t, m), SALTA__ARRAY(ev->leave_t, m), SALTA__ARRAY(ev->arm_t, m),
+    SALTA__ARRAY(ev->band0, m), SALTA__ARRAY(ev->band, m), SALTA__ARRAY(ev->g_start, m),
+    SALTA__ARRAY(ev->g_probe, m), SALTA__ARRAY(ev->g_work, m), SALTA__ARRAY(ev->rate, m),
+    SALTA__ARRAY(ev->rscale, m), SALTA__ARRAY(ev->rate_p, m), SALTA__ARRAY(ev->rscale_p, m),
+    SALTA__ARRAY(ev->quiet_margin, m), SALTA__ARRAY(ev->g_pre, m), SALTA__ARRAY(ev->rate0, m),
+    SALTA__ARRAY(ev->rate1, m), SALTA__ARRAY(ev->kbound, m), SALTA__ARRAY(ev->w_probe, n),
+    SALTA__ARRAY(ev->flow, n), SALTA__ARRAY(ev->flow_p, n), SALTA__ARRAY(ev->samples, (SALTA__SAMPLES + 1) * m),
+    SALTA__ARRAY(ev->scratch, 3 * m), SALTA__ARRAY(ev->brackets, m), SALTA__ARRAY(ev->cols, nnz[SALTA_WRT_X])};
+  memcpy(list, all, sizeof all);
+  return EVENT_ARRAYS;
 }
 
 int salta__events_init(salta__events *ev, salta__dae *dae) {
   const salta_model_def *d = dae->d;
   const salta_sparse_def *ex = &d->e.d[SALTA_WRT_X];
-  size_t nej = (size_t)d->e.d[SALTA_WRT_X].nnz + (size_t)d->e.d[SALTA_WRT_Z].nnz + (size_t)d->e.d[SALTA_WRT_T].nnz;
+  salta__array list[EVENT_ARRAYS];
   int k;
   memset(ev, 0, sizeof *ev);
   ev->dae = dae;
   ev->d = d;
   ev->ne = d->ne;
-  ev->cols = malloc(sizeof(int) * ((size_t)ex->nnz + 1));
-  ev->ejac[SALTA_WRT_X] = malloc(sizeof(double) * (nej + 1));
-  if (alloc_arrays(ev, (size_t)d->ne + 1, (size_t)dae->n + 1) || !ev->cols || !ev->ejac[SALTA_WRT_X]) {
+  if (salta__arrays_alloc(list, event_arrays(ev, (size_t)d->ne + 1, (size_t)dae->n + 1, list))) {
     salta__events_free(ev);
     return salta__fail(dae->err, SALTA_EMEM, "out of memory");
   }
-  ev->ejac[SALTA_WRT_Z] = ev->ejac[SALTA_WRT_X] + d->e.d[SALTA_WRT_X].nnz;
-  ev->ejac[SALTA_WRT_T] = ev->ejac[SALTA_WRT_Z] + d->e.d[SALTA_WRT_Z].nnz;
   ev->col_ptr = dae->guard_row_ptr[SALTA_WRT_X];
   for (k = 0; k < ex->nnz; ++k) ev->cols[k] = ex->col[dae->guard_row_ent[SALTA_WRT_X][k]];
   return SALTA_OK;
 }
 
 void salta__events_free(salta__events *ev) {
-  int **ints[] = {INT_ARRAYS(ev)};
-  double **guards[] = {GUARD_ARRAYS(ev)}, **states[] = {STATE_ARRAYS(ev)};
-  size_t k;
-  for (k = 0; k < sizeof ints / sizeof *ints; ++k) free(*ints[k]);
-  for (k = 0; k < sizeof guards / sizeof *guards; ++k) free(*guards[k]);
-  for (k = 0; k < sizeof states / sizeof *states; ++k) free(*states[k]);
-  free(ev->samples);
-  free(ev->scratch);
-  free(ev->brackets);
-  free(ev->cols);
-  free(ev->ejac[SALTA_WRT_X]);
+  salta__array list[EVENT_ARRAYS];
+  salta__arrays_free(list, event_arrays(ev, 0, 0, list));
   free(ev->log);
   salta__dbuf_free(&ev->w_minus);
   salta__dbuf_free(&ev->w_plus);
@@ -221,13 +212,14 @@ static int rearm_after(salta__events *ev, double tau, const double *wp) {
     if (!isfinite(e))
       return salta__fail(a->err, SALTA_ESOLVER, "model '%s': the guard of event '%s' is %g at t = %.17g (after the resets)",
                          d->name, d->e_names[j], e, tau);
-    ev->armed[j] = salta__is_clear_of_band(ev, j, e) ||
-                   (ev->armed_pre[j] && !ev->in_group[j] && salta__is_clear(ev, j, e) &&
-                    fabs(e - ev->g_pre[j]) <= ev->band[j]);
-    ev->leaving[j] = ev->entering[j] = 0;
-    ev->stuck[j] = !ev->armed[j] && fabs(e) <= ev->band[j];
-    if (ev->stuck[j]) ev->stuck_t[j] = tau;
-    if (ev->stuck[j] && d->e_direction[j] != SALTA_DIR_BOTH) ev->stuck_list[nstuck++] = j;
+    if (salta__is_clear_of_band(ev, j, e) || (salta__is_armed(ev->arming_pre[j]) && !ev->in_group[j] &&
+                                              salta__is_clear(ev, j, e) && fabs(e - ev->g_pre[j]) <= ev->band[j]))
+      ev->arming[j] = SALTA__ARMED;
+    else
+      ev->arming[j] = fabs(e) <= ev->band[j] ? SALTA__STUCK : SALTA__DISARMED;
+    ev->entering[j] = 0;
+    if (ev->arming[j] == SALTA__STUCK) ev->stuck_t[j] = tau;
+    if (ev->arming[j] == SALTA__STUCK && d->e_direction[j] != SALTA_DIR_BOTH) ev->stuck_list[nstuck++] = j;
   }
   /* the next step starts from the rates before the resets (the curvature
   ** bound's first point), and from the exact ones after them for the
@@ -241,11 +233,9 @@ static int rearm_after(salta__events *ev, double tau, const double *wp) {
   for (j = 0; j < nstuck; ++j) ev->rate0[ev->stuck_list[j]] = ev->rate_p[ev->stuck_list[j]];
   for (j = 0; j < ev->ne; ++j) {
     int dir = d->e_direction[j];
-    if (!ev->stuck[j] || dir == SALTA_DIR_BOTH) continue;
+    if (ev->arming[j] != SALTA__STUCK || dir == SALTA_DIR_BOTH) continue;
     if (ev->rate_p[j] * dir < 0) {   /* turned around */
-      ev->armed[j] = 1;
-      ev->stuck[j] = 0;
-      ev->leaving[j] = 1;
+      ev->arming[j] = SALTA__LEAVING;
       ev->leave_t[j] = tau + 1e-12 * fmax(1.0, fabs(tau));
     } else if (!ev->in_group[j] && ev->rate_p[j] * dir > SALTA_GRAZING_RATIO * ev->rscale_p[j] &&
                ev->rate[j] * dir < SALTA_GRAZING_RATIO * ev->rscale[j]) {
@@ -273,7 +263,8 @@ static void find_next(salta__events *ev) {
   int j;
   ev->nnext = 0;
   for (j = 0; j < ev->ne; ++j)
-    if (!ev->in_group[j] && ((ev->armed_pre[j] && pushed_across(ev, j, ev->g_start[j])) || ev->entering[j]))
+    if (!ev->in_group[j] && ((salta__is_armed(ev->arming_pre[j]) && pushed_across(ev, j, ev->g_start[j])) ||
+                             ev->entering[j]))
       ev->next[ev->nnext++] = j;
 }
 
@@ -282,7 +273,7 @@ int salta__events_fire(salta__events *ev, double tau, const double *wm, double *
   /* the guards before the resets: at the located instant, or where the
   ** previous round's resets left them */
   memcpy(ev->g_pre, ev->cascade == 0 ? ev->g_probe : ev->g_start, sizeof(double) * (size_t)ev->ne);
-  memcpy(ev->armed_pre, ev->armed, sizeof(int) * (size_t)ev->ne);
+  memcpy(ev->arming_pre, ev->arming, sizeof *ev->arming * (size_t)ev->ne);
   if (ev->cascade == 0) memset(ev->fired_now, 0, sizeof(int) * (size_t)ev->ne);
   if ((st = check_directions(ev, tau, wm))) return st;
   if ((st = salta__dae_reset(ev->dae, ev->fire, ev->nfire, tau, wm, wp))) return st;
@@ -330,14 +321,14 @@ int salta__events_step_done(salta__events *ev, double t) {
   int j;
   for (j = 0; j < ev->ne; ++j) {
     double e = ev->g_probe[j];
-    if (ev->leaving[j] && !(ev->arm_t[j] <= t) && fabs(e) > ev->band[j] && t > ev->leave_t[j] &&
+    if (ev->arming[j] == SALTA__LEAVING && !(ev->arm_t[j] <= t) && fabs(e) > ev->band[j] && t > ev->leave_t[j] &&
         salta__on_firing_side(ev, j, e))
       return salta__fail(ev->dae->err, SALTA_ESOLVER,
                          "model '%s': Zeno limit: event '%s' fired at t = %.17g and its reset turned the "
                          "guard around, but the guard never got clear and is %g at t = %.17g (event count %d): "
                          "events accumulate there",
                          d->name, d->e_names[j], ev->stuck_t[j], e, t, ev->ncounted);
-    if (ev->arm_t[j] <= t) ev->armed[j] = 1, ev->stuck[j] = 0, ev->leaving[j] = 0;
+    if (ev->arm_t[j] <= t) ev->arming[j] = SALTA__ARMED;
   }
   memcpy(ev->g_start, ev->g_probe, sizeof(double) * (size_t)ev->ne);
   memcpy(ev->rate0, ev->rate1, sizeof(double) * (size_t)ev->ne);
@@ -364,8 +355,8 @@ int salta__events_start(salta__events *ev, const salta_sim_options *o, double t0
       return salta__fail(a->err, SALTA_ESOLVER, "model '%s': the guard of event '%s' is %g at t = %g", d->name,
                          d->e_names[j], e, t0);
     ev->band0[j] = ev->band[j] = 1e-9 * fmax(1.0, fabs(e));
-    ev->armed[j] = salta__is_clear(ev, j, e);
-    ev->stuck[j] = ev->leaving[j] = ev->entering[j] = 0;
+    ev->arming[j] = salta__is_clear(ev, j, e) ? SALTA__ARMED : SALTA__DISARMED;
+    ev->entering[j] = 0;
   }
   return SALTA_OK;
 }

@@ -31,6 +31,14 @@ typedef struct salta__interp {
   int exact_z;
 } salta__interp;
 
+/* A guard's arming, one state per guard:
+**   DISARMED  arms once it is clear of its firing side;
+**   STUCK     a reset left it at zero: arms once clear of its band;
+**   LEAVING   a reset turned it around (a ball's bounce): armed, but
+**             fires only once it has been clear after leave_t;
+**   ARMED     fires on reaching its firing side. */
+typedef enum salta__arming { SALTA__DISARMED, SALTA__STUCK, SALTA__LEAVING, SALTA__ARMED } salta__arming;
+
 /* A logged event; cascade: the round of event iteration that fired its
 ** group (0: a crossing located in time). */
 typedef struct salta__event_rec {
@@ -50,16 +58,14 @@ typedef struct salta__events {
   const salta_model_def *d;
   const salta_sim_options *o;   /* of the current run (borrowed) */
   int ne;
-  /* arming, per guard */
-  int *armed;                   /* fires on reaching its firing side */
-  int *stuck;                   /* left at zero by a reset */
-  int *leaving;                 /* armed at once: a reset turned it around */
-  double *stuck_t, *leave_t;    /* when it was left at zero; from when it may fire */
+  salta__arming *arming;        /* per guard */
+  double *stuck_t, *leave_t;    /* when it was left at zero; from when it may fire (leaving) */
   double *arm_t;                /* in the step just located: from when it is armed
                                    (INFINITY: not armed in it) */
   double *band0, *band;         /* "at zero": its value scale; and widened by its rate */
   double *g_start;              /* guard values where the current step starts */
-  double *g_probe;              /* guard values at the last full probe */
+  double *g_probe;              /* guard values at the located instant (or the step's end) */
+  double *g_work;               /* scratch: every guard at a probe of one, or of the end rates */
   int *crossing;                /* whether it has a bracket in the current step */
   double *quiet_margin;         /* per guard: > 0 when the step's samples show it on one
                                    side of zero, which its curvature bound cannot leave */
@@ -71,8 +77,7 @@ typedef struct salta__events {
   double *samples;              /* sampled guard values of a step, a row per sample */
   salta__bracket *brackets;
   double *w_probe;              /* the interpolated state of a probe (n) */
-  int *col_ptr, *cols;          /* per guard: the states it reads (probes of one guard) */
-  double *z_polish;             /* Newton's iterate when a probe's z is re-solved (nz) */
+  int *col_ptr, *cols;          /* per guard: the states it reads (probes of one guard; col_ptr the dae's) */
   double *rate, *rscale, *flow; /* at the fired group's left limit: guard rates, the
                                    size of their terms, the flow [x'; z'], */
   double *ejac[4];              /* and the values of e_x, e_z and e_t there */
@@ -81,7 +86,7 @@ typedef struct salta__events {
   int *fire, nfire;             /* the located group, in declaration order */
   int cascade;                  /* its round of event iteration (0: located in time) */
   int *next, nnext;             /* the group its resets pushed across zero (event iteration) */
-  int *armed_pre;               /* the arming before the group's resets */
+  salta__arming *arming_pre;    /* the arming before the group's resets */
   int *in_group;                /* 1 for the members of the group being fired, else 0 */
   int *fired_now;               /* 1 for the guards fired at the current instant (any round) */
   int *entering;                /* left at zero by the resets with the flow now driving it
@@ -128,6 +133,9 @@ static inline int salta__is_clear_of_band(const salta__events *ev, int j, double
     default: return fabs(e) > 0.1 * ev->band[j];
   }
 }
+
+/* Armed in the wide sense: it fires from its firing side (once clear, when leaving). */
+static inline int salta__is_armed(salta__arming a) { return a == SALTA__ARMED || a == SALTA__LEAVING; }
 
 int salta__events_init(salta__events *ev, salta__dae *dae);
 void salta__events_free(salta__events *ev);

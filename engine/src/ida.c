@@ -17,6 +17,7 @@
 #include <sunmatrix/sunmatrix_dense.h>
 #include <sunmatrix/sunmatrix_sparse.h>
 
+#include "arrays.h"
 #include "errors.h"
 #include "integrator.h"
 #include "linsol.h"
@@ -353,7 +354,19 @@ static int ida_restart(void *self, double t, const double *w, const double *S) {
   return reinit(c, t, 0.1 * h_last);
 }
 
+/* The sensitivities' arrays (lengths from the sizes, for the allocation). */
+#define SENS_ARRAYS 5
+static size_t sens_arrays(ida *c, salta__array *list) {
+  size_t n = (size_t)c->n, ns = (size_t)c->ns;
+  salta__array all[SENS_ARRAYS] = {SALTA__ARRAY(c->S, n * ns), SALTA__ARRAY(c->Sp, n * ns),
+                                   SALTA__ARRAY(c->cols_S, ns), SALTA__ARRAY(c->cols_Sp, ns),
+                                   SALTA__ARRAY(c->cols_R, ns)};
+  memcpy(list, all, sizeof all);
+  return SENS_ARRAYS;
+}
+
 static void ida_free(void *self) {
+  salta__array list[SENS_ARRAYS];
   ida *c = self;
   if (!c) return;
   accumulate_stats(c);
@@ -370,9 +383,8 @@ static void ida_free(void *self) {
   if (c->dkyS) N_VDestroyVectorArray(c->dkyS, c->ns);
   if (c->ctx) SUNContext_Free(&c->ctx);
   salta__pattern_free(&c->pat);
-  free(c->S);
+  salta__arrays_free(list, sens_arrays(c, list));
   free(c->w_restart);
-  free(c->cols_S);
   free(c);
 }
 
@@ -381,6 +393,7 @@ static const salta__integrator_ops ida_ops = {ida_start, ida_step, ida_at, ida_s
 
 static int alloc_ida(ida *c) {
   int n = c->n, ns = c->ns;
+  salta__array list[SENS_ARRAYS];
   if (SUNContext_Create(NULL, &c->ctx)) return -1;
   c->y = N_VNew_Serial(n, c->ctx);
   /* fused and vector-array operations: fewer calls per step, which is what
@@ -405,12 +418,7 @@ static int alloc_ida(ida *c) {
     c->yS = N_VCloneVectorArray(ns, c->y);
     c->ypS = N_VCloneVectorArray(ns, c->y);
     c->dkyS = N_VCloneVectorArray(ns, c->y);
-    c->S = malloc(sizeof(double) * 2 * (size_t)n * ns);
-    c->cols_S = malloc(sizeof(double *) * 3 * (size_t)ns);
-    if (!c->yS || !c->ypS || !c->dkyS || !c->S || !c->cols_S) return -1;
-    c->Sp = c->S + (size_t)n * ns;
-    c->cols_Sp = c->cols_S + ns;
-    c->cols_R = c->cols_Sp + ns;
+    if (!c->yS || !c->ypS || !c->dkyS || salta__arrays_alloc(list, sens_arrays(c, list))) return -1;
   }
   return 0;
 }
@@ -425,7 +433,7 @@ int salta__ida_create(salta__integrator *it, const salta__integrator_env *env) {
   c->n = env->dae->n;
   c->ns = env->sens ? env->sens->ns : 0;
   c->bad_row = -1;
-  c->sparse = env->stats->linear_solver == SALTA_LS_KLU;
+  c->sparse = env->linear_solver == SALTA_LS_KLU;
   if (alloc_ida(c)) return salta__fail(env->dae->err, SALTA_EMEM, "model '%s': IDAS setup failed: out of memory",
                                        env->dae->d->name);
   return SALTA_OK;

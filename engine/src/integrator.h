@@ -16,6 +16,7 @@ typedef struct salta__integrator_env {
   salta__dae *dae;              /* the model at the run's parameters */
   salta__sens *sens;            /* NULL: no sensitivities */
   const salta_sim_options *o;
+  int linear_solver;            /* the Newton iterations' (BDF): SALTA_LS_DENSE or SALTA_LS_KLU, as resolved */
   salta_sim_stats *stats;       /* its counters are added here */
   salta__track *track;          /* the structural checks: restarted at each start, told each accepted point */
   int watch_stiffness;          /* ERK: return SALTA__ESTIFF on a stiff model */

@@ -55,11 +55,7 @@ static int state_at(salta__events *ev, const salta__interp *ip, double t, int re
   double *w = ev->w_probe;
   int st;
   if ((st = ip->at(ip->ctx, t, w, NULL, 0))) return st;
-  if (reads_z && !ip->exact_z) {
-    memcpy(ev->z_polish, w + a->nx, sizeof(double) * (size_t)a->nz);
-    if (salta__dae_solve_z(a, t, w, ev->z_polish, NULL) == 0)
-      memcpy(w + a->nx, ev->z_polish, sizeof(double) * (size_t)a->nz);
-  }
+  if (reads_z && !ip->exact_z) salta__dae_polish_z(a, t, w);
   return SALTA_OK;
 }
 
@@ -90,8 +86,8 @@ static int probe_one(salta__events *ev, const salta__interp *ip, int j, double t
   if (d->e_one) {
     *e = d->e_one(j, t, w, w + a->nx, a->p);
   } else {
-    d->e.eval(t, w, w + a->nx, a->p, ev->g_probe);
-    *e = ev->g_probe[j];
+    d->e.eval(t, w, w + a->nx, a->p, ev->g_work);
+    *e = ev->g_work[j];
   }
   ev->probes++;
   if (!isfinite(*e)) note_bad(ev, j, t, *e);
@@ -153,11 +149,11 @@ static int sample_step(salta__events *ev, const salta__interp *ip, double t_star
     if ((st = probe_all(ev, ip, ts[i], row))) return st;
   }
   if (!ev->rate0_valid || t_from != t_start) {   /* the run's first step */
-    if ((st = probe_all(ev, ip, t_from + eps, ev->g_probe))) return st;
-    for (j = 0; j < ne; ++j) ev->rate0[j] = (ev->g_probe[j] - ev->samples[j]) / eps;
+    if ((st = probe_all(ev, ip, t_from + eps, ev->g_work))) return st;
+    for (j = 0; j < ne; ++j) ev->rate0[j] = (ev->g_work[j] - ev->samples[j]) / eps;
   }
-  if ((st = probe_all(ev, ip, t_end - eps, ev->g_probe))) return st;
-  for (j = 0; j < ne; ++j) ev->rate1[j] = (last[j] - ev->g_probe[j]) / eps;
+  if ((st = probe_all(ev, ip, t_end - eps, ev->g_work))) return st;
+  for (j = 0; j < ne; ++j) ev->rate1[j] = (last[j] - ev->g_work[j]) / eps;
   return SALTA_OK;
 }
 
@@ -250,8 +246,8 @@ static void mark_quiet(salta__events *ev, const double *ts) {
 ** side; clear of its band when a reset left it at zero; clear after the
 ** instant it was turned around when it is leaving zero. */
 static int arms_at(const salta__events *ev, int j, double t, double e) {
-  if (ev->leaving[j]) return t > ev->leave_t[j] && salta__is_clear(ev, j, e);
-  if (ev->stuck[j]) return salta__is_clear_of_band(ev, j, e);
+  if (ev->arming[j] == SALTA__LEAVING) return t > ev->leave_t[j] && salta__is_clear(ev, j, e);
+  if (ev->arming[j] == SALTA__STUCK) return salta__is_clear_of_band(ev, j, e);
   return salta__is_clear(ev, j, e);
 }
 
@@ -303,7 +299,7 @@ static int scan_guard(salta__events *ev, const salta__interp *ip, int j, const d
   const int ne = ev->ne;
   span stack[3 * MAX_SPLITS + 3];
   double K = ev->kbound[j];
-  int armed = ev->armed[j] && !ev->leaving[j], i, probes = 0, st;
+  int armed = ev->arming[j] == SALTA__ARMED, i, probes = 0, st;
   *found = 0;
   ev->arm_t[j] = armed ? ts[0] : INFINITY;
   if (!armed && arms_at(ev, j, ts[0], G[j])) armed = 1, ev->arm_t[j] = ts[0];
@@ -447,7 +443,7 @@ static int earliest(salta__events *ev, const salta__interp *ip, int nb, double *
 static void arm_until(salta__events *ev, double t) {
   int j;
   for (j = 0; j < ev->ne; ++j)
-    if (ev->arm_t[j] <= t) ev->armed[j] = 1, ev->stuck[j] = 0, ev->leaving[j] = 0;
+    if (ev->arm_t[j] <= t) ev->arming[j] = SALTA__ARMED;
 }
 
 int salta__events_locate(salta__events *ev, const salta__interp *ip, double t_start, double t_from,
@@ -467,7 +463,7 @@ int salta__events_locate(salta__events *ev, const salta__interp *ip, double t_st
   if (ev->bad_guard >= 0) return bad_guard_error(ev);
   mark_quiet(ev, ts);
   for (j = 0; j < ne; ++j) {
-    int found = 0, armed = ev->armed[j] && !ev->leaving[j];
+    int found = 0, armed = ev->arming[j] == SALTA__ARMED;
     ev->crossing[j] = 0;
     if (ev->quiet_margin[j] > 0 && quiet_arming(ev, j, armed, ts)) continue;
     if ((st = scan_guard(ev, ip, j, ts, &ev->brackets[nb], &found))) return st;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrays.h"
 #include "errors.h"
 #include "sens.h"
 #include "start.h"
@@ -18,55 +19,54 @@ const char *salta__dir_text(const salta_model_def *d, int dir, char *buf, size_t
   return buf;
 }
 
+/* The arrays of sn (lengths from its sizes, for the allocation). */
+#define SENS_ARRAYS 19
+static size_t sens_arrays(salta__sens *sn, salta__array *list) {
+  const salta__dae *a = sn->dae;
+  size_t n = (size_t)a->n, ns = (size_t)sn->ns, m = (size_t)a->maxnnz, nx = (size_t)a->nx, ne = (size_t)a->d->ne;
+  salta__array all[SENS_ARRAYS] = {
+    SALTA__ARRAY(sn->jac[0][0], m), SALTA__ARRAY(sn->jac[0][1], m), SALTA__ARRAY(sn->jac[0][2], m),
+    SALTA__ARRAY(sn->jac[0][3], m), SALTA__ARRAY(sn->jac[1][0], m), SALTA__ARRAY(sn->jac[1][1], m),
+    SALTA__ARRAY(sn->jac[1][2], m), SALTA__ARRAY(sn->jac[1][3], m), SALTA__ARRAY(sn->zrhs, (size_t)a->nz * ns),
+    SALTA__ARRAY(sn->flow_p, n), SALTA__ARRAY(sn->ew, n), SALTA__ARRAY(sn->ep, (size_t)a->np),
+    SALTA__ARRAY(sn->jump_v, nx), SALTA__ARRAY(sn->rp_col, nx), SALTA__ARRAY(sn->moved, n),
+    SALTA__ARRAY(sn->S_minus, n * ns), SALTA__ARRAY(sn->seq_S, n * ns), SALTA__ARRAY(sn->seq_tau, ne * ns),
+    SALTA__ARRAY(sn->seq_rows, nx)};
+  memcpy(list, all, sizeof all);
+  return SENS_ARRAYS;
+}
+
+/* The same for the per-member arrays of a group composed in sequence. */
+#define SEQ_ARRAYS 5
+static size_t seq_arrays(salta__sens *sn, salta__array *list) {
+  size_t n = (size_t)sn->dae->n;
+  salta__array all[SEQ_ARRAYS] = {SALTA__ARRAY(sn->seq_w[0], n), SALTA__ARRAY(sn->seq_w[1], n),
+                                  SALTA__ARRAY(sn->seq_flow[0], n), SALTA__ARRAY(sn->seq_flow[1], n),
+                                  SALTA__ARRAY(sn->seq_events, (size_t)sn->dae->d->ne)};
+  memcpy(list, all, sizeof all);
+  return SEQ_ARRAYS;
+}
+
 int salta__sens_init(salta__sens *sn, salta__dae *dae, const int *dirs, int ns) {
-  const salta__dae *a = dae;
-  size_t n = (size_t)a->n, nsz = (size_t)ns, m = (size_t)a->maxnnz;
-  int f, b;
-  double *p;
+  salta__array list[SENS_ARRAYS], seq[SEQ_ARRAYS];
   memset(sn, 0, sizeof *sn);
   sn->dae = dae;
   sn->dirs = dirs;
   sn->ns = ns;
-  sn->jac[0][0] = p = malloc(sizeof(double) * (8 * m + (size_t)a->nz * nsz + 5 * n + (size_t)a->np +
-                                                2 * (size_t)a->nx + n * nsz + 10));
-  if (!p) return salta__fail(dae->err, SALTA_EMEM, "out of memory");
-  for (f = 0; f < 2; ++f)
-    for (b = 0; b < 4; ++b) sn->jac[f][b] = p, p += m;
-  sn->zrhs = p, p += (size_t)a->nz * nsz;
-  sn->xdot_p = p, p += n;
-  sn->zdot_p = sn->xdot_p + a->nx;
-  sn->ew = p, p += n;
-  sn->ep = p, p += (size_t)a->np + 1;
-  sn->jump_v = p, p += (size_t)a->nx + 1;
-  sn->rp_col = p, p += (size_t)a->nx + 1;
-  sn->moved = p, p += n + 1;
-  sn->S_minus = p;
-  sn->seq_w[0] = malloc(sizeof(double) * (n + 1));
-  sn->seq_w[1] = malloc(sizeof(double) * (n + 1));
-  sn->seq_flow[0] = malloc(sizeof(double) * (n + 1));
-  sn->seq_flow[1] = malloc(sizeof(double) * (n + 1));
-  sn->seq_S = malloc(sizeof(double) * (n * nsz + 1));
-  sn->seq_tau = malloc(sizeof(double) * ((size_t)a->d->ne * nsz + 1));
-  sn->seq_rows = malloc(sizeof(double) * ((size_t)a->nx + 1));
-  sn->seq_events = malloc(sizeof(int) * ((size_t)a->d->ne + 1));
-  if (!sn->seq_w[0] || !sn->seq_w[1] || !sn->seq_flow[0] || !sn->seq_flow[1] || !sn->seq_S || !sn->seq_tau ||
-      !sn->seq_rows || !sn->seq_events) {
+  if (salta__arrays_alloc(list, sens_arrays(sn, list)) || salta__arrays_alloc(seq, seq_arrays(sn, seq))) {
     salta__sens_free(sn);
     return salta__fail(dae->err, SALTA_EMEM, "out of memory");
   }
+  sn->zdot_p = sn->flow_p + dae->nx;
   return SALTA_OK;
 }
 
 void salta__sens_free(salta__sens *sn) {
-  free(sn->jac[0][0]);
-  free(sn->seq_w[0]);
-  free(sn->seq_w[1]);
-  free(sn->seq_flow[0]);
-  free(sn->seq_flow[1]);
-  free(sn->seq_S);
-  free(sn->seq_tau);
-  free(sn->seq_rows);
-  free(sn->seq_events);
+  salta__array list[SENS_ARRAYS], seq[SEQ_ARRAYS];
+  if (sn->dae) {
+    salta__arrays_free(list, sens_arrays(sn, list));
+    salta__arrays_free(seq, seq_arrays(sn, seq));
+  }
   memset(sn, 0, sizeof *sn);
 }
 
@@ -277,7 +277,7 @@ static void member_rows(salta__sens *sn, int q, int j, double tau, const salta__
     for (i = 0; i < nx; ++i) sn->rp_col[i] = 0;
     if (pj >= 0) add_column(&r->d[SALTA_WRT_P], v[SALTA_WRT_P], pj, 1.0, sn->rp_col, 0);
     for (i = 0; i < nx; ++i)
-      if (writer[i] == q) out[i] += sn->rp_col[i] + (sn->jump_v[i] - sn->xdot_p[i]) * tau_p[k];
+      if (writer[i] == q) out[i] += sn->rp_col[i] + (sn->jump_v[i] - sn->flow_p[i]) * tau_p[k];
   }
 }
 
@@ -426,7 +426,7 @@ static int group_outputs(salta__sens *sn, double tau, const double *wp, const do
   salta__dae *a = sn->dae;
   if (out->outputs) {
     a->d->h.eval(tau, wp, wp + a->nx, a->p, out->y_plus);
-    output_along(sn, tau, wp, S, sn->xdot_p, sn->zdot_p, out->tau_p, out->dy_plus);
+    output_along(sn, tau, wp, S, sn->flow_p, sn->zdot_p, out->tau_p, out->dy_plus);
   }
   return SALTA_OK;
 }
@@ -447,7 +447,7 @@ int salta__sens_jump(salta__sens *sn, double tau, const salta__left_limit *lm, c
     d->h.eval(tau, wm, wm + nx, a->p, out->y_minus);
     output_along(sn, tau, wm, sn->S_minus, lm->xdot, lm->zdot, out->tau_p, out->dy_minus);
   }
-  if (salta__dae_flow(a, tau, wp, sn->xdot_p, sn->zdot_p))
+  if (salta__dae_flow(a, tau, wp, sn->flow_p, sn->zdot_p))
     return salta__fail(a->err, SALTA_ESOLVER, "model '%s': g_z is singular after the events at t = %.17g",
                        d->name, tau);
   if (!tau_p_fixed && nev > 1 && group_splits(sn, nev, out->tau_p)) {
@@ -458,7 +458,7 @@ int salta__sens_jump(salta__sens *sn, double tau, const salta__left_limit *lm, c
   for (k = 0; k < sn->ns; ++k)   /* rows no member resets: continuous, with x' jumping */
     for (i = 0; i < nx; ++i)
       if (a->writer[i] < 0)
-        S[(size_t)k * n + i] = sn->S_minus[(size_t)k * n + i] + (lm->xdot[i] - sn->xdot_p[i]) * out->tau_p[k];
+        S[(size_t)k * n + i] = sn->S_minus[(size_t)k * n + i] + (lm->xdot[i] - sn->flow_p[i]) * out->tau_p[k];
   for (q = 0; q < nev; ++q) member_rows(sn, q, ev[q], tau, lm, out->tau_p + (size_t)q * sn->ns, S);
   if (salta__sens_fill_z(sn, tau, wp, S))
     return salta__fail(a->err, SALTA_ESOLVER, "model '%s': g_z is singular after the events at t = %.17g",

@@ -29,7 +29,7 @@ typedef struct salta__sens {
   const int *dirs;          /* borrowed (salta__dir_slot) */
   double *jac[2][4];        /* the Jacobian blocks (x, z, p, t) of up to two functions */
   double *zrhs;             /* nz x ns: the implicit function theorem's right-hand sides */
-  double *xdot_p, *zdot_p;  /* the flow at an event's right limit */
+  double *flow_p, *zdot_p;  /* the flow [x'; z'] at an event's right limit; zdot_p its z rows */
   double *ew, *ep;          /* one guard's row */
   double *jump_v;           /* nx: r_t + r_x x'- + r_z z'- of a member's rows */
   double *rp_col;           /* nx: a member's r_p column of one direction */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrays.h"
 #include "errors.h"
 #include "integrator.h"
 #include "sim_impl.h"
@@ -71,11 +72,7 @@ static void clear_results(salta_sim *s) {
 ** implicit function theorem (IDAS leaves algebraic components out of its
 ** error test). */
 static int consistent(salta_sim *s, const salta__integrator *it, double t, double *w, double *S) {
-  if (!it->ops->exact_z && s->nz > 0) {
-    double *z = s->run.z_polish;
-    memcpy(z, w + s->nx, sizeof(double) * (size_t)s->nz);
-    if (salta__dae_solve_z(&s->dae, t, w, z, NULL) == 0) memcpy(w + s->nx, z, sizeof(double) * (size_t)s->nz);
-  }
+  if (!it->ops->exact_z && s->nz > 0) salta__dae_polish_z(&s->dae, t, w);
   if (s->ns > 0 && salta__sens_fill_z(&s->sens, t, w, S))
     return salta__fail(s->err, SALTA_ESOLVER, "model '%s': g_z is singular at t = %.17g", s->d->name, t);
   return SALTA_OK;
@@ -323,41 +320,49 @@ static int check_inputs(salta_sim *s, const salta_sim_options *o, const double *
   return SALTA_OK;
 }
 
-/* Room for nt + 1 outputs, and the run's working state. */
-static int alloc_run(salta_sim *s, int nt) {
+/* Room for nt + 1 outputs (kept across runs while it suffices). */
+static int alloc_results(salta_sim *s, int nt) {
   salta__results *r = &s->res;
+  size_t n = (size_t)s->n, ns = (size_t)s->ns, ny = (size_t)s->d->ny, cap = (size_t)nt + 1;
+  salta__array list[] = {SALTA__ARRAY(r->t, cap), SALTA__ARRAY(r->w, cap * n), SALTA__ARRAY(r->y, cap * ny),
+                         SALTA__ARRAY(r->S, cap * n * ns), SALTA__ARRAY(r->dy, cap * ny * ns)};
+  if ((int)cap <= r->cap && s->ns == r->cap_ns) return SALTA_OK;
+  salta__arrays_free(list, SALTA__COUNT(list));
+  r->cap = r->cap_ns = 0;
+  if (salta__arrays_alloc(list, SALTA__COUNT(list))) return SALTA_EMEM;
+  r->cap = (int)cap;
+  r->cap_ns = s->ns;
+  return SALTA_OK;
+}
+
+/* The working arrays of a run (lengths for the allocation). */
+#define RUN_ARRAYS 13
+static size_t run_arrays(salta_sim *s, salta__array *list) {
   salta__run *run = &s->run;
-  size_t n = (size_t)s->n, ns = (size_t)s->ns, ny = (size_t)s->d->ny, ne = (size_t)s->d->ne + 1;
-  size_t cap = (size_t)nt + 1;
-  double *p;
-  if ((int)cap > r->cap || s->ns != r->cap_ns) {
-    free(r->t); free(r->w); free(r->y); free(r->S); free(r->dy);
-    r->t = malloc(sizeof(double) * cap);
-    r->w = malloc(sizeof(double) * cap * n);
-    r->y = malloc(sizeof(double) * cap * (ny + 1));
-    r->S = ns ? malloc(sizeof(double) * cap * n * ns) : NULL;
-    r->dy = ns ? malloc(sizeof(double) * cap * (ny + 1) * ns) : NULL;
-    r->cap = (r->t && r->w && r->y && (!ns || (r->S && r->dy))) ? (int)cap : 0;
-    r->cap_ns = s->ns;
-    if (!r->cap) return -1;
-  }
-  p = run->w = malloc(sizeof(double) * (6 * n + 2 * n * ns + ns + ne * ns + 2 * (ny + ny * ns) + 8));
-  if (!p) return -1;
-  p += n;
-  run->x0 = p, p += n;
-  run->z_polish = p, p += n;
-  run->w_minus = p, p += n;
-  run->w_plus = p, p += n;
-  run->w_step = p, p += n;
-  run->S = p, p += n * ns;
-  run->S_step = p, p += n * ns;
-  run->tau_p0 = p, p += ns;
-  run->jump.tau_p = p, p += ne * ns;
-  run->jump.y_minus = p, p += ny;
-  run->jump.dy_minus = p, p += ny * ns;
-  run->jump.y_plus = p, p += ny;
-  run->jump.dy_plus = p;
-  return 0;
+  size_t n = (size_t)s->n, ns = (size_t)s->ns, ny = (size_t)s->d->ny, ne = (size_t)s->d->ne;
+  salta__array all[RUN_ARRAYS] = {
+    SALTA__ARRAY(run->w, n), SALTA__ARRAY(run->x0, n), SALTA__ARRAY(run->w_minus, n), SALTA__ARRAY(run->w_plus, n),
+    SALTA__ARRAY(run->w_step, n), SALTA__ARRAY(run->S, n * ns), SALTA__ARRAY(run->S_step, n * ns),
+    SALTA__ARRAY(run->tau_p0, ns), SALTA__ARRAY(run->jump.tau_p, ne * ns), SALTA__ARRAY(run->jump.y_minus, ny),
+    SALTA__ARRAY(run->jump.dy_minus, ny * ns), SALTA__ARRAY(run->jump.y_plus, ny),
+    SALTA__ARRAY(run->jump.dy_plus, ny * ns)};
+  memcpy(list, all, sizeof all);
+  return RUN_ARRAYS;
+}
+
+/* Releases the run's working state. */
+static void end_run(salta_sim *s) {
+  salta__array list[RUN_ARRAYS];
+  salta__arrays_free(list, run_arrays(s, list));
+  free(s->run.plan_x);
+  memset(&s->run, 0, sizeof s->run);
+}
+
+/* Room for the results and the run's working state. */
+static int alloc_run(salta_sim *s, int nt) {
+  salta__array list[RUN_ARRAYS];
+  if (alloc_results(s, nt)) return SALTA_EMEM;
+  return salta__arrays_alloc(list, run_arrays(s, list));
 }
 
 /* x0 with z solved from g, f finite there, the guards armed. */
@@ -394,10 +399,9 @@ static int run_with(salta_sim *s, const salta_sim_options *o, int method, int wa
                     const double *times, int nt) {
   salta__integrator it = {NULL, NULL};
   salta__integrator_env env;
-  int st;
+  int st, ls = method == SALTA_METHOD_ERK ? SALTA_LS_NONE : salta__use_klu(o, s->n) ? SALTA_LS_KLU : SALTA_LS_DENSE;
   s->stats.method = method;
-  s->stats.linear_solver =
-      method == SALTA_METHOD_ERK ? SALTA_LS_NONE : salta__use_klu(o, s->n) ? SALTA_LS_KLU : SALTA_LS_DENSE;
+  s->stats.linear_solver = ls;   /* what the run used, for the caller */
   if ((st = consistent_start(s, o, x0)) || (st = store_step(s, o->t0, s->run.w))) return st;
   if (s->ns > 0 && ((st = salta__sens_init(&s->sens, &s->dae, s->dirs, s->ns)) ||
                     (st = salta__sens_initial(&s->sens, o->t0, s->run.w, s->run.start_follows_p, s->run.S)) ||
@@ -406,6 +410,7 @@ static int run_with(salta_sim *s, const salta_sim_options *o, int method, int wa
   env.dae = &s->dae;
   env.sens = s->ns > 0 ? &s->sens : NULL;
   env.o = o;
+  env.linear_solver = ls;
   env.stats = &s->stats, env.track = &s->track;
   env.watch_stiffness = watch;
   st = method == SALTA_METHOD_ERK ? salta__erk_create(&it, &env) : salta__ida_create(&it, &env);
@@ -459,9 +464,7 @@ int salta__sim_run_planned(salta_sim *s, const salta_sim_options *o, const doubl
   s->stats.linear_solver = SALTA_LS_NONE;
   if ((st = check_inputs(s, o, p, x0 ? x0 : d->x_start, times, nt))) return st;
   if ((st = alloc_run(s, nt) ? SALTA_EMEM : salta__plan_start(s, plan->y, plan->ny, nt))) {
-    free(s->run.w);
-    free(s->run.plan_x);
-    memset(&s->run, 0, sizeof s->run);
+    end_run(s);
     return st == SALTA_EMEM ? salta__fail(s->err, st, "out of memory")
                             : salta__fail(s->err, st, "model '%s': a planned output is not an output", d->name);
   }
@@ -477,9 +480,7 @@ int salta__sim_run_planned(salta_sim *s, const salta_sim_options *o, const doubl
   s->stats.alg_newton_iters = s->dae.alg.newton_iters;
   s->stats.events = s->events.nlog;
   if (s->ns > 0) salta__sens_free(&s->sens);
-  free(s->run.w);
-  free(s->run.plan_x);
-  memset(&s->run, 0, sizeof s->run);
+  end_run(s);
   salta__dae_set_params(&s->dae, NULL);
   return st;
 }

@@ -40,7 +40,6 @@ typedef struct salta__run {
   double *S, *S_step;           /* n x ns: S at t; S at a point inside a step */
   double *tau_p0;               /* ns: d tau / dp of an instant's located group (event iteration keeps it) */
   double *w_step;               /* a point inside a step (n) */
-  double *z_polish;             /* Newton's iterate when an interpolated z is re-solved (nz) */
   salta__jump jump;             /* an event group's sensitivity data */
   /* a planned run (plan_y NULL: not one) */
   const int *plan_y;            /* the planned outputs (nplan) */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrays.h"
 #include "salta.h"
 #include "errors.h"
 #include "start.h"
@@ -85,9 +86,10 @@ int salta__start_modes(salta__dae *a, double t0, double *w) {
   const salta_model_def *d = a->d;
   double *g, *flow, *rate, *rscale;
   int round, i, changed = 1;
+  salta__array list[] = {SALTA__ARRAY(g, (size_t)d->ne), SALTA__ARRAY(rate, (size_t)d->ne),
+                         SALTA__ARRAY(rscale, (size_t)d->ne), SALTA__ARRAY(flow, (size_t)a->n)};
   if (!d->x_mode || d->ne == 0) return SALTA_OK;
-  if (!(g = malloc(sizeof(double) * (3 * (size_t)d->ne + (size_t)a->n)))) return SALTA_EMEM;
-  rate = g + d->ne, rscale = rate + d->ne, flow = rscale + d->ne;
+  if (salta__arrays_alloc(list, SALTA__COUNT(list))) return SALTA_EMEM;
   for (round = 0; round < 4 && changed; ++round) {
     int heading = 0;
     changed = 0;
@@ -114,6 +116,6 @@ int salta__start_modes(salta__dae *a, double t0, double *w) {
     /* z from the modes' equations; a failure shows in the caller's solve */
     if (changed && a->nz) salta__dae_solve_z(a, t0, w, w + a->nx, NULL);
   }
-  free(g);
+  salta__arrays_free(list, SALTA__COUNT(list));
   return SALTA_OK;
 }

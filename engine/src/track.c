@@ -8,30 +8,35 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrays.h"
 #include "errors.h"
 #include "tol.h"
 #include "track.h"
 
+/* The arrays of k (lengths from its sizes, for the allocation). */
+#define TRACK_ARRAYS 11
+static size_t track_arrays(salta__track *k, salta__array *list) {
+  const salta__dae *a = k->dae;
+  size_t n = a ? (size_t)a->n : 0, nx = a ? (size_t)a->nx : 0, nz = a ? (size_t)a->nz : 0;
+  size_t np = a ? 2 * (size_t)a->d->npivots : 0;
+  salta__array all[TRACK_ARRAYS] = {
+    SALTA__ARRAY(k->w, n), SALTA__ARRAY(k->w_prev, n), SALTA__ARRAY(k->piv, np), SALTA__ARRAY(k->piv_new, np),
+    SALTA__ARRAY(k->x, nx), SALTA__ARRAY(k->xt, nx), SALTA__ARRAY(k->xdot, nx), SALTA__ARRAY(k->zc, nz),
+    SALTA__ARRAY(k->zp, nz), SALTA__ARRAY(k->z1, nz), SALTA__ARRAY(k->z2, nz)};
+  memcpy(list, all, sizeof all);
+  return TRACK_ARRAYS;
+}
+
 int salta__track_init(salta__track *k, salta__dae *a) {
-  size_t n = (size_t)a->n, nx = (size_t)a->nx, nz = (size_t)a->nz, np = 2 * (size_t)a->d->npivots;
+  salta__array list[TRACK_ARRAYS];
   memset(k, 0, sizeof *k);
   k->dae = a;
-  if (!(k->w = malloc(sizeof(double) * (2 * n + 2 * np + 3 * nx + 4 * nz + 1)))) return -1;
-  k->w_prev = k->w + n;
-  k->piv = k->w_prev + n;
-  k->piv_new = k->piv + np;
-  k->x = k->piv_new + np;
-  k->xt = k->x + nx;
-  k->xdot = k->xt + nx;
-  k->zc = k->xdot + nx;
-  k->zp = k->zc + nz;
-  k->z1 = k->zp + nz;
-  k->z2 = k->z1 + nz;
-  return 0;
+  return salta__arrays_alloc(list, track_arrays(k, list));
 }
 
 void salta__track_free(salta__track *k) {
-  free(k->w);
+  salta__array list[TRACK_ARRAYS];
+  salta__arrays_free(list, track_arrays(k, list));
   memset(k, 0, sizeof *k);
 }
 

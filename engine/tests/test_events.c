@@ -168,14 +168,14 @@ static void leaving_zero_after_a_reset(void) {
   CHECK(b.ev.fire[0] == 1);
   check_crossing(&b, 1, tau, t1);
   fire_and_continue(&b, tau);
-  CHECK(b.ev.armed[1] && b.ev.leaving[1]);
+  CHECK(b.ev.arming[1] == SALTA__LEAVING);
   CHECK(b.ev.nlog == 1 && b.ev.log[0].event == 1 && b.ev.log[0].group_size == 1);
   /* the bounce's instant and the first short steps see no event */
   CHECK(salta__events_locate(&b.ev, &b.ip, tau, tau, tau + 1e-12, &tau2) == 0);
   CHECK(salta__events_step_done(&b.ev, tau + 1e-12) == SALTA_OK);
   CHECK(salta__events_locate(&b.ev, &b.ip, tau + 1e-12, tau + 1e-12, tau + 0.2, &tau2) == 0);
   CHECK(salta__events_step_done(&b.ev, tau + 0.2) == SALTA_OK);
-  CHECK(!b.ev.leaving[1]);   /* seen clear */
+  CHECK(b.ev.arming[1] == SALTA__ARMED);   /* seen clear */
   /* v+ = e g t1: the next bounce 2 e t1 later */
   CHECK(salta__events_locate(&b.ev, &b.ip, tau + 0.2, tau + 0.2, tau + 1, &tau2) == 1);
   check_crossing(&b, 1, tau2, tau + 2 * 0.5 * 9.81 * t1 / 9.81);
@@ -207,10 +207,10 @@ static void crossings_at_the_start_and_at_tf(void) {
   /* g = 2: h2 = t - t^2 leaves zero at t0 and comes back exactly at the
   ** step end t = 1; h1 = 5 - t^2 and the level 5 - t stay positive */
   setup(&b, 2, 0, 5, 0, 0, 1);
-  CHECK(!b.ev.armed[1]);
+  CHECK(!salta__is_armed(b.ev.arming[1]));
   CHECK(salta__events_locate(&b.ev, &b.ip, 0, 0, 0.5, &tau) == 0);
   CHECK(salta__events_step_done(&b.ev, 0.5) == SALTA_OK);
-  CHECK(b.ev.armed[1]);
+  CHECK(salta__is_armed(b.ev.arming[1]));
   CHECK(salta__events_locate(&b.ev, &b.ip, 0.5, 0.5, 1.0, &tau) == 1);
   CHECK(b.ev.fire[0] == 1);
   check_crossing(&b, 1, tau, 1.0);
@@ -228,7 +228,7 @@ static void ill_scaled_times(void) {
   check_crossing(&b, 1, tau, t0 + t1);
   CHECK(b.ev.probes <= 20);
   fire_and_continue(&b, tau);
-  CHECK(b.ev.leaving[1]);
+  CHECK(b.ev.arming[1] == SALTA__LEAVING);
   CHECK(salta__events_locate(&b.ev, &b.ip, tau, tau, tau + 3e-11, &tau2) == 0);   /* an ulp-scale step */
   CHECK(salta__events_step_done(&b.ev, tau + 3e-11) == SALTA_OK);
   CHECK(salta__events_locate(&b.ev, &b.ip, tau + 3e-11, tau + 3e-11, tau + 1, &tau2) == 1);
