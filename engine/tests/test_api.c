@@ -29,17 +29,18 @@ static int hx_eval(double t, const double *x, const double *z, const double *p, 
 static int none(double t, const double *x, const double *z, const double *p, double *o) {
   (void)t; (void)x; (void)z; (void)p; (void)o; return 0;
 }
-#define NO_JAC {0, 0, 0, 0, 0}
 static const char *const xn[] = {"x"}, *const pn[] = {"k"};
 static const double xs[] = {1}, pnom[] = {0.5};
 static const salta_model_def def = {
-  SALTA_ABI_VERSION, "decay", "0", 1, 0, 1, 1, 0, xn, NULL, pn, xn, NULL, xs, NULL, pnom, NULL,
-  {1, f_eval, {{1, r0, c0, fx_eval, 0}, NO_JAC, {1, r0, c0, fp_eval, 0}, NO_JAC}},
-  {0, none, {NO_JAC, NO_JAC, NO_JAC, NO_JAC}},
-  {1, h_eval, {{1, r0, c0, hx_eval, 0}, NO_JAC, NO_JAC, NO_JAC}},
-  {0, none, {NO_JAC, NO_JAC, NO_JAC, NO_JAC}},
-  NULL, NULL, NULL, NULL, NULL,
-  {0, 0, {{0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}}}, NULL, NULL, 0, NULL, NULL, NULL, 0, NULL, NULL, NULL
+  .abi = SALTA_ABI_VERSION, .name = "decay", .hash = "0",
+  .nx = 1, .np = 1, .ny = 1,
+  .x_names = xn, .p_names = pn, .y_names = xn, .x_start = xs, .p_nominal = pnom,
+  .f = {.n = 1, .eval = f_eval,
+        .d = {[SALTA_WRT_X] = {.nnz = 1, .row = r0, .col = c0, .eval = fx_eval},
+              [SALTA_WRT_P] = {.nnz = 1, .row = r0, .col = c0, .eval = fp_eval}}},
+  .g = {.eval = none},
+  .h = {.n = 1, .eval = h_eval, .d = {[SALTA_WRT_X] = {.nnz = 1, .row = r0, .col = c0, .eval = hx_eval}}},
+  .e = {.eval = none},
 };
 
 /* The call failed with SALTA_EINPUT and a message of its own. */

@@ -58,24 +58,23 @@ static int r2_eval(double t, const double *x, const double *z, const double *p, 
   return 0;
 }
 
-#define NO_JAC {0, 0, 0, 0, 0}
 static const char *const xn[] = {"h1", "v1", "h2", "v2"}, *const pn[] = {"g", "e"};
 static const char *const en[] = {"floor1", "floor2", "level"};
 static const double xs[] = {1, 0, 1, 0, 0}, pnom[] = {9.81, 0.5};
 static const int edir[] = {SALTA_DIR_DOWN, SALTA_DIR_DOWN, SALTA_DIR_BOTH};
-static const salta_function_def resets[] = {{4, r0_eval, {NO_JAC, NO_JAC, NO_JAC, NO_JAC}},
-                                            {4, r1_eval, {NO_JAC, NO_JAC, NO_JAC, NO_JAC}},
-                                            {4, r2_eval, {NO_JAC, NO_JAC, NO_JAC, NO_JAC}}};
+static const salta_function_def resets[] = {{.n = 4, .eval = r0_eval}, {.n = 4, .eval = r1_eval},
+                                            {.n = 4, .eval = r2_eval}};
 static const int assign_ptr[] = {0, 2, 4, 4}, assign_rows[] = {0, 1, 2, 3};
 
 static const salta_model_def def = {
-  SALTA_ABI_VERSION, "flight", "0", 4, 0, 2, 0, 3, xn, NULL, pn, NULL, en, xs, NULL, pnom, edir,
-  {4, f_eval, {{2, fx_row, fx_col, fx_eval, 0}, NO_JAC, NO_JAC, NO_JAC}},
-  {0, NULL, {NO_JAC, NO_JAC, NO_JAC, NO_JAC}},
-  {0, NULL, {NO_JAC, NO_JAC, NO_JAC, NO_JAC}},
-  {3, e_eval, {{4, ex_row, ex_col, ex_eval, 0}, NO_JAC, NO_JAC, NO_JAC}},
-  resets, assign_ptr, assign_rows, e_one, NULL,
-  {0, 0, {{0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}}}, NULL, NULL, 0, NULL, NULL, NULL, 0, NULL, NULL, NULL
+  .abi = SALTA_ABI_VERSION, .name = "flight", .hash = "0",
+  .nx = 4, .np = 2, .ne = 3,
+  .x_names = xn, .p_names = pn, .e_names = en,
+  .x_start = xs, .p_nominal = pnom, .e_direction = edir,
+  .f = {.n = 4, .eval = f_eval, .d = {[SALTA_WRT_X] = {.nnz = 2, .row = fx_row, .col = fx_col, .eval = fx_eval}}},
+  .e = {.n = 3, .eval = e_eval, .d = {[SALTA_WRT_X] = {.nnz = 4, .row = ex_row, .col = ex_col, .eval = ex_eval}}},
+  .r = resets, .r_assign_ptr = assign_ptr, .r_assign_rows = assign_rows,
+  .e_one = e_one,
 };
 
 /* ---- the synthetic interpolant: exact flight from (tc, wc) ---------------------- */

@@ -48,16 +48,25 @@ static const char *const xn[] = {"x", "v"}, *const zn[] = {"z"}, *const pn[] = {
 static const char *const en[] = {"cross"};
 static const double xs[] = {1, 0}, zs[] = {0}, pnom[] = {2, 0.5};
 static const int edir[] = {SALTA_DIR_DOWN};
-static const salta_function_def resets[] = {{2, r_eval, {{0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}}}};
+static const salta_function_def resets[] = {{.n = 2, .eval = r_eval}};
 
+#define F_DEF {.n = 2, .eval = f_eval, \
+  .d = {[SALTA_WRT_X] = {.nnz = 2, .row = fx_row, .col = fx_col, .eval = fx_eval}, \
+        [SALTA_WRT_Z] = {.nnz = 1, .row = fz_row, .col = fz_col, .eval = fz_eval}, \
+        [SALTA_WRT_P] = {.nnz = 1, .row = fp_row, .col = fp_col, .eval = fp_eval}}}
 static salta_model_def def = {
-  SALTA_ABI_VERSION, "toy", "0", 2, 1, 2, 2, 1, xn, zn, pn, xn, en, xs, zs, pnom, edir,
-  {2, f_eval, {{2, fx_row, fx_col, fx_eval, 0}, {1, fz_row, fz_col, fz_eval, 0}, {1, fp_row, fp_col, fp_eval, 0}, {0, 0, 0, 0, 0}}},
-  {1, g_eval, {{1, gx_row, gx_col, gx_eval, 0}, {1, one_row, one_col, one_eval, 0}, {1, gp_row, gp_col, gp_eval, 0}, {0, 0, 0, 0, 0}}},
-  {2, f_eval, {{2, fx_row, fx_col, fx_eval, 0}, {1, fz_row, fz_col, fz_eval, 0}, {1, fp_row, fp_col, fp_eval, 0}, {0, 0, 0, 0, 0}}},
-  {1, e_eval, {{1, one_row, one_col, one_eval, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}}},
-  resets, (const int[]){0, 1}, (const int[]){1}, NULL, NULL,
-  {0, 0, {{0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}}}, NULL, NULL, 0, NULL, NULL, NULL, 0, NULL, NULL, NULL
+  .abi = SALTA_ABI_VERSION, .name = "toy", .hash = "0",
+  .nx = 2, .nz = 1, .np = 2, .ny = 2, .ne = 1,
+  .x_names = xn, .z_names = zn, .p_names = pn, .y_names = xn, .e_names = en,
+  .x_start = xs, .z_start = zs, .p_nominal = pnom, .e_direction = edir,
+  .f = F_DEF,
+  .g = {.n = 1, .eval = g_eval,
+        .d = {[SALTA_WRT_X] = {.nnz = 1, .row = gx_row, .col = gx_col, .eval = gx_eval},
+              [SALTA_WRT_Z] = {.nnz = 1, .row = one_row, .col = one_col, .eval = one_eval},
+              [SALTA_WRT_P] = {.nnz = 1, .row = gp_row, .col = gp_col, .eval = gp_eval}}},
+  .h = F_DEF,   /* y = f */
+  .e = {.n = 1, .eval = e_eval, .d = {[SALTA_WRT_X] = {.nnz = 1, .row = one_row, .col = one_col, .eval = one_eval}}},
+  .r = resets, .r_assign_ptr = (const int[]){0, 1}, .r_assign_rows = (const int[]){1},
 };
 
 int main(void) {

@@ -44,20 +44,22 @@ static int pivots(double t, const double *x, const double *z, const double *p, d
   return 0;
 }
 
-#define NO_JAC {0, 0, 0, 0, 15}
+#define NO_JAC {.indep = 15}   /* an empty Jacobian: its values depend on nothing */
 static const char *const xn[] = {"x"}, *const zn[] = {"a"}, *const dummy[] = {"a"}, *const eq[] = {"0 = a"};
 static const double xs[] = {0}, zs[] = {0};
 static const int z_block[] = {0}, block_stage[] = {0};
 static salta_model_def def = {
-  SALTA_ABI_VERSION, "cubic", "0", 1, 1, 0, 0, 0, xn, zn, NULL, NULL, NULL, xs, zs, NULL, NULL,
-  {1, f_eval, {NO_JAC, NO_JAC, NO_JAC, NO_JAC}},
-  {1, g_eval, {{1, r0, c0, gx_eval, 0}, {1, r0, c0, gz_eval, 0}, NO_JAC, NO_JAC}},
-  {0, none, {NO_JAC, NO_JAC, NO_JAC, NO_JAC}},
-  {0, none, {NO_JAC, NO_JAC, NO_JAC, NO_JAC}},
-  NULL, NULL, NULL, NULL, NULL,
-  {0, 0, {NO_JAC, NO_JAC, NO_JAC, NO_JAC}}, NULL, NULL,
-  1, z_block, NULL, block_stage,
-  0, NULL, NULL, NULL
+  .abi = SALTA_ABI_VERSION, .name = "cubic", .hash = "0",
+  .nx = 1, .nz = 1,
+  .x_names = xn, .z_names = zn, .x_start = xs, .z_start = zs,
+  .f = {.n = 1, .eval = f_eval, .d = {NO_JAC, NO_JAC, NO_JAC, NO_JAC}},
+  .g = {.n = 1, .eval = g_eval,
+        .d = {[SALTA_WRT_X] = {.nnz = 1, .row = r0, .col = c0, .eval = gx_eval},
+              [SALTA_WRT_Z] = {.nnz = 1, .row = r0, .col = c0, .eval = gz_eval}, NO_JAC, NO_JAC}},
+  .h = {.eval = none, .d = {NO_JAC, NO_JAC, NO_JAC, NO_JAC}},
+  .e = {.eval = none, .d = {NO_JAC, NO_JAC, NO_JAC, NO_JAC}},
+  .start = {.d = {NO_JAC, NO_JAC, NO_JAC, NO_JAC}},
+  .nblocks = 1, .z_block = z_block, .block_stage = block_stage,
 };
 
 /* The root of a^3 - a = x by Newton from a0. */

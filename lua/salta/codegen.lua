@@ -379,15 +379,17 @@ local function function_def(prefix, exprs, vars, chunks, rows, n)
       chunks[#chunks + 1] = int_array(kn .. "_row", rows)
       chunks[#chunks + 1] = int_array(kn .. "_col", cols)
       chunks[#chunks + 1] = kernel(kn, vals)
-      inits[k] = ("{%d, %s_row, %s_col, %s, %d}"):format(#jac, kn, kn, kn, independent_of(jac))
+      inits[k] = ("[SALTA_WRT_%s] = {.nnz = %d, .row = %s_row, .col = %s_col, .eval = %s, .indep = %d}"):format(
+        w:upper(), #jac, kn, kn, kn, independent_of(jac))
     else
-      inits[k] = "{0, 0, 0, 0, 15}"
+      inits[k] = ("[SALTA_WRT_%s] = {.indep = 15}"):format(w:upper())
     end
   end
-  return ("{%d, %s, {%s}}"):format(n or #exprs, prefix, table.concat(inits, ", ")), patterns
+  return ("{.n = %d, .eval = %s,\n    .d = {%s}}"):format(n or #exprs, prefix, table.concat(inits, ",\n          ")),
+    patterns
 end
 
--- 64-bit FNV-1a of a string, as 16 hex digits (the JIT cache key).
+-- The engine's BLAKE2b digest of a string, as 32 hex digits (the JIT cache key).
 M.hash = require("salta.core").hash
 
 local PRELUDE = [[
@@ -421,8 +423,7 @@ function M.generate(m, abi, symbol)
     chunks[#chunks + 1] = guard_kernel("k_e_one", m.e)
     e_one = "k_e_one"
   end
-  local S = m.start and function_def("k_x0", m.start, vars, chunks) or "{0, 0, {{0, 0, 0, 0, 15}, {0, 0, 0, 0, 15}, "
-    .. "{0, 0, 0, 0, 15}, {0, 0, 0, 0, 15}}}"
+  local S = m.start and function_def("k_x0", m.start, vars, chunks)
   local y_state, any_state = {}, false
   for i, e in ipairs(m.h) do
     y_state[i] = e.op == "var" and e.kind == "x" and e.index - 1 or -1
@@ -473,17 +474,22 @@ function M.generate(m, abi, symbol)
     for i = 1, #m.x_names do idx[i] = m.x_mode[i] and m.x_mode[i] - 1 or -1 end
     chunks[#chunks + 1] = int_array("x_mode", idx)
   end
-  local structure = "0, 0, 0, 0"
+  -- the def, field by name (an absent one is 0 or NULL): the structure's
+  -- fields (tail) are known with their chunks, the others once the source
+  -- is hashed
+  local fields, tail = {}, {}
+  local function field(list, name, value) list[#list + 1] = ("  .%s = %s,"):format(name, value) end
   if m.z_block and #m.z_names > 0 then
     chunks[#chunks + 1] = int_array("z_block", m.z_block)
     chunks[#chunks + 1] = int_array("block_stage", m.block_stage)
     local any = false
     for _, seg in ipairs(m.z_segments) do any = any or #seg > 0 end
     if any then chunks[#chunks + 1] = assign_kernel("k_zassign", m.z_segments) end
-    structure = ("%d, z_block, %s, %s"):format(m.nblocks, any and "k_zassign" or "0",
-      m.nblocks > 0 and "block_stage" or "0")
+    field(tail, "nblocks", m.nblocks)
+    field(tail, "z_block", "z_block")
+    if any then field(tail, "z_assign", "k_zassign") end
+    if m.nblocks > 0 then field(tail, "block_stage", "block_stage") end
   end
-  local pivots = "0, 0, 0, 0"
   if m.pivots and #m.pivots > 0 then
     local exprs, dummies, eqs = {}, {}, {}
     for k, pv in ipairs(m.pivots) do
@@ -492,27 +498,32 @@ function M.generate(m, abi, symbol)
     chunks[#chunks + 1] = kernel("k_pivots", exprs)
     chunks[#chunks + 1] = name_array("pivot_dummy", dummies)
     chunks[#chunks + 1] = name_array("pivot_eq", eqs)
-    pivots = ("%d, k_pivots, pivot_dummy, pivot_eq"):format(#m.pivots)
+    field(tail, "npivots", #m.pivots)
+    field(tail, "pivots", "k_pivots")
+    field(tail, "pivot_dummy", "pivot_dummy")
+    field(tail, "pivot_eq", "pivot_eq")
   end
   local body = table.concat(chunks, "\n")
   local hash = M.hash(body .. symbol)
-  local function ref(name, n) return n > 0 and name or "0" end
-  local def = table.concat({
-    "const salta_model_def " .. symbol .. " = {",
-    "  SALTA_ABI_VERSION, " .. c_string(m.name) .. ", " .. c_string(hash) .. ",",
-    ("  %d, %d, %d, %d, %d,"):format(#m.x_names, #m.z_names, #m.p_names, #m.y_names, #m.e_names),
-    ("  %s, %s, %s, %s, %s,"):format(ref("x_names", #m.x_names), ref("z_names", #m.z_names),
-      ref("p_names", #m.p_names), ref("y_names", #m.y_names), ref("e_names", #m.e_names)),
-    ("  %s, %s, %s, %s,"):format(ref("x_start", #m.x_names), ref("z_start", #m.z_names),
-      ref("p_nominal", #m.p_names), ref("e_dir", #m.e_names)),
-    "  " .. F .. ",", "  " .. G .. ",", "  " .. H .. ",", "  " .. E .. ",",
-    "  " .. ref("resets", #R) .. ", " .. ref("r_assign_ptr", #R) .. ", " .. ref("r_assign_rows", #assign_rows)
-      .. ", " .. e_one .. ", "
-      .. (any_state and "y_state" or "0") .. ",",
-    "  " .. S .. ", " .. (any_flag and "e_flags" or "0") .. ", " .. (any_mode and "x_mode" or "0") .. ",",
-    "  " .. structure .. ",",
-    "  " .. pivots,
-    "};", "" }, "\n")
+  local function array(name, n, value) if n > 0 then field(fields, name, value or name) end end
+  field(fields, "abi", "SALTA_ABI_VERSION")
+  field(fields, "name", c_string(m.name))
+  field(fields, "hash", c_string(hash))
+  for _, c in ipairs({ { "nx", m.x_names }, { "nz", m.z_names }, { "np", m.p_names }, { "ny", m.y_names },
+                       { "ne", m.e_names } }) do field(fields, c[1], #c[2]) end
+  array("x_names", #m.x_names); array("z_names", #m.z_names); array("p_names", #m.p_names)
+  array("y_names", #m.y_names); array("e_names", #m.e_names)
+  array("x_start", #m.x_names); array("z_start", #m.z_names); array("p_nominal", #m.p_names)
+  array("e_direction", #m.e_names, "e_dir")
+  field(fields, "f", F); field(fields, "g", G); field(fields, "h", H); field(fields, "e", E)
+  array("r", #R, "resets"); array("r_assign_ptr", #R); array("r_assign_rows", #assign_rows)
+  if e_one ~= "0" then field(fields, "e_one", e_one) end
+  if any_state then field(fields, "y_state", "y_state") end
+  if S then field(fields, "start", S) end
+  if any_flag then field(fields, "e_flags", "e_flags") end
+  if any_mode then field(fields, "x_mode", "x_mode") end
+  for _, f in ipairs(tail) do fields[#fields + 1] = f end
+  local def = table.concat({ "const salta_model_def " .. symbol .. " = {", table.concat(fields, "\n"), "};", "" }, "\n")
   return body .. "\n" .. def, hash
 end
 
