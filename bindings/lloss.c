@@ -34,7 +34,7 @@ static int loss_close(lua_State *L) {
   return 0;
 }
 
-/* Reads an integer array (1-based values in Lua, 0-based out). */
+/* Reads an array of integers (as they are). */
 static int *check_ints(lua_State *L, int idx, int *n) {
   int k, *v;
   luaL_checktype(L, idx, LUA_TTABLE);
@@ -113,8 +113,7 @@ static int loss_configure(lua_State *L) {
   lua_pop(L, 1);
   lua_getfield(L, 2, "free");
   if (!lua_isnil(L, -1)) {
-    int ns, *dirs = check_ints(L, lua_absindex(L, -1), &ns), k;
-    for (k = 0; k < ns; ++k) dirs[k] = dirs[k] > 0 ? dirs[k] - 1 : dirs[k];
+    int ns, *dirs = check_ints(L, lua_absindex(L, -1), &ns);   /* salta_sim_set_sens's encoding */
     if (salta_loss_set_free(u->loss, dirs, ns)) return salta_l_error(L, "%s", salta_loss_errmsg(u->loss));
     u->ns = ns;
   }

@@ -210,14 +210,13 @@ int salta_l_model_simulate(lua_State *L) {
     salta_l_checkvec(L, lua_absindex(L, -2), atol, d->nx + d->nz, "atol");
     o.atol_vec = atol;
   }
-  lua_getfield(L, 2, "sens");   /* directions: 1-based parameter indices, -i for x0[i] */
+  lua_getfield(L, 2, "sens");   /* directions, as salta_sim_set_sens takes them */
   if (!lua_isnil(L, -1)) {
     int k, ns = (int)luaL_len(L, -1);
     int *dirs = lua_newuserdatauv(L, sizeof(int) * (size_t)(ns + 1), 0);
     for (k = 0; k < ns; ++k) {
       lua_geti(L, -2, k + 1);
       dirs[k] = (int)luaL_checkinteger(L, -1);
-      dirs[k] = dirs[k] > 0 ? dirs[k] - 1 : dirs[k];
       lua_pop(L, 1);
     }
     sens_dirs = dirs;

@@ -160,7 +160,9 @@ function M.new(spec)
   if dw then self.core:datum_weights(dw) end
   self.absolute_sigma = dw ~= nil
 
-  -- free directions: parameter names, or "x0.<state>" for initial values
+  -- free directions: parameter names, or "x0.<state>" for initial values;
+  -- dirs in the engine's encoding (salta_sim_set_sens): parameter i (from
+  -- 0), or -(i + 1) for state i's initial value
   local pidx, xidx = index_of(model.params), index_of(model.states)
   self.free = spec.free or {}
   self.dirs, self.log = {}, {}
@@ -173,7 +175,7 @@ function M.new(spec)
           .. "instead, or give the start values as numbers", n, model.name)
       end
     else
-      self.dirs[k] = pidx[n] or fail("free '%s' is not a parameter of model '%s'", tostring(n), model.name)
+      self.dirs[k] = (pidx[n] or fail("free '%s' is not a parameter of model '%s'", tostring(n), model.name)) - 1
     end
     local tr = type(spec.transform) == "table" and spec.transform[n] or spec.transform
     if tr ~= nil and tr ~= "log" and tr ~= "none" then fail("transform of '%s' must be \"log\" or \"none\"", n) end
@@ -215,7 +217,7 @@ function Loss:full(p)
     local v = by_name and p[n] or p[k]
     if v == nil then error(("salta.lsq: no value for '%s'"):format(n), 3) end
     local d = self.dirs[k]
-    if d > 0 then P[d] = v
+    if d >= 0 then P[d + 1] = v
     else
       X = X or self.model:vector("x0", nil, self.model.states, self.model.x0)
       X[-d] = v
@@ -234,7 +236,7 @@ end
 -- The value of free parameter k in the model (its nominal or start value).
 function Loss:nominal(k)
   local d = self.dirs[k]
-  if d > 0 then return self.base_p[d] end
+  if d >= 0 then return self.base_p[d + 1] end
   return (self.base_x0 or self.model:vector("x0", nil, self.model.states, self.model.x0))[-d]
 end
 
