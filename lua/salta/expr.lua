@@ -27,17 +27,18 @@ M.is_node = is_node
 -- nodes of one structure do not exist at once).
 local KIND_RANK = { t = 1, x = 2, z = 3, p = 4, u = 5 }
 
-local function str_hash(s)   -- FNV-1a, 64 bits (Lua's integers wrap around)
-  local h = 0xcbf29ce484222325
-  for i = 1, #s do h = (h ~ s:byte(i)) * 0x100000001b3 end
-  return h
-end
+local digest = require("salta.core").hash   -- the engine's BLAKE2b (salta_hash), in hex
+
+-- The first 60 bits of the digest of s, as an integer.
+local function str_hash(s) return tonumber(digest(s):sub(1, 15), 16) end
 
 local op_hash = setmetatable({}, { __index = function(t, op)
   local h = str_hash(op)
   t[op] = h
   return h
 end })
+
+local pack = string.pack
 
 local function order_keys(node)
   local op = node.op
@@ -50,14 +51,14 @@ local function order_keys(node)
     node.rank = ((KIND_RANK[node.kind] or 9) << 40) | (u and 0 or node.index)
     node.sh = str_hash(node.kind .. ":" .. (u and "" or node.index) .. ":" .. (node.name or ""))
   else
-    local rank, h = math.maxinteger, op_hash[op]
+    -- the digest of the operator's and the operands' digests
+    local rank, keys = math.maxinteger, { pack("<i8", op_hash[op]) }
     for i = 1, #node do
       local c = node[i]
       if c.op ~= "const" and c.rank < rank then rank = c.rank end
-      h = (h ~ c.sh) * 0x100000001b3
-      h = h ~ (h >> 29)
+      keys[i + 1] = pack("<i8", c.sh)
     end
-    node.rank, node.sh = rank == math.maxinteger and 0 or rank, h
+    node.rank, node.sh = rank == math.maxinteger and 0 or rank, str_hash(table.concat(keys))
   end
 end
 
