@@ -23,7 +23,7 @@ M.is_node = is_node
 -- the generated C (and so the JIT cache key) follows the operand order.
 -- Each node carries rank, its first leaf (kind, then index; 0 for
 -- constants, so they come first, and sums read in declaration order), and
--- sh, a 64-bit hash of its structure; ids only break ties of both (two
+-- sh, a 60-bit digest of its structure; ids only break ties of both (two
 -- nodes of one structure do not exist at once).
 local KIND_RANK = { t = 1, x = 2, z = 3, p = 4, u = 5 }
 
