@@ -9,7 +9,7 @@
 #ifndef SALTA_KERNEL_H
 #define SALTA_KERNEL_H
 
-#define SALTA_ABI_VERSION 8
+#define SALTA_ABI_VERSION 9
 
 /*
 ** A kernel evaluates one vector function or one sparse Jacobian at a point.
@@ -132,6 +132,23 @@ typedef struct salta_model_def {
                                   the dummy was chosen from */
   const char *const *pivot_dummy;   /* npivots: the dummy's name */
   const char *const *pivot_eq;      /* npivots: its constraint, as text */
+  /* Input tables: the reads whose argument must lie inside its table,
+  ** which the engine checks before a run (ninputs 0: none). Read k's
+  ** argument is out[k] of input_args at (t, x, z, p): at t0 with the start
+  ** state (z at z_start), and also at tf where input_affine[k] (an
+  ** argument of t and the parameters alone, affine in t) must lie in
+  ** [input_lo[k], input_hi[k]]; input_name[k] is the input's name,
+  ** input_arg[k] the argument as text. */
+  int ninputs;
+  salta_kernel_fn input_args;
+  const double *input_lo, *input_hi;
+  const unsigned char *input_affine;
+  const char *const *input_name;
+  const char *const *input_arg;
+  /* The piece indices of input tables (hidden states) of a start state
+  ** given to a run, from its other states at t0: writes those rows of
+  ** out (nx) alone. NULL: none. */
+  salta_kernel_fn held;
 } salta_model_def;
 
 #endif

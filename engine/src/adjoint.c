@@ -518,7 +518,7 @@ static int forward_run(salta__adj *a, salta__targets *tg, salta_sim *sim, int me
 static int consistent_trajectory(salta__adj *a, const salta_sim_options *o, int mesh_k) {
   double *w0 = salta__adj_node(a, 0), *start;
   int st;
-  if ((st = salta__start_values(a->d, o->t0, a->p, a->x0, w0, a->err))) return st;
+  if ((st = salta__start_values(a->d, o->t0, o->tf, a->p, a->x0, w0, a->err))) return st;
   if (a->nz) memcpy(w0 + a->nx, a->d->z_start, sizeof(double) * (size_t)a->nz);
   if (salta__start_modes(a->dae, o->t0, w0)) return salta__fail(a->err, SALTA_EMEM, "out of memory");
   if ((st = salta__adj_solve_z(a, a->tau[0], w0))) return st;

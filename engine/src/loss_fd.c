@@ -109,7 +109,7 @@ int salta_loss_grad_fd(salta_loss *l, const double *p, const double *x0, const s
   memcpy(pv, p, sizeof(double) * (size_t)d->np);
   /* a parameter moves the start with it when the start follows p; a start
   ** value moves alone (from the start it has at p) */
-  st = salta__start_values(d, l->opts.t0, p, x0, pv + d->np, l->err);
+  st = salta__start_values(d, l->opts.t0, l->opts.tf, p, x0, pv + d->np, l->err);
   for (k = 0; k < l->ns && st == SALTA_OK; ++k) {
     has_x0 = x0 != NULL || l->dirs[k] < 0;
     st = direction(l, &o, k, pv, has_x0, &grad[k], err ? &err[k] : NULL);

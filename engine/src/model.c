@@ -165,6 +165,13 @@ static int check_def(salta_model *m) {
   if ((st = check_names(m, d->pivot_dummy, d->npivots, "dummy")) ||
       (st = check_names(m, d->pivot_eq, d->npivots, "dummy's constraint")))
     return st;
+  if (d->ninputs < 0 ||
+      (d->ninputs > 0 && (!d->input_args || !d->input_lo || !d->input_hi || !d->input_affine)))
+    return salta__fail(m->err, SALTA_EINPUT, "model '%s': %d input reads without their kernel or tables' ends",
+                       d->name, d->ninputs);
+  if ((st = check_names(m, d->input_name, d->ninputs, "input")) ||
+      (st = check_names(m, d->input_arg, d->ninputs, "input's argument")))
+    return st;
   return check_index1(m);
 }
 

@@ -14,14 +14,42 @@ int salta__start_follows_p(const salta_model_def *d, const double *x0_given) {
   return !x0_given && d->start.eval;
 }
 
-int salta__start_values(const salta_model_def *d, double t0, const double *p, const double *x0_given,
+/* Read k's argument outside its table: the message. */
+static int outside(const salta_model_def *d, int k, double a, double t, char *err) {
+  return salta__fail(err, SALTA_EINPUT, "model '%s': input '%s' is read at %s = %.6g (at t = %.6g), outside its "
+                     "table [%.6g, %.6g]", d->name, d->input_name[k], d->input_arg[k], a, t, d->input_lo[k],
+                     d->input_hi[k]);
+}
+
+/* Every input read inside its table: at t0 with the start state x, and at
+** tf for an argument affine in t. */
+static int check_inputs(const salta_model_def *d, double t0, double tf, const double *p, const double *x, char *err) {
+  double *a;
+  int k, st = SALTA_OK;
+  if (d->ninputs == 0) return SALTA_OK;
+  if (!(a = malloc(sizeof(double) * (size_t)d->ninputs))) return salta__fail(err, SALTA_EMEM, "out of memory");
+  d->input_args(t0, x, d->z_start, p, a);
+  for (k = 0; k < d->ninputs && st == SALTA_OK; ++k)
+    if (!(a[k] >= d->input_lo[k] && a[k] <= d->input_hi[k])) st = outside(d, k, a[k], t0, err);
+  if (st == SALTA_OK) {
+    d->input_args(tf, x, d->z_start, p, a);
+    for (k = 0; k < d->ninputs && st == SALTA_OK; ++k)
+      if (d->input_affine[k] && !(a[k] >= d->input_lo[k] && a[k] <= d->input_hi[k])) st = outside(d, k, a[k], tf, err);
+  }
+  free(a);
+  return st;
+}
+
+int salta__start_values(const salta_model_def *d, double t0, double tf, const double *p, const double *x0_given,
                         double *out, char *err) {
-  int i;
+  int i, st;
   if (!salta__start_follows_p(d, x0_given)) {
     memcpy(out, x0_given ? x0_given : d->x_start, sizeof(double) * (size_t)d->nx);
-    return SALTA_OK;
+    if (x0_given && d->held) d->held(t0, x0_given, d->z_start, p, out);
+    return check_inputs(d, t0, tf, p, out, err);
   }
   d->start.eval(t0, d->x_start, d->z_start, p, out);
+  if ((st = check_inputs(d, t0, tf, p, out, err))) return st;
   for (i = 0; i < d->nx; ++i)
     if (!isfinite(out[i]))
       return salta__fail(err, SALTA_ESOLVER, "model '%s': the start value of state '%s' is %g at these parameters",

@@ -13,9 +13,12 @@
 ** start function. */
 int salta__start_follows_p(const salta_model_def *d, const double *x0_given);
 
-/* out (nx) := x0_given, or the model's start values at (t0, p).
-** SALTA_ESOLVER (message in err) when a start value is not finite. */
-int salta__start_values(const salta_model_def *d, double t0, const double *p, const double *x0_given,
+/* out (nx) := x0_given with the piece indices of its input tables set at
+** t0, or the model's start values at (t0, p); then every input read
+** checked inside its table on the run [t0, tf] (SALTA_EINPUT naming the
+** input, the argument, its value and the time). SALTA_ESOLVER (message in
+** err) when a start value is not finite. */
+int salta__start_values(const salta_model_def *d, double t0, double tf, const double *p, const double *x0_given,
                         double *out, char *err);
 
 /* Adds d x0 / d p[dirs[k]] into the state rows of column k of S (n x ns,

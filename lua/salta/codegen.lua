@@ -389,6 +389,43 @@ local function function_def(prefix, exprs, vars, chunks, rows, n)
     patterns
 end
 
+-- The reads of input tables the engine checks inside their tables
+-- (m.input_checks: "affine" ones at t0 and tf, the others at t0), and the
+-- piece indices of a given start state (m.hidden inputs, each from the
+-- states at t0, an earlier index replaced by its own expression): their
+-- kernels and arrays into chunks, their def fields through field.
+local function input_reads(m, chunks, field)
+  local checks, args, lo, hi, affine, names, texts = m.input_checks or {}, {}, {}, {}, {}, {}, {}
+  for k, c in ipairs(checks) do
+    args[k], lo[k], hi[k] = c.arg, c.table.t[1], c.table.t[#c.table.t]
+    affine[k], names[k], texts[k] = c.how == "affine" and 1 or 0, c.name, expr.show(c.arg)
+  end
+  if #checks > 0 then
+    chunks[#chunks + 1] = kernel("k_input_args", args)
+    chunks[#chunks + 1] = double_array("input_lo", lo)
+    chunks[#chunks + 1] = double_array("input_hi", hi)
+    chunks[#chunks + 1] = "static const unsigned char input_affine[] = {" .. table.concat(affine, ",") .. "};"
+    chunks[#chunks + 1] = name_array("input_name", names)
+    chunks[#chunks + 1] = name_array("input_arg", texts)
+    field("ninputs", #checks)
+    for _, f in ipairs({ "input_lo", "input_hi", "input_affine", "input_name", "input_arg" }) do field(f, f) end
+    field("input_args", "k_input_args")
+  end
+  local held, rows, earlier = {}, {}, {}
+  for _, h in ipairs(m.hidden or {}) do
+    if h.kind == "input" then
+      held[h.index] = expr.subst(h.value, earlier)
+      earlier[h.var] = held[h.index]
+      rows[#rows + 1] = h.index
+    end
+  end
+  if #rows > 0 then
+    table.sort(rows)
+    chunks[#chunks + 1] = kernel("k_held", held, rows)
+    field("held", "k_held")
+  end
+end
+
 -- The engine's BLAKE2b digest of a string, as 32 hex digits (the JIT cache key).
 M.hash = require("salta.core").hash
 
@@ -503,6 +540,7 @@ function M.generate(m, abi, symbol)
     field(tail, "pivot_dummy", "pivot_dummy")
     field(tail, "pivot_eq", "pivot_eq")
   end
+  input_reads(m, chunks, function(name, value) field(tail, name, value) end)
   local body = table.concat(chunks, "\n")
   local hash = M.hash(body .. symbol)
   local function array(name, n, value) if n > 0 then field(fields, name, value or name) end end

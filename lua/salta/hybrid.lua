@@ -1,8 +1,9 @@
 -- salta.hybrid: what a model description gains from its hidden states and
 -- events, shared by the model DSL (salta.dae) and the spec importer: the
 -- modes of if-expressions and the piece indices of input tables (states f
--- keeps constant), the events that switch them, and the range checks of
--- input tables.
+-- keeps constant), the events that switch them, and which reads of input
+-- tables the engine checks inside their tables (salta_model_def's
+-- ninputs; it sets a given start state's piece indices too).
 
 local expr = require("salta.expr")
 local piece = require("salta.piece")
@@ -98,10 +99,10 @@ function M.add_hidden_events(d, name, seen)
 end
 
 -- input_tables(uses_held, uses_other, T): the tables a model reads (for
--- their C source), and the range checks of its reads: an argument of the
--- parameters alone ("fixed"), affine in t ("affine": its ends on [t0,
--- tf]), or any other followed by a piece index ("start": at t0, its
--- events check the rest).
+-- their C source), and the range checks of its reads, which the engine
+-- makes before a run: an argument of the parameters alone ("fixed"),
+-- affine in t ("affine": its ends on [t0, tf]), or any other followed by a
+-- piece index ("start": at t0, its events check the rest).
 function M.input_tables(uses_held, uses_other, T)
   local tables, seen, checks, checked = {}, {}, {}, {}
   for _, list in ipairs({ uses_held, uses_other }) do
@@ -124,61 +125,6 @@ function M.input_tables(uses_held, uses_other, T)
     end
   end
   return tables, checks
-end
-
--- The values of expressions at (t, x, p): x by its variables, or by
--- name for variables the structural compiler renumbered.
-local function env_at(d, t, x, p)
-  local env, index = { [d.vars.t] = t }, {}
-  for i, v in ipairs(d.vars.p) do env[v] = p[i] end
-  for i, v in ipairs(d.vars.x) do env[v], index[v.name] = x[i], i end
-  return setmetatable(env, { __index = function(_, v)
-    return type(v) == "table" and v.kind == "x" and x[index[v.name]] or nil
-  end })
-end
-
--- The model's own start state at (t0, p).
-local function default_start(d, t0, p)
-  local x, env = {}, env_at(d, t0, {}, p)
-  for i = 1, #d.x_names do x[i] = d.start and expr.eval(d.start[i], env) or d.x_start[i] end
-  return x
-end
-
--- The range check c at (t0, tf, env): nil, or the message.
-local function check_range(c, t0, tf, env)
-  local lo, hi = c.table.t[1], c.table.t[#c.table.t]
-  local a, at = expr.eval(c.arg, env), t0
-  if c.how == "affine" and a >= lo and a <= hi then
-    env[c.T] = tf
-    a, at = expr.eval(c.arg, env), tf
-    env[c.T] = t0
-  end
-  if a >= lo and a <= hi then return nil end
-  return ("input '%s' is read at %s = %.6g (at t = %.6g), outside its table [%.6g, %.6g]"):format(
-    c.name, expr.show(c.arg), a, at, lo, hi)
-end
-
--- inputs_at_start(d, p, t0, tf, x): x (an explicit start state, or nil)
--- with its piece indices set at (t0, p), and nil or a message naming an
--- input read outside its table on [t0, tf].
-function M.inputs_at_start(d, p, t0, tf, x)
-  local checks = d.input_checks or {}
-  if #checks == 0 and not (x and d.hidden) then return x end
-  local xs = x or default_start(d, t0, p)
-  local env = env_at(d, t0, xs, p)
-  if x then
-    for _, h in ipairs(d.hidden or {}) do
-      if h.kind == "input" then
-        x[h.index] = expr.eval(h.value, env)
-        env[h.var] = x[h.index]
-      end
-    end
-  end
-  for _, c in ipairs(checks) do
-    local msg = check_range(c, t0, tf, env)
-    if msg then return x, msg end
-  end
-  return x
 end
 
 -- explain(d, msg): an engine error from a piece index set to NaN (its

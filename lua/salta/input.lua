@@ -14,7 +14,7 @@
 -- moves, it follows its table piece by piece (salta.piece): the piece is
 -- a hidden state its breakpoints' events move, so the integrator never
 -- steps across a kink or a jump and n rows cost O(n). Outside the table
--- the value is NaN: simulate and lsq check the range of arguments of t
+-- the value is NaN: the engine checks the range of arguments of t
 -- and the parameters first, the pieces' events that of the others, each
 -- naming the input.
 

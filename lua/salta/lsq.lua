@@ -226,11 +226,11 @@ function Loss:full(p)
   return P, X
 end
 
--- The point the engine evaluates at p: full parameters and start state,
--- the inputs checked over [t0, tf] and the held input pieces set at t0.
+-- The point the engine evaluates at p: full parameters and start state
+-- (the engine checks the inputs over [t0, tf] and sets a given start
+-- state's input pieces at t0).
 function Loss:point(p)
-  local P, X = self:full(p)
-  return P, self.model:inputs_at_start(P, self.t0, self.tf, X, 0)
+  return self:full(p)
 end
 
 -- The value of free parameter k in the model (its nominal or start value).

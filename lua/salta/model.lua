@@ -551,22 +551,10 @@ function Model:simulate(opts)
   if type(opts.atol) == "table" then raw_opts.atol_vec = opts.atol else raw_opts.atol = opts.atol end
   local p = self:vector("params", opts.params, self.params, self.p0)
   local x0 = opts.x0 and self:vector("x0", opts.x0, self.states, self.x0) or nil
-  x0 = self:inputs_at_start(p, t0, tf, x0 and { table.unpack(x0) }, 2)
   local raw, err = self.core:simulate_raw(raw_opts, p, x0, times)
   -- the engine names model, element and time
   if not raw then error(self:explain(err), 0) end
   return require("salta.trajectory").new(self, raw, { t0 = t0, tf = tf })
-end
-
--- The start state x (an array over the states, or nil: the model's own)
--- with its piece indices set at (t0, p), and every input read checked
--- inside its table on [t0, tf]; else an error naming the input, the
--- argument and the time (at the caller's level).
-function Model:inputs_at_start(p, t0, tf, x, level)
-  local msg
-  x, msg = hybrid.inputs_at_start(self.symbolic, p, t0, tf, x)
-  if msg then error(("model '%s': %s"):format(self.name, msg), level == 0 and 0 or (level or 1) + 1) end
-  return x
 end
 
 -- Whether a start value of the model's own states is an expression of

@@ -12,7 +12,7 @@
 --
 -- Two kinds of read:
 --   "along"   an argument affine in t, of t and the parameters alone
---             (t - delay, k t): simulate checks its range over [t0, tf]
+--             (t - delay, k t): the engine checks its range over [t0, tf]
 --             first, so its first and last pieces never end (their
 --             thresholds lie beyond the table); k := k + 1 or k - 1;
 --   "runtime" any other moving argument (a state's, a nonlinear function

@@ -86,7 +86,11 @@ local function renumber(d, keep_x, keep_z, new_z, extra)
     for i, e in ipairs(d.start) do if xmap[i] then s[xmap[i]] = go(e) end end
     d.start = s
   end
-  for _, h in ipairs(d.hidden or {}) do h.index = xmap[h.index]; h.var = xv[h.index] end
+  for _, h in ipairs(d.hidden or {}) do
+    h.index = xmap[h.index]; h.var = xv[h.index]
+    if h.value then h.value = go(h.value) end
+  end
+  for _, c in ipairs(d.input_checks or {}) do c.arg = go(c.arg) end
   d.n_continuous = d.n_continuous and (function()
     local n = 0
     for i = 1, d.n_continuous do if xmap[i] then n = n + 1 end end
