@@ -21,11 +21,11 @@
 /* Factors the step matrix for step h ending at (t1, w1) for the march. */
 static int factor_march(salta__adj *a, double t1, const double *w1, double h) {
   if (a->sparse)
-    a->af_valid = salta__dae_iter_sparse(a->dae, &a->pat, t1, w1, 1.0, h / 2, a->Ax) == 0 &&
-                  salta__sparselu_factor(a->lu_march, a->Ax) == 0;
+    a->af_valid = salta__dae_iter_sparse(a->dae, &a->pat, t1, w1, 1.0, h / 2, a->Ax) == SALTA_OK &&
+                  salta__sparselu_factor(a->lu_march, a->Ax, NULL) == SALTA_OK;
   else
-    a->af_valid = salta__dae_iter_dense(a->dae, t1, w1, 1.0, h / 2, a->Af) == 0 &&
-                  salta__lu_factor(a->n, a->Af, a->piv_f) == 0;
+    a->af_valid = salta__dae_iter_dense(a->dae, t1, w1, 1.0, h / 2, a->Af) == SALTA_OK &&
+                  salta__lu_factor(a->n, a->Af, a->piv_f, NULL) == SALTA_OK;
   a->hf = h;
   return a->af_valid ? 0 : -1;
 }
@@ -208,7 +208,7 @@ static int build(salta__adj *a, salta_sim *sim, int mesh_k, const salta_sim_opti
     if (r.group != k) continue;
     if (r.cascade == 0 && r.group_size > 1 &&
         (st = salta__dae_group_coupled(a->dae, a->events + k, r.group_size, r.t, &coupled)))
-      return salta__fail(a->err, st, "%s", a->dae->err);
+      return st;   /* the dae wrote the message (the adjoint's own buffer) */
     for (q = 0; q < (coupled ? 1 : r.group_size); ++q) {   /* commuting members: one block each */
       a->segs[s].first = k + q;
       a->segs[s].count = coupled ? r.group_size : 1;
@@ -260,7 +260,7 @@ static int split_nodes(salta__adj *a, salta_sim *sim) {
     salta_sim_event(sim, a->segs[lead].first, &r);
     if ((st = salta__dae_reset(a->dae, a->events + a->segs[lead].first, g->first - a->segs[lead].first, r.t,
                                r.x_minus, w0)))
-      return salta__fail(a->err, st, "%s", a->dae->err);
+      return st;
     memcpy(salta__adj_node(a, g->node0 + 1), w0, sizeof(double) * (size_t)a->n);
   }
   return SALTA_OK;
@@ -462,7 +462,7 @@ static size_t adj_arrays(salta__adj *a, int dense, salta__array *list) {
     SALTA__ARRAY(a->ew, n), SALTA__ARRAY(a->dR, n), SALTA__ARRAY(a->tterm, n), SALTA__ARRAY(a->guards, ne),
     SALTA__ARRAY(a->rate, ne), SALTA__ARRAY(a->rscale, ne), SALTA__ARRAY(a->ep, np), SALTA__ARRAY(a->gt, nz),
     SALTA__ARRAY(a->dLdz, nz), SALTA__ARRAY(a->gy, ny + 1), SALTA__ARRAY(a->yk, nout), SALTA__ARRAY(a->r, nout),
-    SALTA__ARRAY(a->dr, nout)};
+    SALTA__ARRAY(a->dL, nout)};
   memcpy(list, all, sizeof all);
   return ADJ_ARRAYS;
 }
@@ -480,11 +480,12 @@ static size_t blend_arrays(salta__adj *a, salta__array *list) {
 
 /* The KLU factorisations of the march and the sweep, on the model's pattern. */
 static int alloc_klu(salta__adj *a) {
+  int st;
   a->sparse = 1;
-  if (salta__pattern_build(&a->pat, a->d) || !(a->Ax = malloc(sizeof(double) * ((size_t)a->pat.nnz + 1))) ||
-      !(a->lu_march = salta__sparselu_new(&a->pat)) || !(a->lu_sweep = salta__sparselu_new(&a->pat)))
-    return SALTA_EMEM;
-  return SALTA_OK;
+  if ((st = salta__pattern_build(&a->pat, a->d, a->err))) return st;
+  if (!(a->Ax = malloc(sizeof(double) * ((size_t)a->pat.nnz + 1)))) return salta__fail(a->err, SALTA_EMEM, "out of memory");
+  if ((st = salta__sparselu_new(&a->lu_march, &a->pat, a->err))) return st;
+  return salta__sparselu_new(&a->lu_sweep, &a->pat, a->err);
 }
 
 static void free_adj(salta__adj *a) {
@@ -520,7 +521,7 @@ static int consistent_trajectory(salta__adj *a, const salta_sim_options *o, int 
   int st;
   if ((st = salta__start_values(a->d, o->t0, o->tf, a->p, a->x0, w0, a->err))) return st;
   if (a->nz) memcpy(w0 + a->nx, a->d->z_start, sizeof(double) * (size_t)a->nz);
-  if (salta__start_modes(a->dae, o->t0, w0)) return salta__fail(a->err, SALTA_EMEM, "out of memory");
+  if ((st = salta__start_modes(a->dae, o->t0, w0))) return st;
   if ((st = salta__adj_solve_z(a, a->tau[0], w0))) return st;
   if (!(start = malloc(sizeof(double) * (size_t)(a->n + 1)))) return salta__fail(a->err, SALTA_EMEM, "out of memory");
   memcpy(start, w0, sizeof(double) * (size_t)a->n);
@@ -555,16 +556,16 @@ static int solve_and_sweep(salta__adj *a, salta_sim *sim, const salta_sim_option
                            double *value, double *gp) {
   salta__array list[ADJ_ARRAYS];
   int st;
-  if (salta__arrays_alloc(list, adj_arrays(a, !salta__use_klu(o, a->n), list)) ||
-      (salta__use_klu(o, a->n) && alloc_klu(a)) || salta__track_init(&a->track, a->dae))
+  if (salta__arrays_alloc(list, adj_arrays(a, !salta__use_klu(o, a->n), list)))
     return salta__fail(a->err, SALTA_EMEM, "out of memory");
-  if ((st = build(a, sim, mesh_k, o))) return st;
+  if ((salta__use_klu(o, a->n) && (st = alloc_klu(a))) || (st = salta__track_init(&a->track, a->dae)) ||
+      (st = build(a, sim, mesh_k, o)))
+    return st;
   if (salta__arrays_alloc(list, blend_arrays(a, list))) return salta__fail(a->err, SALTA_EMEM, "out of memory");
   if ((st = consistent ? consistent_trajectory(a, o, mesh_k) : ida_nodes(a, sim, o))) return st;
   a->dae->bad.sp = NULL;   /* the forward Newton's trial matrices are not the gradient's */
   if ((st = salta__adj_sweep(a, value, gp, gp + a->np))) return st;
-  if (salta__start_follows_p(a->d, a->x0) && salta__start_chain(a->d, o->t0, a->p, gp + a->np, gp))
-    return salta__fail(a->err, SALTA_EMEM, "out of memory");
+  if (salta__start_follows_p(a->d, a->x0)) return salta__start_chain(a->d, o->t0, a->p, gp + a->np, gp, a->err);
   return SALTA_OK;
 }
 

@@ -76,7 +76,7 @@ typedef struct salta__adj {
   double *dLdz;                 /* nz: g_z^-T dL/dz at a target */
   /* the discrete loss */
   double *gy;                   /* ny: dL/dyhat at a target */
-  double *yk, *r, *dr;          /* nout: a target's predictions, residuals and their derivatives */
+  double *yk, *r, *dL;          /* nout: a target's predictions, residuals, and d(r^2)/dy */
   salta__blend bl;              /* blended: the weights at a target (nseg) */
   double *ys;                   /* blended: per segment its outputs (ny + 1 apart) */
   char *err;

@@ -68,9 +68,10 @@ static int solve_AT(salta__adj *a, int s, int i, double *rhs, double *rhs2) {
   int nb = rhs2 ? 2 : 1, q, k, bad;
   b[0] = rhs, b[1] = rhs2;
   if (a->sparse)
-    bad = salta__dae_iter_sparse(a->dae, &a->pat, tj, wj, 1.0, h / 2, a->Ax) || salta__sparselu_factor(a->lu_sweep, a->Ax);
+    bad = salta__dae_iter_sparse(a->dae, &a->pat, tj, wj, 1.0, h / 2, a->Ax) ||
+          salta__sparselu_factor(a->lu_sweep, a->Ax, NULL);
   else
-    bad = salta__dae_iter_dense(a->dae, tj, wj, 1.0, h / 2, a->A) || salta__lu_factor(a->n, a->A, a->piv);
+    bad = salta__dae_iter_dense(a->dae, tj, wj, 1.0, h / 2, a->A) || salta__lu_factor(a->n, a->A, a->piv, NULL);
   if (bad) {
     char cause[512];
     salta__dae_bad_text(a->dae, cause, sizeof cause);
@@ -246,9 +247,9 @@ static int discrete_loss(salta__adj *a, double *c, double *dLdtau, double *grad_
   for (k = 0; k < tg->nk; ++k) {   /* targets past a terminal event weigh nothing */
     if ((st = predict(a, k, dy, wh, &seg0, &seg1))) return st;
     for (j = 0; j < tg->nout; ++j) a->yk[j] = dy[tg->outputs[j]];
-    L = salta__targets_residuals(tg, k, a->yk, a->r, a->dr, L);
+    L = salta__targets_residuals(tg, k, a->yk, a->r, a->dL, L);
     memset(a->gy, 0, sizeof(double) * stride);
-    for (j = 0; j < tg->nout; ++j) a->gy[tg->outputs[j]] += 2 * a->r[j] * a->dr[j];
+    for (j = 0; j < tg->nout; ++j) a->gy[tg->outputs[j]] += a->dL[j];
     if (tg->beta > 0)   /* the weights move with the segments' ends */
       for (j = 0; j < d->ny; ++j)
         if (a->gy[j] != 0) salta__blend_boundaries(&a->bl, a->ys + j, stride, dy[j], a->gy[j], dLdtau);

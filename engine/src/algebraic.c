@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "algebraic.h"
+#include "errors.h"
 #include "linsol.h"
 #include "tol.h"
 
@@ -26,20 +27,26 @@ static int stage_of(const salta_model_def *d, int b, int nb) {
 static int build_blocks(salta__alg *s) {
   const salta_model_def *d = s->d;
   const salta_sparse_def *gz = &d->g.d[SALTA_WRT_Z];
-  int nz = s->nz, nb = d->z_block ? d->nblocks : 1, b, i, k, q, st = -1;
+  int nz = s->nz, nb = d->z_block ? d->nblocks : 1, b, i, k, q, st = SALTA_EMEM;
   int *blk = malloc(sizeof(int) * ((size_t)nz + 1)), *stage = malloc(sizeof(int) * ((size_t)nb + 1));
   int *pos = malloc(sizeof(int) * ((size_t)nz + 1)), *ekey = malloc(sizeof(int) * ((size_t)gz->nnz + 1));
   s->nblocks = nb;
-  if (!blk || !stage || !pos || !ekey) goto done;
+  if (!blk || !stage || !pos || !ekey) {
+    salta__fail(s->err, st, "out of memory");
+    goto done;
+  }
   for (i = 0; i < nz; ++i) blk[i] = d->z_block ? (d->z_block[i] < nb ? d->z_block[i] : -1) : 0;
   for (b = 0, s->nstages = 0; b < nb; ++b)
     if ((stage[b] = stage_of(d, b, nb)) + 1 > s->nstages) s->nstages = stage[b] + 1;
   for (k = 0; k < gz->nnz; ++k) ekey[k] = blk[gz->row[k]] == blk[gz->col[k]] ? blk[gz->row[k]] : -1;
-  if (salta__group_by(blk, nz, nb, &s->block_ptr, &s->block_var) ||
-      salta__group_by(stage, nb, s->nstages, &s->stage_ptr, &s->stage_block) ||
-      salta__group_by(ekey, gz->nnz, nb, &s->block_ent_ptr, &s->block_ent) ||
-      !(s->block_pos = malloc(sizeof(int) * ((size_t)gz->nnz + 1))))
+  if ((st = salta__group_by(blk, nz, nb, &s->block_ptr, &s->block_var, s->err)) ||
+      (st = salta__group_by(stage, nb, s->nstages, &s->stage_ptr, &s->stage_block, s->err)) ||
+      (st = salta__group_by(ekey, gz->nnz, nb, &s->block_ent_ptr, &s->block_ent, s->err)))
     goto done;
+  if (!(s->block_pos = malloc(sizeof(int) * ((size_t)gz->nnz + 1)))) {
+    st = salta__fail(s->err, SALTA_EMEM, "out of memory");
+    goto done;
+  }
   s->max_block = 1;
   for (b = 0; b < nb; ++b) {
     int m = s->block_ptr[b + 1] - s->block_ptr[b];
@@ -48,23 +55,23 @@ static int build_blocks(salta__alg *s) {
     for (q = s->block_ent_ptr[b]; q < s->block_ent_ptr[b + 1]; ++q)
       s->block_pos[q] = pos[gz->col[s->block_ent[q]]] * m + pos[gz->row[s->block_ent[q]]];
   }
-  st = 0;
+  st = SALTA_OK;
 done:
   free(blk), free(stage), free(pos), free(ekey);
   return st;
 }
 
-int salta__alg_init(salta__alg *s, const salta_model_def *d) {
+int salta__alg_init(salta__alg *s, const salta_model_def *d, char *err) {
   const salta_sparse_def *gz = &d->g.d[SALTA_WRT_Z];
   size_t total;
-  int b;
+  int b, st;
   memset(s, 0, sizeof *s);
-  s->d = d, s->nz = d->nz;
-  if (s->nz == 0) return 0;
+  s->d = d, s->nz = d->nz, s->err = err;
+  if (s->nz == 0) return SALTA_OK;
   s->linear = !d->z_block && (gz->indep & SALTA_ARG_Z) != 0;
   s->sparse = d->z_block && s->nz > SALTA_GZ_DENSE_MAX;
-  if (build_blocks(s)) return -1;
-  if (!(s->bj_off = malloc(sizeof(size_t) * ((size_t)s->nblocks + 1)))) return -1;
+  if ((st = build_blocks(s))) return st;
+  if (!(s->bj_off = malloc(sizeof(size_t) * ((size_t)s->nblocks + 1)))) return salta__fail(err, SALTA_EMEM, "out of memory");
   for (b = 0, total = 0; b < s->nblocks; ++b) {
     size_t m = (size_t)(s->block_ptr[b + 1] - s->block_ptr[b]);
     s->bj_off[b] = total, total += m * m;
@@ -76,17 +83,19 @@ int salta__alg_init(salta__alg *s, const salta_model_def *d) {
   s->bdprev = malloc(sizeof(double) * ((size_t)s->nblocks + 1));
   s->gres = malloc(sizeof(double) * (size_t)s->nz);
   s->gzv = malloc(sizeof(double) * ((size_t)gz->nnz + 1));
-  if (!s->bj || !s->bpiv || !s->bstep || !s->bstate || !s->bdprev || !s->gres || !s->gzv) return -1;
+  if (!s->bj || !s->bpiv || !s->bstep || !s->bstate || !s->bdprev || !s->gres || !s->gzv)
+    return salta__fail(err, SALTA_EMEM, "out of memory");
   if (s->sparse) {
-    if (salta__pattern_of_kernel(&s->gz_pat, gz, s->nz)) return -1;
-    if (!(s->klu = salta__sparselu_new(&s->gz_pat))) s->sparse = 0;
+    if ((st = salta__pattern_of_kernel(&s->gz_pat, gz, s->nz, err))) return st;
+    /* a pattern KLU refuses is factored dense */
+    if (salta__sparselu_new(&s->klu, &s->gz_pat, NULL)) s->sparse = 0;
   }
   if (!s->sparse) {
     s->gz = malloc(sizeof(double) * (size_t)s->nz * s->nz);
     s->gz_piv = malloc(sizeof(int) * (size_t)s->nz);
-    if (!s->gz || !s->gz_piv) return -1;
+    if (!s->gz || !s->gz_piv) return salta__fail(err, SALTA_EMEM, "out of memory");
   }
-  return 0;
+  return SALTA_OK;
 }
 
 void salta__alg_free(salta__alg *s) {
@@ -124,7 +133,7 @@ static int block_step(salta__alg *s, int b, double *z, double *dmax, double *zma
   double *bj = s->bj + s->bj_off[b];
   memset(bj, 0, sizeof(double) * (size_t)m * m);
   for (k = s->block_ent_ptr[b]; k < s->block_ent_ptr[b + 1]; ++k) bj[s->block_pos[k]] = s->gzv[s->block_ent[k]];
-  if (!salta__all_finite(bj, (size_t)m * m) || salta__lu_factor(m, bj, piv)) return -1;
+  if (!salta__all_finite(bj, (size_t)m * m) || salta__lu_factor(m, bj, piv, NULL)) return -1;
   for (q = 0; q < m; ++q) s->bstep[q] = s->gres[var[q]];
   salta__lu_solve(m, bj, piv, s->bstep, 1, 0);
   *dmax = *zmax = 0, *small = 1;
@@ -236,14 +245,26 @@ static int assign_segment(salta__alg *s, int seg, double t, const double *x, dou
   return -1;
 }
 
+/* A failed solve's message, from why. */
+static int solve_failed(const salta__alg *s, double t, const salta__zfail *why) {
+  static const char *const how[] = {"not converging", "singular", "not contracting"};
+  if (why->block < 0)
+    return salta__fail(s->err, SALTA_ESOLVER, "model '%s': at t = %.17g the explicit algebraic '%s' is %g",
+                       s->d->name, t, s->d->z_names[why->eq], why->residual);
+  return salta__fail(s->err, SALTA_ESOLVER, "model '%s': Newton on g failed at t = %.17g (%s): algebraic equation "
+                     "g[%d] (for '%s') keeps residual %g", s->d->name, t, how[why->kind], why->eq + 1,
+                     s->d->z_names[why->eq], why->residual);
+}
+
 int salta__alg_solve(salta__alg *s, double t, const double *x, double *z, const double *p, salta__zfail *why) {
+  salta__zfail local;
   int st;
-  if (s->nz == 0) return 0;
-  for (st = 0; st < s->nstages; ++st) {
-    if (assign_segment(s, st, t, x, z, p, why)) return -1;
-    if (newton_stage(s, st, t, x, z, p, why)) return -1;
-  }
-  return assign_segment(s, s->nstages, t, x, z, p, why);
+  if (s->nz == 0) return SALTA_OK;
+  if (!why) why = &local;
+  for (st = 0; st < s->nstages; ++st)
+    if (assign_segment(s, st, t, x, z, p, why) || newton_stage(s, st, t, x, z, p, why)) return solve_failed(s, t, why);
+  if (assign_segment(s, s->nstages, t, x, z, p, why)) return solve_failed(s, t, why);
+  return SALTA_OK;
 }
 
 /* ---- g_z ----------------------------------------------------------------- */
@@ -251,10 +272,10 @@ int salta__alg_solve(salta__alg *s, double t, const double *x, double *z, const 
 int salta__alg_factor(salta__alg *s, const double *vals) {
   const salta_sparse_def *gz = &s->d->g.d[SALTA_WRT_Z];
   int nz = s->nz, k;
-  if (s->sparse) return salta__sparselu_factor(s->klu, vals);
+  if (s->sparse) return salta__sparselu_factor(s->klu, vals, s->err);
   memset(s->gz, 0, sizeof(double) * (size_t)nz * nz);
   for (k = 0; k < gz->nnz; ++k) s->gz[(size_t)gz->col[k] * nz + gz->row[k]] = vals[k];
-  return salta__lu_factor(nz, s->gz, s->gz_piv) ? -1 : 0;
+  return salta__lu_factor(nz, s->gz, s->gz_piv, s->err);
 }
 
 void salta__alg_gz_solve(const salta__alg *s, double *b, int nrhs, int trans) {

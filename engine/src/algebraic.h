@@ -53,13 +53,16 @@ typedef struct salta__alg {
   salta__pattern gz_pat;
   salta__sparselu *klu;
   long newton_iters;    /* Newton iterations since the last reset of the count */
+  char *err;            /* the owner's message buffer (borrowed) */
 } salta__alg;
 
-int salta__alg_init(salta__alg *s, const salta_model_def *d);
+/* For model d, its messages going to err: SALTA_OK, or SALTA_EMEM. */
+int salta__alg_init(salta__alg *s, const salta_model_def *d, char *err);
 void salta__alg_free(salta__alg *s);
 
 /* Solves g(t, x, z) = 0 for z (in: the first guess of the implicit
-** blocks; out: the solution): 0, or -1 with why filled (why may be NULL).
+** blocks; out: the solution): SALTA_OK, or SALTA_ESOLVER with why filled
+** (why may be NULL) and a message naming the equation.
 ** With s->certify, each block's Newton must contract from its first
 ** step: the simplified correction at each iterate (with the Jacobian of
 ** the step that led there) at most half that step, until round-off. The
@@ -70,8 +73,8 @@ void salta__alg_free(salta__alg *s);
 ** at once, though Newton would converge there. */
 int salta__alg_solve(salta__alg *s, double t, const double *x, double *z, const double *p, salta__zfail *why);
 
-/* Factors g_z from the values of its kernel (in its entry order): 0, or -1
-** when it is singular. */
+/* Factors g_z from the values of its kernel (in its entry order):
+** SALTA_OK, or SALTA_ESOLVER when it is singular. */
 int salta__alg_factor(salta__alg *s, const double *vals);
 /* b := g_z^-1 b (trans: g_z^-T b), nrhs columns of nz. */
 void salta__alg_gz_solve(const salta__alg *s, double *b, int nrhs, int trans);

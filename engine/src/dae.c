@@ -25,12 +25,12 @@ static int max_nnz(const salta_model_def *d) {
 
 /* The entries of each guard's row, per Jacobian of e, in kernel order. */
 static int build_guard_rows(salta__dae *a) {
-  int w;
+  int w, st;
   for (w = 0; w < 4; ++w) {
     const salta_sparse_def *sp = &a->d->e.d[w];
-    if (salta__group_by(sp->row, sp->nnz, a->ne, &a->guard_row_ptr[w], &a->guard_row_ent[w])) return -1;
+    if ((st = salta__group_by(sp->row, sp->nnz, a->ne, &a->guard_row_ptr[w], &a->guard_row_ent[w], a->err))) return st;
   }
-  return 0;
+  return SALTA_OK;
 }
 
 /* The scratch arrays of a (lengths for the allocation). */
@@ -44,6 +44,7 @@ static size_t dae_arrays(salta__dae *a, salta__array *list) {
 
 int salta__dae_init(salta__dae *a, const salta_model_def *d, char *err) {
   salta__array list[DAE_ARRAYS];
+  int st;
   memset(a, 0, sizeof *a);
   a->d = d;
   a->err = err;
@@ -51,11 +52,10 @@ int salta__dae_init(salta__dae *a, const salta_model_def *d, char *err) {
   a->maxnnz = max_nnz(d);
   a->gz_fixed = (d->g.d[SALTA_WRT_Z].indep & (SALTA_ARG_T | SALTA_ARG_X | SALTA_ARG_Z)) ==
                 (SALTA_ARG_T | SALTA_ARG_X | SALTA_ARG_Z);
-  if (salta__arrays_alloc(list, dae_arrays(a, list)) || build_guard_rows(a) || salta__alg_init(&a->alg, d)) {
+  if ((st = salta__arrays_alloc(list, dae_arrays(a, list)) ? salta__fail(err, SALTA_EMEM, "out of memory") : SALTA_OK) ||
+      (st = build_guard_rows(a)) || (st = salta__alg_init(&a->alg, d, err)))
     salta__dae_free(a);
-    return salta__fail(err, SALTA_EMEM, "out of memory");
-  }
-  return SALTA_OK;
+  return st;
 }
 
 void salta__dae_set_params(salta__dae *a, const double *p) {
@@ -166,6 +166,13 @@ void salta__dae_add_transpose(salta__dae *a, const salta_sparse_def *sp, double 
   for (k = 0; k < sp->nnz; ++k) y[sp->col[k]] += scale * kv[k] * v[row0 + sp->row[k]];
 }
 
+/* A Jacobian kernel gave a non-finite value: the message names it. */
+static int nonfinite_matrix(salta__dae *a, double t) {
+  char cause[512];
+  return salta__fail(a->err, SALTA_ESOLVER, "model '%s': the iteration matrix is not finite at t = %.17g: %s",
+                     a->d->name, t, salta__dae_bad_text(a, cause, sizeof cause));
+}
+
 int salta__dae_iter_dense(salta__dae *a, double t, const double *w, double alpha, double beta, double *J) {
   const salta_model_def *d = a->d;
   int n = a->n, nx = a->nx, i;
@@ -176,7 +183,7 @@ int salta__dae_iter_dense(salta__dae *a, double t, const double *w, double alpha
   salta__dae_add_dense(a, &d->f.d[SALTA_WRT_Z], t, w, -beta, J, n, 0, nx);
   salta__dae_add_dense(a, &d->g.d[SALTA_WRT_X], t, w, 1.0, J, n, nx, 0);
   salta__dae_add_dense(a, &d->g.d[SALTA_WRT_Z], t, w, 1.0, J, n, nx, nx);
-  return a->saw_bad ? -1 : 0;
+  return a->saw_bad ? nonfinite_matrix(a, t) : SALTA_OK;
 }
 
 int salta__dae_iter_sparse(salta__dae *a, const salta__pattern *pat, double t, const double *w,
@@ -195,22 +202,23 @@ int salta__dae_iter_sparse(salta__dae *a, const salta__pattern *pat, double t, c
     v = eval_kernel(a, blk[b], t, w, w + a->nx);
     for (k = 0; k < blk[b]->nnz; ++k) vals[pat->map[b][k]] += scale[b] * v[k];
   }
-  return a->saw_bad ? -1 : 0;
+  return a->saw_bad ? nonfinite_matrix(a, t) : SALTA_OK;
 }
 
 /* ---- Newton on g and implicit derivatives --------------------------------------- */
 
 static int factor_gz_xz(salta__dae *a, double t, const double *x, const double *z) {
   const salta_sparse_def *sp = &a->d->g.d[SALTA_WRT_Z];
-  if (a->gz_ready) return 0;
+  if (a->gz_ready) return SALTA_OK;
   a->saw_bad = 0;
-  if (sp->nnz == 0 || (eval_kernel(a, sp, t, x, z), a->saw_bad) || salta__alg_factor(&a->alg, a->jv)) return -1;
+  if (sp->nnz == 0 || (eval_kernel(a, sp, t, x, z), a->saw_bad) || salta__alg_factor(&a->alg, a->jv))
+    return salta__fail(a->err, SALTA_ESOLVER, "model '%s': g_z is singular or not finite at t = %.17g", a->d->name, t);
   a->gz_ready = a->gz_fixed;
-  return 0;
+  return SALTA_OK;
 }
 
 int salta__dae_factor_gz(salta__dae *a, double t, const double *w) {
-  return a->nz == 0 ? 0 : factor_gz_xz(a, t, w, w + a->nx);
+  return a->nz == 0 ? SALTA_OK : factor_gz_xz(a, t, w, w + a->nx);
 }
 
 void salta__dae_gz_solve(const salta__dae *a, double *b, int nrhs, int trans) {
@@ -229,10 +237,10 @@ void salta__dae_polish_z(salta__dae *a, double t, double *w) {
 
 int salta__dae_flow(salta__dae *a, double t, const double *w, double *xdot, double *zdot) {
   const salta_model_def *d = a->d;
-  int i, nz = a->nz;
+  int i, nz = a->nz, st;
   d->f.eval(t, w, w + a->nx, a->p, xdot);
-  if (nz == 0) return 0;
-  if (factor_gz_xz(a, t, w, w + a->nx)) return -1;
+  if (nz == 0) return SALTA_OK;
+  if ((st = factor_gz_xz(a, t, w, w + a->nx))) return st;
   memset(zdot, 0, sizeof(double) * (size_t)nz);
   salta__dae_add_dense(a, &d->g.d[SALTA_WRT_T], t, w, 1.0, zdot, nz, 0, 0);
   if (d->g.d[SALTA_WRT_X].nnz) {
@@ -243,7 +251,7 @@ int salta__dae_flow(salta__dae *a, double t, const double *w, double *xdot, doub
   }
   salta__alg_gz_solve(&a->alg, zdot, 1, 0);
   for (i = 0; i < nz; ++i) zdot[i] = -zdot[i];
-  return 0;
+  return SALTA_OK;
 }
 
 /* ---- guards ---------------------------------------------------------------------------- */

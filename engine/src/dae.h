@@ -3,7 +3,8 @@
 ** iteration matrices, implicit derivatives through g, the guard rows and
 ** rates with the one grazing rule, and the composite reset of an event
 ** group with re-consistency. Every route (simulation, sensitivities,
-** adjoint) does its local algebra here.
+** adjoint) does its local algebra here. Every call that can fail
+** returns a status with a->err written (errors.h).
 */
 #ifndef SALTA_DAE_H
 #define SALTA_DAE_H
@@ -48,8 +49,8 @@ void salta__dae_set_params(salta__dae *a, const double *p);
 /* ---- Newton on g ------------------------------------------------------- */
 
 /* Solves g(t, x, z) = 0 for z (in/out: from z, block by block, see
-** algebraic.h): 0, or -1 with why filled (why may be NULL). Newton
-** iterations are counted in a->alg.newton_iters. */
+** algebraic.h): SALTA_OK, or SALTA_ESOLVER with why filled (why may be
+** NULL). Newton iterations are counted in a->alg.newton_iters. */
 int salta__dae_solve_z(salta__dae *a, double t, const double *x, double *z, salta__zfail *why);
 
 /* An interpolated w = [x; z] (an integrator's, whose z only approximates
@@ -75,22 +76,23 @@ void salta__dae_add_transpose(salta__dae *a, const salta_sparse_def *sp, double 
                               double scale, const double *v, int row0, double *y);
 /* The iteration matrix [alpha I - beta f_x, -beta f_z; g_x, g_z] at (t, w):
 ** IDAS's (alpha = c_j, beta = 1) and the trapezoid's (alpha = 1, beta = h/2),
-** dense (n x n) or as values on the pattern pat. 0, or -1 when a kernel
-** returned a non-finite value (noted in a->bad): Newton with such a matrix
-** could take a zero step for convergence. */
+** dense (n x n) or as values on the pattern pat. SALTA_OK, or
+** SALTA_ESOLVER when a kernel returned a non-finite value (noted in
+** a->bad): Newton with such a matrix could take a zero step for
+** convergence. */
 int salta__dae_iter_dense(salta__dae *a, double t, const double *w, double alpha, double beta, double *J);
 int salta__dae_iter_sparse(salta__dae *a, const salta__pattern *pat, double t, const double *w,
                            double alpha, double beta, double *vals);
 
 /* ---- implicit derivatives through g ------------------------------------------ */
 
-/* Factors g_z at (t, w) for the solves below: 0, or -1 when it is singular
-** or not finite. */
+/* Factors g_z at (t, w) for the solves below: SALTA_OK, or SALTA_ESOLVER
+** when it is singular or not finite. */
 int salta__dae_factor_gz(salta__dae *a, double t, const double *w);
 /* b := g_z^-1 b (trans: g_z^-T b), nrhs columns of nz. */
 void salta__dae_gz_solve(const salta__dae *a, double *b, int nrhs, int trans);
 /* The flow at (t, w): x' = f and z' = -g_z^-1 (g_x x' + g_t); leaves g_z
-** factored at w. 0, or -1 when g_z is singular. */
+** factored at w. SALTA_OK, or SALTA_ESOLVER when g_z is singular. */
 int salta__dae_flow(salta__dae *a, double t, const double *w, double *xdot, double *zdot);
 
 /* ---- guards ------------------------------------------------------------------ */

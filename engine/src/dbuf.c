@@ -1,13 +1,18 @@
 /*
 ** dbuf.c -- a growable array of doubles.
 */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dbuf.h"
+#include "errors.h"
+#include "salta.h"
 
-double *salta__dbuf_grow(salta__dbuf *b, size_t n) {
+/* The address of n new values at the end (uninitialised), or NULL. */
+static double *grow(salta__dbuf *b, size_t n) {
   double *at;
+  if (n > SIZE_MAX / sizeof(double) / 2 - b->n) return NULL;   /* sizes beyond memory */
   if (b->n + n > b->cap) {
     size_t cap = b->cap ? b->cap : 256;
     double *nv;
@@ -22,12 +27,12 @@ double *salta__dbuf_grow(salta__dbuf *b, size_t n) {
   return at;
 }
 
-int salta__dbuf_push(salta__dbuf *b, const double *v, size_t n) {
-  double *at = salta__dbuf_grow(b, n);
-  if (!at) return -1;
+int salta__dbuf_push(salta__dbuf *b, const double *v, size_t n, char *err) {
+  double *at = grow(b, n);
+  if (!at) return salta__fail(err, SALTA_EMEM, "out of memory");
   if (n && v) memcpy(at, v, n * sizeof(double));
   else if (n) memset(at, 0, n * sizeof(double));
-  return 0;
+  return SALTA_OK;
 }
 
 void salta__dbuf_free(salta__dbuf *b) {

@@ -67,7 +67,7 @@ void salta__events_free(salta__events *ev) {
 /* ---- firing ------------------------------------------------------------------------- */
 
 static int log_group(salta__events *ev, double tau, const double *wm, const double *wp) {
-  int k, n = ev->dae->n, first = ev->nlog;
+  int k, st, n = ev->dae->n, first = ev->nlog;
   for (k = 0; k < ev->nfire; ++k) {
     salta__event_rec *r;
     if (ev->nlog == ev->log_cap) {
@@ -77,8 +77,9 @@ static int log_group(salta__events *ev, double tau, const double *wm, const doub
       ev->log = nl;
       ev->log_cap = cap;
     }
-    if (salta__dbuf_push(&ev->w_minus, wm, (size_t)n) || salta__dbuf_push(&ev->w_plus, wp, (size_t)n))
-      return salta__fail(ev->dae->err, SALTA_EMEM, "out of memory");
+    if ((st = salta__dbuf_push(&ev->w_minus, wm, (size_t)n, ev->dae->err)) ||
+        (st = salta__dbuf_push(&ev->w_plus, wp, (size_t)n, ev->dae->err)))
+      return st;
     r = &ev->log[ev->nlog++];
     r->t = tau, r->event = ev->fire[k], r->group = first, r->group_size = ev->nfire, r->cascade = ev->cascade;
     r->rate = ev->rate[ev->fire[k]], r->rscale = ev->rscale[ev->fire[k]];

@@ -391,6 +391,7 @@ static void ida_free(void *self) {
 static const salta__integrator_ops ida_ops = {ida_start, ida_step, ida_at, ida_sens_at, ida_states_at, ida_end_state,
                                               ida_restart, ida_free, 0};
 
+/* IDAS's memory and solvers: 0, or -1 when out of memory (the caller says so). */
 static int alloc_ida(ida *c) {
   int n = c->n, ns = c->ns;
   salta__array list[SENS_ARRAYS];
@@ -404,7 +405,7 @@ static int alloc_ida(ida *c) {
   c->dky = N_VNew_Serial(n, c->ctx);
   c->w_restart = malloc(sizeof(double) * (size_t)n);
   if (c->sparse) {
-    if (salta__pattern_build(&c->pat, c->env.dae->d)) return -1;
+    if (salta__pattern_build(&c->pat, c->env.dae->d, NULL)) return -1;
     c->A = SUNSparseMatrix(n, n, c->pat.nnz, CSC_MAT, c->ctx);
     c->LS = c->A && c->y ? SUNLinSol_KLU(c->y, c->A, c->ctx) : NULL;
   } else {

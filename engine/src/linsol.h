@@ -11,9 +11,12 @@
 ** (Debian's SUNDIALS has no LAPACK solver). Returns NULL on failure. */
 SUNLinearSolver salta__lapack_dense(int n, SUNContext ctx);
 
-/* LU-factors the column-major n x n matrix a in place; 0 or the LAPACK info. */
-int salta__lu_factor(int n, double *a, int *ipiv);
-/* Solves with the factors from salta__lu_factor; b is overwritten. */
-int salta__lu_solve(int n, const double *lu, const int *ipiv, double *b, int nrhs, int trans);
+/* LU-factors the column-major n x n matrix a in place: SALTA_OK, or
+** SALTA_ESOLVER when it is singular (a zero pivot; the factors are then
+** of no use). */
+int salta__lu_factor(int n, double *a, int *ipiv, char *err);
+/* Solves with the factors from salta__lu_factor; b (n x nrhs) is
+** overwritten. */
+void salta__lu_solve(int n, const double *lu, const int *ipiv, double *b, int nrhs, int trans);
 
 #endif

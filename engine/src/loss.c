@@ -216,27 +216,29 @@ static double blended(salta_loss *l, predict *pr, double T, int j, double yq, co
   return yhat;
 }
 
-/* The predictions of target k (nout into yh) and their derivatives (nout
-** x ns into dyh, unless NULL) from the planned outputs. */
-static void predictions(salta_loss *l, predict *pr, int k, double *yh, double *dyh) {
+/* The predictions of target k (nout) and their derivatives (nout x ns):
+** the planned outputs themselves, or blended into yh and dyh (dyh NULL:
+** the values alone). */
+static const double *predictions(salta_loss *l, predict *pr, int k, double *yh, double *dyh, const double **dyk) {
   const double *y, *dy;
   int j, ns = l->ns;
   salta__sim_planned_out(l->last, k, &y, &dy);
   if (!(l->tg.beta > 0)) {
-    memcpy(yh, y, sizeof(double) * (size_t)l->tg.nout);
-    if (dyh) memcpy(dyh, dy, sizeof(double) * (size_t)l->tg.nout * ns);
-    return;
+    *dyk = dy;
+    return y;
   }
   salta__blend_at(&pr->bl, l->tg.beta, l->tg.times[k], pr->b);
   for (j = 0; j < l->tg.nout; ++j)
     yh[j] = blended(l, pr, l->tg.times[k], j, y[j], dy ? dy + (size_t)j * ns : NULL, dyh ? dyh + (size_t)j * ns : NULL);
+  *dyk = dyh;
+  return yh;
 }
 
 /* ---- evaluation -------------------------------------------------------------------- */
 
-/* Per-target room: predictions, residuals, their derivatives by the
-** predictions, and the predictions' derivatives (nout x ns). */
-typedef struct rows { double *yh, *r, *dr, *dyh; } rows;
+/* Per-target room: predictions, residuals, and the predictions'
+** derivatives (nout x ns). */
+typedef struct rows { double *yh, *r, *dyh; } rows;
 
 /* The sum of squares over the reached targets with coef; with resid, jac
 ** or a blended gradient, those too (m rows over the finite data). */
@@ -244,22 +246,21 @@ static double residual_sums(salta_loss *l, predict *pr, rows *w, int need_dyh, d
                             double *jac) {
   const salta__targets *tg = &l->tg;
   double L = 0;
-  int k, j, i, m = 0, ns = l->ns;
-  memset(l->coef, 0, sizeof(double) * (size_t)tg->nt * tg->nout);
+  int k, j, i, m = 0, ns = l->ns, rows_too = resid || jac || grad;
   for (k = 0; k < tg->nk; ++k) {
-    predictions(l, pr, k, w->yh, need_dyh ? w->dyh : NULL);
-    L = salta__targets_residuals(tg, k, w->yh, w->r, w->dr, L);
-    for (j = 0; j < tg->nout; ++j) {
+    const double *dyk, *yk = predictions(l, pr, k, w->yh, need_dyh ? w->dyh : NULL, &dyk);
+    L = salta__targets_residuals(tg, k, yk, w->r, l->coef + (size_t)k * tg->nout, L);
+    for (j = 0; j < tg->nout && rows_too; ++j) {
       size_t kj = (size_t)k * tg->nout + j;
-      const double *dyh = w->dyh + (size_t)j * ns;
+      const double *dyh = dyk + (size_t)j * ns;
       if (salta__targets_missing(tg, kj)) continue;
-      l->coef[kj] = 2 * w->r[j] * w->dr[j];
       if (resid) resid[m] = w->r[j];
-      for (i = 0; jac && i < ns; ++i) jac[(size_t)m * ns + i] = w->dr[j] * dyh[i];
+      for (i = 0; jac && i < ns; ++i) jac[(size_t)m * ns + i] = salta__targets_dr(tg, kj) * dyh[i];
       for (i = 0; grad && i < ns; ++i) grad[i] += l->coef[kj] * dyh[i];
       ++m;
     }
   }
+  memset(l->coef + (size_t)k * tg->nout, 0, sizeof(double) * (size_t)(tg->nt - k) * tg->nout);
   for (; k < tg->nt; ++k)   /* targets past a terminal event: zero residuals */
     for (j = 0; j < tg->nout; ++j) {
       if (salta__targets_missing(tg, (size_t)k * tg->nout + j)) continue;
@@ -304,16 +305,16 @@ static int nonfinite_error(salta_loss *l, predict *pr, rows *w, int need_dyh) {
   const salta__targets *tg = &l->tg;
   int k, j, i;
   for (k = 0; k < tg->nk; ++k) {
-    predictions(l, pr, k, w->yh, need_dyh ? w->dyh : NULL);
+    const double *dyk, *yk = predictions(l, pr, k, w->yh, need_dyh ? w->dyh : NULL, &dyk);
     for (j = 0; j < tg->nout; ++j) {
       int yi = tg->outputs[j];
       if (salta__targets_missing(tg, (size_t)k * tg->nout + j)) continue;
-      if (!isfinite(w->yh[j]))
+      if (!isfinite(yk[j]))
         return salta__fail(l->err, SALTA_ESOLVER, "model '%s': output '%s' is %g at t = %g", d->name, d->y_names[yi],
-                           w->yh[j], tg->times[k]);
+                           yk[j], tg->times[k]);
       for (i = 0; i < l->ns && need_dyh; ++i) {
         char cause[512], dir[160];
-        double dr = tg->weights[(size_t)k * tg->nout + j] * tg->scale * w->dyh[(size_t)j * l->ns + i];
+        double dr = tg->weights[(size_t)k * tg->nout + j] * tg->scale * dyk[(size_t)j * l->ns + i];
         if (isfinite(dr)) continue;
         salta__sim_bad_text(l->sim, cause, sizeof cause);
         return salta__fail(l->err, SALTA_ESOLVER, "model '%s': the derivative of output '%s' at t = %g by %s is %g%s%s",
@@ -371,14 +372,14 @@ int salta_loss_eval(salta_loss *l, const double *p, const double *x0, double *va
   if ((st = planned_run(l, need_sens, p, x0))) return st;
   nout = (size_t)l->tg.nout, ns = (size_t)l->ns;
   {
-    salta__array list[] = {SALTA__ARRAY(w.yh, nout), SALTA__ARRAY(w.r, nout), SALTA__ARRAY(w.dr, nout),
-                           SALTA__ARRAY(w.dyh, nout * ns)};
+    salta__array list[] = {SALTA__ARRAY(w.yh, nout), SALTA__ARRAY(w.r, nout), SALTA__ARRAY(w.dyh, nout * ns)};
     memset(&pr, 0, sizeof pr);
     if (salta__arrays_alloc(list, SALTA__COUNT(list))) return salta__fail(l->err, SALTA_EMEM, "out of memory");
     if (!(l->tg.beta > 0) || (st = predict_init(l, &pr)) == SALTA_OK) st = evaluate(l, &pr, &w, value, grad, resid, jac);
     predict_free(&pr);
     salta__arrays_free(list, SALTA__COUNT(list));
   }
+  if (st == SALTA_OK) l->err[0] = '\0';
   return st;
 }
 
@@ -395,6 +396,8 @@ int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, in
   if (!l->adj && (st = salta__adj_work_new(&l->adj, l->d, l->err))) return st;
   l->last = l->vsim;
   l->pending = 0;   /* its forward run is complete */
-  return salta__adj_eval(l->adj, &l->tg, l->vsim, &l->opts, p, x0, mesh_k, consistent, l->dirs, l->ns, value, grad,
-                         l->err);
+  st = salta__adj_eval(l->adj, &l->tg, l->vsim, &l->opts, p, x0, mesh_k, consistent, l->dirs, l->ns, value, grad,
+                       l->err);
+  if (st == SALTA_OK) l->err[0] = '\0';   /* what a recovered failure wrote (a coarse mesh's) */
+  return st;
 }

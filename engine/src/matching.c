@@ -4,7 +4,10 @@
 */
 #include <stdlib.h>
 
+#include "arrays.h"
+#include "errors.h"
 #include "matching.h"
+#include "salta.h"
 
 /* Looks for an augmenting path from free row r0; flips it if found. */
 static int augment(int r0, const int *ptr, const int *adj, int *col_of_row, int *row_of_col, int *seen,
@@ -35,20 +38,19 @@ static int augment(int r0, const int *ptr, const int *adj, int *col_of_row, int 
 }
 
 int salta__max_matching(int nrows, int ncols, int nnz, const int *row, const int *col, int *col_of_row,
-                        int *row_of_col) {
-  int *ptr = calloc((size_t)nrows + 2, sizeof(int)), *adj = malloc(sizeof(int) * ((size_t)nnz + 1));
-  int *seen = malloc(sizeof(int) * ((size_t)ncols + 1)), *stack = malloc(sizeof(int) * 2 * ((size_t)nrows + 1));
-  int k, r, size = -1;
-  if (!ptr || !adj || !seen || !stack) goto done;
+                        int *row_of_col, int *size, char *err) {
+  int *ptr, *adj, *seen, *stack, k, r, st;
+  salta__array list[] = {SALTA__ARRAY(ptr, (size_t)nrows + 2), SALTA__ARRAY(adj, (size_t)nnz),
+                         SALTA__ARRAY(seen, (size_t)ncols), SALTA__ARRAY(stack, 2 * ((size_t)nrows + 1))};
+  if ((st = salta__arrays_alloc(list, SALTA__COUNT(list)))) return salta__fail(err, st, "out of memory");
   for (k = 0; k < nnz; ++k) ptr[row[k] + 2]++;
   for (r = 0; r < nrows; ++r) ptr[r + 2] += ptr[r + 1];
   for (k = 0; k < nnz; ++k) adj[ptr[row[k] + 1]++] = col[k];
   for (r = 0; r < nrows; ++r) col_of_row[r] = -1;
   for (k = 0; k < ncols; ++k) row_of_col[k] = -1, seen[k] = -1;
-  size = 0;
+  *size = 0;
   for (r = 0; r < nrows; ++r)
-    size += augment(r, ptr, adj, col_of_row, row_of_col, seen, r, stack, stack + nrows + 1);
-done:
-  free(ptr); free(adj); free(seen); free(stack);
-  return size;
+    *size += augment(r, ptr, adj, col_of_row, row_of_col, seen, r, stack, stack + nrows + 1);
+  salta__arrays_free(list, SALTA__COUNT(list));
+  return SALTA_OK;
 }

@@ -8,9 +8,9 @@
 
 /* Matches rows to columns over the nnz entries (row[k], col[k]) of an
 ** nrows x ncols pattern by augmenting paths. Fills col_of_row (nrows) and
-** row_of_col (ncols) with the partner or -1; returns the matching's size,
-** or -1 when out of memory. */
+** row_of_col (ncols) with the partner or -1, and *size with the
+** matching's size: SALTA_OK, or SALTA_EMEM. */
 int salta__max_matching(int nrows, int ncols, int nnz, const int *row, const int *col, int *col_of_row,
-                        int *row_of_col);
+                        int *row_of_col, int *size, char *err);
 
 #endif

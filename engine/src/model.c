@@ -99,16 +99,16 @@ static void list_item(char *buf, size_t cap, int *count, const char *item) {
 static int check_index1(salta_model *m) {
   const salta_model_def *d = m->def;
   const salta_sparse_def *gz = &d->g.d[SALTA_WRT_Z];
-  int nz = d->nz, *col_of_row, *row_of_col, size, i, neq = 0, nvar = 0;
+  int nz = d->nz, *col_of_row, *row_of_col, size, i, st, neq = 0, nvar = 0;
   char eqs[256] = "", vars[256] = "";
   if (nz == 0) return SALTA_OK;
   col_of_row = malloc(sizeof(int) * 2 * (size_t)nz);
   if (!col_of_row) return salta__fail(m->err, SALTA_EMEM, "out of memory");
   row_of_col = col_of_row + nz;
-  size = salta__max_matching(nz, nz, gz->nnz, gz->row, gz->col, col_of_row, row_of_col);
-  if (size == nz || size < 0) {
+  if ((st = salta__max_matching(nz, nz, gz->nnz, gz->row, gz->col, col_of_row, row_of_col, &size, m->err)) ||
+      size == nz) {
     free(col_of_row);
-    return size < 0 ? salta__fail(m->err, SALTA_EMEM, "out of memory") : SALTA_OK;
+    return st;
   }
   for (i = 0; i < nz; ++i) {
     char item[80];

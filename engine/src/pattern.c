@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errors.h"
 #include "pattern.h"
+#include "salta.h"
 
 typedef struct entry { int col, row; } entry;
 
@@ -36,14 +38,14 @@ static int find(const salta__pattern *p, int row, int col) {
   return lo;
 }
 
-int salta__pattern_build(salta__pattern *p, const salta_model_def *d) {
+int salta__pattern_build(salta__pattern *p, const salta_model_def *d, char *err) {
   int b, k, m = d->nx, n = d->nx + d->nz, row0, col0, j;
   entry *e;
   memset(p, 0, sizeof *p);
   p->n = n;
   for (b = 0; b < SALTA_NBLK; ++b) m += block(d, b, &row0, &col0)->nnz;
   e = malloc(sizeof *e * (size_t)(m + 1));
-  if (!e) return -1;
+  if (!e) return salta__fail(err, SALTA_EMEM, "out of memory");
   m = 0;
   for (k = 0; k < d->nx; ++k) e[m].col = e[m].row = k, ++m;
   for (b = 0; b < SALTA_NBLK; ++b) {
@@ -54,7 +56,11 @@ int salta__pattern_build(salta__pattern *p, const salta_model_def *d) {
   p->colptr = calloc((size_t)n + 1, sizeof(int));
   p->rowind = malloc(sizeof(int) * (size_t)(m + 1));
   p->diag = malloc(sizeof(int) * (size_t)(d->nx + 1));
-  if (!p->colptr || !p->rowind || !p->diag) { free(e); salta__pattern_free(p); return -1; }
+  if (!p->colptr || !p->rowind || !p->diag) {
+    free(e);
+    salta__pattern_free(p);
+    return salta__fail(err, SALTA_EMEM, "out of memory");
+  }
   for (k = 0; k < m; ++k) {
     if (k > 0 && e[k].col == e[k - 1].col && e[k].row == e[k - 1].row) continue;
     p->rowind[p->nnz++] = e[k].row;
@@ -66,34 +72,37 @@ int salta__pattern_build(salta__pattern *p, const salta_model_def *d) {
   for (b = 0; b < SALTA_NBLK; ++b) {
     const salta_sparse_def *s = block(d, b, &row0, &col0);
     p->map[b] = malloc(sizeof(int) * (size_t)(s->nnz + 1));
-    if (!p->map[b]) { salta__pattern_free(p); return -1; }
+    if (!p->map[b]) {
+      salta__pattern_free(p);
+      return salta__fail(err, SALTA_EMEM, "out of memory");
+    }
     for (k = 0; k < s->nnz; ++k) p->map[b][k] = find(p, row0 + s->row[k], col0 + s->col[k]);
   }
-  return 0;
+  return SALTA_OK;
 }
 
-int salta__pattern_of_kernel(salta__pattern *p, const salta_sparse_def *sp, int n) {
+int salta__pattern_of_kernel(salta__pattern *p, const salta_sparse_def *sp, int n, char *err) {
   int k;
   memset(p, 0, sizeof *p);
   p->n = n, p->nnz = sp->nnz;
   p->colptr = calloc((size_t)n + 1, sizeof(int));
   p->rowind = malloc(sizeof(int) * ((size_t)sp->nnz + 1));
-  if (!p->colptr || !p->rowind) return -1;
+  if (!p->colptr || !p->rowind) return salta__fail(err, SALTA_EMEM, "out of memory");
   for (k = 0; k < sp->nnz; ++k) p->colptr[sp->col[k] + 1]++, p->rowind[k] = sp->row[k];
   for (k = 0; k < n; ++k) p->colptr[k + 1] += p->colptr[k];
-  return 0;
+  return SALTA_OK;
 }
 
-int salta__group_by(const int *key, int n, int nkeys, int **ptr, int **items) {
+int salta__group_by(const int *key, int n, int nkeys, int **ptr, int **items, char *err) {
   int *pt = calloc((size_t)nkeys + 2, sizeof(int)), *it = malloc(sizeof(int) * ((size_t)n + 1)), i, k;
   *ptr = pt, *items = it;
-  if (!pt || !it) return -1;
+  if (!pt || !it) return salta__fail(err, SALTA_EMEM, "out of memory");
   for (i = 0; i < n; ++i)
     if (key[i] >= 0 && key[i] < nkeys) pt[key[i] + 2]++;
   for (k = 0; k < nkeys; ++k) pt[k + 2] += pt[k + 1];
   for (i = 0; i < n; ++i)
     if (key[i] >= 0 && key[i] < nkeys) it[pt[key[i] + 1]++] = i;
-  return 0;
+  return SALTA_OK;
 }
 
 void salta__pattern_free(salta__pattern *p) {

@@ -138,9 +138,9 @@ int salta__sens_check(salta__sens *sn, const double *S, int rows, int ld, double
 int salta__sens_fill_z(salta__sens *sn, double t, const double *w, double *S) {
   salta__dae *a = sn->dae;
   const salta_function_def *g = &a->d->g;
-  int k, i, n = a->n, nx = a->nx, nz = a->nz;
-  if (nz == 0) return 0;
-  if (salta__dae_factor_gz(a, t, w)) return -1;
+  int k, i, n = a->n, nx = a->nx, nz = a->nz, st;
+  if (nz == 0) return SALTA_OK;
+  if ((st = salta__dae_factor_gz(a, t, w))) return st;
   salta__dae_eval_jac(a, &g->d[SALTA_WRT_X], t, w, sn->jac[0][SALTA_WRT_X]);
   salta__dae_eval_jac(a, &g->d[SALTA_WRT_P], t, w, sn->jac[0][SALTA_WRT_P]);
   memset(sn->zrhs, 0, sizeof(double) * (size_t)nz * sn->ns);
@@ -152,7 +152,7 @@ int salta__sens_fill_z(salta__sens *sn, double t, const double *w, double *S) {
   salta__dae_gz_solve(a, sn->zrhs, sn->ns, 0);
   for (k = 0; k < sn->ns; ++k)
     for (i = 0; i < nz; ++i) S[(size_t)k * n + nx + i] = -sn->zrhs[(size_t)k * nz + i];
-  return 0;
+  return SALTA_OK;
 }
 
 void salta__sens_prime(salta__sens *sn, double t, const double *w, const double *S, double *Sp) {
@@ -168,12 +168,11 @@ void salta__sens_prime(salta__sens *sn, double t, const double *w, const double 
 
 int salta__sens_initial(salta__sens *sn, double t0, const double *w, int start_follows_p, double *S) {
   salta__dae *a = sn->dae;
-  int k, n = a->n;
+  int k, n = a->n, st;
   memset(S, 0, sizeof(double) * (size_t)n * sn->ns);
   for (k = 0; k < sn->ns; ++k)
     if (sn->dirs[k] < 0) S[(size_t)k * n + (-sn->dirs[k] - 1)] = 1.0;
-  if (start_follows_p && salta__start_seed(a->d, t0, a->p, sn->dirs, sn->ns, n, S))
-    return salta__fail(a->err, SALTA_EMEM, "out of memory");
+  if (start_follows_p && (st = salta__start_seed(a->d, t0, a->p, sn->dirs, sn->ns, n, S, a->err))) return st;
   if (salta__sens_fill_z(sn, t0, w, S))
     return salta__fail(a->err, SALTA_ESOLVER, "model '%s': g_z is singular at t = %g (initial sensitivities)",
                        a->d->name, t0);

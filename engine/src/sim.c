@@ -36,9 +36,9 @@ static void store_output(salta_sim *s, double t, const double *w, const double *
 
 static int store_step(salta_sim *s, double t, const double *w) {
   if (!s->run.o->record_steps) return SALTA_OK;
-  if (salta__dbuf_push(&s->res.step_t, &t, 1) || salta__dbuf_push(&s->res.step_w, w, (size_t)s->n))
-    return salta__fail(s->err, SALTA_EMEM, "out of memory");
-  return SALTA_OK;
+  int st;
+  if ((st = salta__dbuf_push(&s->res.step_t, &t, 1, s->err))) return st;
+  return salta__dbuf_push(&s->res.step_w, w, (size_t)s->n, s->err);
 }
 
 /* The sensitivity data of the group just fired, per member. */
@@ -46,13 +46,17 @@ static int store_jump(salta_sim *s, int nfire) {
   salta__results *r = &s->res;
   const salta__jump *j = &s->run.jump;
   size_t ns = (size_t)s->ns, nS = (size_t)s->n * ns, ny = (size_t)s->d->ny;
-  int q;
+  char *err = s->err;
+  int q, st;
   for (q = 0; q < nfire; ++q)
-    if (salta__dbuf_push(&r->tau_p, j->tau_p + (size_t)q * ns, ns) ||
-        salta__dbuf_push(&r->S_minus, s->run.S_step, nS) || salta__dbuf_push(&r->S_plus, s->run.S, nS) ||
-        salta__dbuf_push(&r->y_minus, j->y_minus, ny) || salta__dbuf_push(&r->dy_minus, j->dy_minus, ny * ns) ||
-        salta__dbuf_push(&r->y_plus, j->y_plus, ny) || salta__dbuf_push(&r->dy_plus, j->dy_plus, ny * ns))
-      return salta__fail(s->err, SALTA_EMEM, "out of memory");
+    if ((st = salta__dbuf_push(&r->tau_p, j->tau_p + (size_t)q * ns, ns, err)) ||
+        (st = salta__dbuf_push(&r->S_minus, s->run.S_step, nS, err)) ||
+        (st = salta__dbuf_push(&r->S_plus, s->run.S, nS, err)) ||
+        (st = salta__dbuf_push(&r->y_minus, j->y_minus, ny, err)) ||
+        (st = salta__dbuf_push(&r->dy_minus, j->dy_minus, ny * ns, err)) ||
+        (st = salta__dbuf_push(&r->y_plus, j->y_plus, ny, err)) ||
+        (st = salta__dbuf_push(&r->dy_plus, j->dy_plus, ny * ns, err)))
+      return st;
   return SALTA_OK;
 }
 
@@ -370,10 +374,10 @@ static int consistent_start(salta_sim *s, const salta_sim_options *o, const doub
   const salta_model_def *d = s->d;
   double *w = s->run.w, *xdot = s->run.w_step;
   salta__zfail why;
-  int j;
+  int j, st;
   memcpy(w, x0, sizeof(double) * (size_t)s->nx);
   if (s->nz) memcpy(w + s->nx, d->z_start, sizeof(double) * (size_t)s->nz);
-  if (salta__start_modes(&s->dae, o->t0, w)) return salta__fail(s->err, SALTA_EMEM, "out of memory");
+  if ((st = salta__start_modes(&s->dae, o->t0, w))) return st;
   if (salta__dae_solve_z(&s->dae, o->t0, w, w + s->nx, &why))
     return salta__fail(s->err, SALTA_ESOLVER,
                        "model '%s': inconsistent initial state at t = %g: Newton on g did not converge; "
@@ -482,6 +486,7 @@ int salta__sim_run_planned(salta_sim *s, const salta_sim_options *o, const doubl
   if (s->ns > 0) salta__sens_free(&s->sens);
   end_run(s);
   salta__dae_set_params(&s->dae, NULL);
+  if (st == SALTA_OK) s->err[0] = '\0';   /* what a recovered failure wrote */
   return st;
 }
 

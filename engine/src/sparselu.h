@@ -14,12 +14,13 @@ typedef struct salta__sparselu salta__sparselu;
 /* Whether options o ask for KLU on a system of n unknowns (AUTO resolved). */
 int salta__use_klu(const salta_sim_options *o, int n);
 
-/* Analyses the pattern (borrowed: it must outlive the object); NULL when
-** out of memory or KLU refuses the pattern. */
-salta__sparselu *salta__sparselu_new(const salta__pattern *p);
-/* Factors the matrix with values Ax (in the pattern's order); 0, or -1
-** when it is singular. */
-int salta__sparselu_factor(salta__sparselu *s, const double *Ax);
+/* Analyses the pattern (borrowed: it must outlive the object) into *out
+** (owned): SALTA_OK, SALTA_EMEM, or SALTA_ESOLVER when KLU refuses the
+** pattern (*out NULL). */
+int salta__sparselu_new(salta__sparselu **out, const salta__pattern *p, char *err);
+/* Factors the matrix with values Ax (in the pattern's order): SALTA_OK, or
+** SALTA_ESOLVER when it is singular. */
+int salta__sparselu_factor(salta__sparselu *s, const double *Ax, char *err);
 /* Solves A x = b (trans = 0) or A^T x = b (trans = 1) in place. */
 void salta__sparselu_solve(salta__sparselu *s, double *b, int trans);
 void salta__sparselu_free(salta__sparselu *s);

@@ -66,12 +66,12 @@ static double *start_jacobian(const salta_model_def *d, double t0, const double 
 }
 
 int salta__start_seed(const salta_model_def *d, double t0, const double *p, const int *dirs, int ns, int n,
-                      double *S) {
+                      double *S, char *err) {
   const salta_sparse_def *sp = &d->start.d[SALTA_WRT_P];
   double *v;
   int k, e;
   if (!d->start.eval || sp->nnz == 0) return SALTA_OK;
-  if (!(v = start_jacobian(d, t0, p))) return SALTA_EMEM;
+  if (!(v = start_jacobian(d, t0, p))) return salta__fail(err, SALTA_EMEM, "out of memory");
   for (k = 0; k < ns; ++k)
     for (e = 0; e < sp->nnz && dirs[k] >= 0; ++e)
       if (sp->col[e] == dirs[k]) S[(size_t)k * n + sp->row[e]] += v[e];
@@ -80,12 +80,12 @@ int salta__start_seed(const salta_model_def *d, double t0, const double *p, cons
 }
 
 int salta__start_chain(const salta_model_def *d, double t0, const double *p, const double *grad_x0,
-                       double *grad_p) {
+                       double *grad_p, char *err) {
   const salta_sparse_def *sp = &d->start.d[SALTA_WRT_P];
   double *v;
   int e;
   if (!d->start.eval || sp->nnz == 0) return SALTA_OK;
-  if (!(v = start_jacobian(d, t0, p))) return SALTA_EMEM;
+  if (!(v = start_jacobian(d, t0, p))) return salta__fail(err, SALTA_EMEM, "out of memory");
   for (e = 0; e < sp->nnz; ++e) grad_p[sp->col[e]] += v[e] * grad_x0[sp->row[e]];
   free(v);
   return SALTA_OK;
@@ -117,7 +117,7 @@ int salta__start_modes(salta__dae *a, double t0, double *w) {
   salta__array list[] = {SALTA__ARRAY(g, (size_t)d->ne), SALTA__ARRAY(rate, (size_t)d->ne),
                          SALTA__ARRAY(rscale, (size_t)d->ne), SALTA__ARRAY(flow, (size_t)a->n)};
   if (!d->x_mode || d->ne == 0) return SALTA_OK;
-  if (salta__arrays_alloc(list, SALTA__COUNT(list))) return SALTA_EMEM;
+  if (salta__arrays_alloc(list, SALTA__COUNT(list))) return salta__fail(a->err, SALTA_EMEM, "out of memory");
   for (round = 0; round < 4 && changed; ++round) {
     int heading = 0;
     changed = 0;

@@ -22,18 +22,19 @@ int salta__start_values(const salta_model_def *d, double t0, double tf, const do
                         double *out, char *err);
 
 /* Adds d x0 / d p[dirs[k]] into the state rows of column k of S (n x ns,
-** column-major) for every parameter direction (dirs[k] >= 0). SALTA_EMEM. */
+** column-major) for every parameter direction (dirs[k] >= 0): SALTA_OK,
+** or SALTA_EMEM. */
 int salta__start_seed(const salta_model_def *d, double t0, const double *p, const int *dirs, int ns, int n,
-                      double *S);
+                      double *S, char *err);
 
 /* grad_p (np) += (d x0 / d p)^T grad_x0 (nx): the start's share of a
-** gradient by the start state. SALTA_EMEM. */
+** gradient by the start state. SALTA_OK, or SALTA_EMEM. */
 int salta__start_chain(const salta_model_def *d, double t0, const double *p, const double *grad_x0,
-                       double *grad_p);
+                       double *grad_p, char *err);
 
 /* Sets the modes of if-expressions in w (x then z, at t0) from their
-** guards, re-solving z after a change, until they agree (a few rounds).
-** SALTA_EMEM. */
+** guards, re-solving z after a change, until they agree (a few rounds):
+** SALTA_OK, or SALTA_EMEM (a failed solve shows in the caller's). */
 int salta__start_modes(salta__dae *a, double t0, double *w);
 
 #endif

@@ -97,21 +97,6 @@ int salta__targets_reach(salta__targets *tg, int nreached, const salta_sim_stats
                      tg->times[tg->nk]);
 }
 
-double salta__targets_residuals(const salta__targets *tg, int k, const double *y, double *r, double *dr, double acc) {
-  const double *data = tg->data + (size_t)k * tg->nout, *w = tg->weights + (size_t)k * tg->nout;
-  int j;
-  for (j = 0; j < tg->nout; ++j) {
-    if (isnan(data[j])) {
-      r[j] = dr[j] = 0;
-      continue;
-    }
-    dr[j] = w[j] * tg->scale;
-    r[j] = dr[j] * (y[j] - data[j]);
-    acc += r[j] * r[j];
-  }
-  return acc;
-}
-
 /* ---- blending ---------------------------------------------------------------------- */
 
 static double sigmoid(double u) { return 1.0 / (1.0 + exp(-u)); }

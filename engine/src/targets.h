@@ -54,10 +54,32 @@ int salta__targets_reach(salta__targets *tg, int nreached, const salta_sim_stats
 
 static inline int salta__targets_missing(const salta__targets *tg, size_t kj) { return isnan(tg->data[kj]); }
 
+/* The derivative of datum kj's residual by its prediction. */
+static inline double salta__targets_dr(const salta__targets *tg, size_t kj) { return tg->weights[kj] * tg->scale; }
+
 /* The residuals of target k at the predictions y (nout, in the order of
-** the outputs): r[j] and dr[j] = dr/dy (0 and 0 for a missing datum).
-** Returns acc plus the squares of the residuals, added in order. */
-double salta__targets_residuals(const salta__targets *tg, int k, const double *y, double *r, double *dr, double acc);
+** the outputs): r[j], and dL[j] = d(r^2)/dy, the datum's share of the
+** loss's derivative by its prediction (0 and 0 for a missing datum).
+** Returns acc plus the squares of the residuals, added in order. (Inline:
+** every route calls it per target.) */
+static inline double salta__targets_residuals(const salta__targets *tg, int k, const double *y, double *r, double *dL,
+                                              double acc) {
+  const double *data = tg->data + (size_t)k * tg->nout;
+  int j;
+  for (j = 0; j < tg->nout; ++j) {
+    size_t kj = (size_t)k * tg->nout + j;
+    double dr;
+    if (isnan(data[j])) {
+      r[j] = dL[j] = 0;
+      continue;
+    }
+    dr = salta__targets_dr(tg, kj);
+    r[j] = dr * (y[j] - data[j]);
+    dL[j] = 2 * r[j] * dr;
+    acc += r[j] * r[j];
+  }
+  return acc;
+}
 
 /* ---- blending ------------------------------------------------------------------ */
 

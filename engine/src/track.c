@@ -31,7 +31,8 @@ int salta__track_init(salta__track *k, salta__dae *a) {
   salta__array list[TRACK_ARRAYS];
   memset(k, 0, sizeof *k);
   k->dae = a;
-  return salta__arrays_alloc(list, track_arrays(k, list));
+  if (salta__arrays_alloc(list, track_arrays(k, list))) return salta__fail(a->err, SALTA_EMEM, "out of memory");
+  return SALTA_OK;
 }
 
 void salta__track_free(salta__track *k) {

@@ -32,6 +32,7 @@ typedef struct salta__track {
   double *z1, *z2;              /* an integrator's algebraics, re-solved; the branch's (nz each) */
 } salta__track;
 
+/* For the dae a (messages to a->err): SALTA_OK, or SALTA_EMEM. */
 int salta__track_init(salta__track *k, salta__dae *a);
 void salta__track_free(salta__track *k);
 
