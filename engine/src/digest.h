@@ -12,10 +12,11 @@ typedef struct salta__digest {
   size_t nbytes;                  /* digest length: 16..64 bytes */
 } salta__digest;
 
-/* 0, or -1 (a length out of range, or no libsodium). */
-int salta__digest_init(salta__digest *d, size_t nbytes);
-int salta__digest_update(salta__digest *d, const void *data, size_t n);
+/* SALTA_OK, SALTA_EINPUT (a length out of range) or SALTA_EMEM (libsodium
+** failed), with the message in err. */
+int salta__digest_init(salta__digest *d, size_t nbytes, char *err);
+int salta__digest_update(salta__digest *d, const void *data, size_t n, char *err);
 /* Writes 2 * nbytes hex digits and a NUL into hex; the state is spent. */
-int salta__digest_hex(salta__digest *d, char *hex);
+int salta__digest_hex(salta__digest *d, char *hex, char *err);
 
 #endif

@@ -159,8 +159,8 @@ static int cache_open(cache *c, const char *src, const char *symbol, const char 
                        "code there; make it private (chmod 700) or choose another cache_dir",
                        name, c->dir, why, (long)st.st_uid, (unsigned)(st.st_mode & 0777));
   }
-  if (salta__digest_init(&d, SALTA_HASH_HEX / 2) || salta__digest_update(&d, symbol, strlen(symbol) + 1) ||
-      salta__digest_update(&d, src, strlen(src)) || salta__digest_hex(&d, c->key)) {
+  if (salta__digest_init(&d, SALTA_HASH_HEX / 2, NULL) || salta__digest_update(&d, symbol, strlen(symbol) + 1, NULL) ||
+      salta__digest_update(&d, src, strlen(src), NULL) || salta__digest_hex(&d, c->key, NULL)) {
     cache_close(c);
     return salta__fail(err, SALTA_EJIT, "model '%s': cannot compute the cache key (libsodium)", name);
   }
@@ -190,9 +190,10 @@ static int fd_checksum(int fd, char hex[SUM_HEX + 1]) {
   unsigned char buf[65536];
   salta__digest d;
   ssize_t n;
-  if (lseek(fd, 0, SEEK_SET) < 0 || salta__digest_init(&d, SUM_BYTES)) return -1;
-  while ((n = read(fd, buf, sizeof buf)) > 0) salta__digest_update(&d, buf, (size_t)n);
-  return n < 0 ? -1 : salta__digest_hex(&d, hex);
+  if (lseek(fd, 0, SEEK_SET) < 0 || salta__digest_init(&d, SUM_BYTES, NULL)) return -1;
+  while ((n = read(fd, buf, sizeof buf)) > 0)
+    if (salta__digest_update(&d, buf, (size_t)n, NULL)) return -1;
+  return n < 0 || salta__digest_hex(&d, hex, NULL) ? -1 : 0;
 }
 
 /* Reads at most size-1 bytes of an open file into buf. */
