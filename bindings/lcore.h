@@ -19,6 +19,16 @@ typedef struct salta_model_ud {
 ** binding's caller is salta's own Lua code, not the user's. */
 int salta_l_error(lua_State *L, const char *fmt, ...);
 
+/* The error of an engine call that returned status with message msg: a
+** table {message = msg, status = the SALTA_E* code, code = its name
+** ("memory", "input", "jit", "kernel", "solver", "interrupted",
+** "algebraic", "nondifferentiable")} whose tostring, and whose
+** concatenation, is the message.
+** salta_l_pusherror pushes it, salta_l_raise raises it. */
+#define SALTA_ERROR_MT "salta.error"
+void salta_l_pusherror(lua_State *L, int status, const char *msg);
+int salta_l_raise(lua_State *L, int status, const char *msg);
+
 /* Reads the array at index idx into out[0..n-1] (exactly n numbers);
 ** `what` names the argument in the error. */
 void salta_l_checkvec(lua_State *L, int idx, double *out, int n, const char *what);

@@ -77,7 +77,7 @@ int salta_l_loss_new(lua_State *L) {
   lua_setiuservalue(L, -2, 1);     /* the model outlives the loss */
   st = salta_loss_create(&u->loss, m->model, times, nt, outputs, nout, data, weights);
   if (st) {
-    lua_pushstring(L, u->loss ? salta_loss_errmsg(u->loss) : "out of memory");
+    salta_l_pusherror(L, st, u->loss ? salta_loss_errmsg(u->loss) : "out of memory");
     salta_loss_free(&u->loss);
     return lua_error(L);
   }
@@ -96,8 +96,9 @@ static int loss_datum_weights(lua_State *L) {
   loss_ud *u = check_loss(L, 1);
   int n = (int)luaL_len(L, 2);
   double *w = salta_l_scratch(L, n);
+  int st;
   salta_l_checkvec(L, 2, w, n, "datum weights");
-  if (salta_loss_set_datum_weights(u->loss, w)) return salta_l_error(L, "%s", salta_loss_errmsg(u->loss));
+  if ((st = salta_loss_set_datum_weights(u->loss, w))) return salta_l_raise(L, st, salta_loss_errmsg(u->loss));
   return 0;
 }
 
@@ -105,16 +106,19 @@ static int loss_datum_weights(lua_State *L) {
 static int loss_configure(lua_State *L) {
   loss_ud *u = check_loss(L, 1);
   salta_sim_options o;
+  int st;
   salta_l_sim_options(L, 2, &o, "salta.lsq");   /* a scalar atol: the loss keeps no borrowed arrays */
-  if (salta_loss_set_options(u->loss, &o) || salta_loss_set_blend(u->loss, salta_l_optnumber(L, 2, "blend", 0, "salta.lsq")))
-    return salta_l_error(L, "%s", salta_loss_errmsg(u->loss));
+  if ((st = salta_loss_set_options(u->loss, &o)) ||
+      (st = salta_loss_set_blend(u->loss, salta_l_optnumber(L, 2, "blend", 0, "salta.lsq"))))
+    return salta_l_raise(L, st, salta_loss_errmsg(u->loss));
   lua_getfield(L, 2, "drop_after_end");
-  salta_loss_set_drop_after_end(u->loss, lua_toboolean(L, -1));
+  if ((st = salta_loss_set_drop_after_end(u->loss, lua_toboolean(L, -1))))
+    return salta_l_raise(L, st, salta_loss_errmsg(u->loss));
   lua_pop(L, 1);
   lua_getfield(L, 2, "free");
   if (!lua_isnil(L, -1)) {
     int ns, *dirs = check_ints(L, lua_absindex(L, -1), &ns);   /* salta_sim_set_sens's encoding */
-    if (salta_loss_set_free(u->loss, dirs, ns)) return salta_l_error(L, "%s", salta_loss_errmsg(u->loss));
+    if ((st = salta_loss_set_free(u->loss, dirs, ns))) return salta_l_raise(L, st, salta_loss_errmsg(u->loss));
     u->ns = ns;
   }
   return 0;
@@ -127,7 +131,7 @@ static int loss_eval(lua_State *L) {
   loss_ud *u = check_loss(L, 1);
   const char *what = luaL_optstring(L, 4, "");
   int want_g = strchr(what, 'g') != NULL, want_r = strchr(what, 'r') != NULL;
-  int want_j = strchr(what, 'j') != NULL, k, i, nret = 1;
+  int want_j = strchr(what, 'j') != NULL, k, i, nret = 1, st;
   double *p = salta_l_scratch(L, u->np), *x0 = NULL, value = 0;
   double *g = want_g ? salta_l_scratch(L, u->ns) : NULL;
   double *r = want_r ? salta_l_scratch(L, u->nres) : NULL;
@@ -137,9 +141,9 @@ static int loss_eval(lua_State *L) {
     x0 = salta_l_scratch(L, u->nx);
     salta_l_checkvec(L, 3, x0, u->nx, "x0");
   }
-  if (salta_loss_eval(u->loss, p, x0, &value, g, r, J)) {
+  if ((st = salta_loss_eval(u->loss, p, x0, &value, g, r, J))) {
     luaL_pushfail(L);
-    lua_pushstring(L, salta_loss_errmsg(u->loss));
+    salta_l_pusherror(L, st, salta_loss_errmsg(u->loss));
     return 2;
   }
   lua_pushnumber(L, value);
@@ -184,12 +188,12 @@ static void check_point(lua_State *L, const loss_ud *u, int idx, double **p, dou
 /* loss:eval_adjoint(p, x0|nil, mesh_k, want_grad, ida) -> value [, grad] | nil, msg */
 static int loss_eval_adjoint(lua_State *L) {
   loss_ud *u = check_loss(L, 1);
-  int mesh_k = check_mesh(L, 4), want_g = lua_toboolean(L, 5);
+  int mesh_k = check_mesh(L, 4), want_g = lua_toboolean(L, 5), st;
   double *p, *x0, value = 0, *g = want_g ? salta_l_scratch(L, u->ns) : NULL;
   check_point(L, u, 2, &p, &x0);
-  if (salta_loss_eval_adjoint(u->loss, p, x0, mesh_k, !lua_toboolean(L, 6), &value, g)) {
+  if ((st = salta_loss_eval_adjoint(u->loss, p, x0, mesh_k, !lua_toboolean(L, 6), &value, g))) {
     luaL_pushfail(L);
-    lua_pushstring(L, salta_loss_errmsg(u->loss));
+    salta_l_pusherror(L, st, salta_loss_errmsg(u->loss));
     return 2;
   }
   lua_pushnumber(L, value);
@@ -227,7 +231,7 @@ static int loss_grad_fd(lua_State *L) {
   loss_ud *u = check_loss(L, 1);
   salta_fd_options o;
   double *p, *x0, *g = salta_l_scratch(L, u->ns), *err = NULL;
-  int *log = lua_newuserdatauv(L, sizeof(int) * (size_t)(u->ns + 1), 0);
+  int st, *log = lua_newuserdatauv(L, sizeof(int) * (size_t)(u->ns + 1), 0);
   double *floor = salta_l_scratch(L, u->ns);
   check_point(L, u, 2, &p, &x0);
   luaL_checktype(L, 4, LUA_TTABLE);
@@ -243,9 +247,9 @@ static int loss_grad_fd(lua_State *L) {
   o.consistent = !lua_toboolean(L, -1);
   lua_getfield(L, 4, "error");
   if (lua_toboolean(L, -1)) err = salta_l_scratch(L, u->ns);
-  if (salta_loss_grad_fd(u->loss, p, x0, &o, g, err)) {
+  if ((st = salta_loss_grad_fd(u->loss, p, x0, &o, g, err))) {
     luaL_pushfail(L);
-    lua_pushstring(L, salta_loss_errmsg(u->loss));
+    salta_l_pusherror(L, st, salta_loss_errmsg(u->loss));
     return 2;
   }
   salta_l_pushvec(L, g, u->ns);

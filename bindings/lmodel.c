@@ -104,10 +104,9 @@ static int model_eval(lua_State *L) {
   int fn = luaL_checkoption(L, 2, NULL, fn_opts);
   int ev = check_event(L, 3, fn, d);
   point pt = check_point(L, 4, d);
-  int n = salta_model_rows(m, fn);
+  int n = salta_model_rows(m, fn), st;
   double *out = salta_l_scratch(L, n);
-  if (salta_model_eval(m, fn, ev, pt.t, pt.x, pt.z, pt.p, out))
-    return salta_l_error(L, "%s", salta_model_errmsg(m));
+  if ((st = salta_model_eval(m, fn, ev, pt.t, pt.x, pt.z, pt.p, out))) return salta_l_raise(L, st, salta_model_errmsg(m));
   salta_l_pushvec(L, out, n);
   return 1;
 }
@@ -126,9 +125,9 @@ static int model_pattern(lua_State *L) {
   salta_model *m = salta_l_checkmodel(L, 1)->model;
   int fn = luaL_checkoption(L, 2, NULL, fn_opts);
   int ev = check_event(L, 3, fn, salta_model_def_get(m));
-  int wrt = luaL_checkoption(L, 4, NULL, wrt_opts), nnz;
+  int wrt = luaL_checkoption(L, 4, NULL, wrt_opts), nnz, st;
   const int *row, *col;
-  salta_model_pattern(m, fn, ev, wrt, &nnz, &row, &col);
+  if ((st = salta_model_pattern(m, fn, ev, wrt, &nnz, &row, &col))) return salta_l_raise(L, st, salta_model_errmsg(m));
   push_pattern(L, row, nnz);
   push_pattern(L, col, nnz);
   return 2;
@@ -140,13 +139,12 @@ static int model_jac(lua_State *L) {
   const salta_model_def *d = salta_model_def_get(m);
   int fn = luaL_checkoption(L, 2, NULL, fn_opts);
   int ev = check_event(L, 3, fn, d);
-  int wrt = luaL_checkoption(L, 4, NULL, wrt_opts), nnz;
+  int wrt = luaL_checkoption(L, 4, NULL, wrt_opts), nnz, st;
   point pt = check_point(L, 5, d);
   double *vals;
-  salta_model_pattern(m, fn, ev, wrt, &nnz, NULL, NULL);
+  if ((st = salta_model_pattern(m, fn, ev, wrt, &nnz, NULL, NULL))) return salta_l_raise(L, st, salta_model_errmsg(m));
   vals = salta_l_scratch(L, nnz);
-  if (salta_model_jac(m, fn, ev, wrt, pt.t, pt.x, pt.z, pt.p, vals))
-    return salta_l_error(L, "%s", salta_model_errmsg(m));
+  if ((st = salta_model_jac(m, fn, ev, wrt, pt.t, pt.x, pt.z, pt.p, vals))) return salta_l_raise(L, st, salta_model_errmsg(m));
   salta_l_pushvec(L, vals, nnz);
   return 1;
 }

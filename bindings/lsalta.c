@@ -25,6 +25,74 @@ int salta_l_error(lua_State *L, const char *fmt, ...) {
   return lua_error(L);
 }
 
+/* The engine's failure statuses by name, in Lua's error objects and core.status. */
+static const struct { int status; const char *name; } STATUS[] = {
+  {SALTA_EMEM, "memory"}, {SALTA_EINPUT, "input"}, {SALTA_EJIT, "jit"}, {SALTA_EKERNEL, "kernel"},
+  {SALTA_ESOLVER, "solver"}, {SALTA_EINTR, "interrupted"}, {SALTA_EALGEBRAIC, "algebraic"},
+  {SALTA_ENODIFF, "nondifferentiable"}};
+#define NSTATUS (sizeof STATUS / sizeof *STATUS)
+
+static const char *status_name(int status) {
+  size_t k;
+  for (k = 0; k < NSTATUS; ++k)
+    if (STATUS[k].status == status) return STATUS[k].name;
+  return "error";
+}
+
+static int error_tostring(lua_State *L) {
+  lua_getfield(L, 1, "message");
+  return 1;
+}
+
+static int error_concat(lua_State *L) {
+  luaL_tolstring(L, 1, NULL);
+  luaL_tolstring(L, 2, NULL);
+  lua_concat(L, 2);
+  return 1;
+}
+
+void salta_l_pusherror(lua_State *L, int status, const char *msg) {
+  lua_createtable(L, 0, 3);
+  lua_pushstring(L, msg);
+  lua_setfield(L, -2, "message");
+  lua_pushinteger(L, status);
+  lua_setfield(L, -2, "status");
+  lua_pushstring(L, status_name(status));
+  lua_setfield(L, -2, "code");
+  if (luaL_newmetatable(L, SALTA_ERROR_MT)) {
+    lua_pushcfunction(L, error_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pushcfunction(L, error_concat);
+    lua_setfield(L, -2, "__concat");
+  }
+  lua_setmetatable(L, -2);
+}
+
+int salta_l_raise(lua_State *L, int status, const char *msg) {
+  salta_l_pusherror(L, status, msg);
+  return lua_error(L);
+}
+
+/* error(message, status) -> an error object (the front end's rewording of
+** an engine error keeps its status) */
+static int l_error(lua_State *L) {
+  salta_l_pusherror(L, (int)luaL_checkinteger(L, 2), luaL_checkstring(L, 1));
+  return 1;
+}
+
+/* errcode(e) -> the code of an error object, or nil (any other error) */
+static int l_errcode(lua_State *L) {
+  if (lua_type(L, 1) == LUA_TTABLE && lua_getmetatable(L, 1)) {
+    luaL_getmetatable(L, SALTA_ERROR_MT);
+    if (lua_rawequal(L, -1, -2)) {
+      lua_getfield(L, 1, "code");
+      return 1;
+    }
+  }
+  lua_pushnil(L);
+  return 1;
+}
+
 void salta_l_checkvec(lua_State *L, int idx, double *out, int n, const char *what) {
   int i;
   lua_Integer len;
@@ -168,13 +236,14 @@ static int l_compile_cc(lua_State *L) {
   const char *dir = luaL_optstring(L, 4, NULL);
   salta_jit_ud *ud = salta_jit_push(L);
   salta_jit *jit;
-  if (salta_jit_create(&jit)) return salta_l_error(L, "out of memory");
+  int st;
+  if ((st = salta_jit_create(&jit))) return salta_l_raise(L, st, "out of memory");
   ud->owner = jit;
   ud->release = release_cc;
   ud->backend = "cc";
-  if (salta_jit_compile_cc(jit, src, symbol, name, dir)) {
+  if ((st = salta_jit_compile_cc(jit, src, symbol, name, dir))) {
     luaL_pushfail(L);
-    lua_pushstring(L, salta_jit_errmsg(jit));
+    salta_l_pusherror(L, st, salta_jit_errmsg(jit));
     return 2;   /* ud is collected with its jit */
   }
   ud->def = salta_jit_def(jit);
@@ -200,7 +269,7 @@ static int l_model(lua_State *L) {
   lua_setiuservalue(L, -2, 1);
   st = salta_model_create(&m->model, j->def);
   if (st) {
-    lua_pushstring(L, m->model ? salta_model_errmsg(m->model) : "out of memory");
+    salta_l_pusherror(L, st, m->model ? salta_model_errmsg(m->model) : "out of memory");
     salta_model_free(&m->model);
     return lua_error(L);
   }
@@ -278,6 +347,8 @@ int luaopen_salta_core(lua_State *L) {
   static const luaL_Reg funcs[] = {
     {"clock", l_clock},
     {"compile_cc", l_compile_cc},
+    {"error", l_error},
+    {"errcode", l_errcode},
     {"hash", l_hash},
     {"cc_cached", l_cc_cached},
     {"cc_background", l_cc_background},
@@ -298,5 +369,14 @@ int luaopen_salta_core(lua_State *L) {
   salta_l_open_optim(L);
   lua_pushinteger(L, SALTA_ABI_VERSION);
   lua_setfield(L, -2, "abi");
+  {
+    size_t k;
+    lua_createtable(L, 0, (int)NSTATUS);   /* status: the codes by name */
+    for (k = 0; k < NSTATUS; ++k) {
+      lua_pushinteger(L, STATUS[k].status);
+      lua_setfield(L, -2, STATUS[k].name);
+    }
+    lua_setfield(L, -2, "status");
+  }
   return 1;
 }

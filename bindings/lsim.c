@@ -237,13 +237,12 @@ int salta_l_model_simulate(lua_State *L) {
   lua_pushcfunction(L, sim_gc);
   lua_setfield(L, -2, "__gc");
   lua_setmetatable(L, -2);
-  if (salta_sim_create(sim, m)) return salta_l_error(L, "out of memory");
-  if (sens_n > 0 && salta_sim_set_sens(*sim, sens_dirs, sens_n))
-    return salta_l_error(L, "%s", salta_sim_errmsg(*sim));
+  if ((st = salta_sim_create(sim, m))) return salta_l_raise(L, st, "out of memory");
+  if (sens_n > 0 && (st = salta_sim_set_sens(*sim, sens_dirs, sens_n))) return salta_l_raise(L, st, salta_sim_errmsg(*sim));
   st = salta_sim_run(*sim, &o, p, x0, times, nt);
   if (st) {
     luaL_pushfail(L);
-    lua_pushstring(L, salta_sim_errmsg(*sim));
+    salta_l_pusherror(L, st, salta_sim_errmsg(*sim));
     push_result(L, *sim, d);
     salta_sim_free(sim);
     return 3;

@@ -47,7 +47,13 @@ enum {
   SALTA_EJIT = -3,      /* compiling or loading generated code failed */
   SALTA_EKERNEL = -4,   /* a kernel failed (implicit reset did not converge) */
   SALTA_ESOLVER = -5,   /* the integrator or a Newton iteration failed */
-  SALTA_EINTR = -6      /* stopped by salta_interrupt() */
+  SALTA_EINTR = -6,     /* stopped by salta_interrupt() */
+  SALTA_EALGEBRAIC = -7, /* the algebraic equations g = 0 have no solution the run can follow:
+                            Newton on g failed (at the start, after a reset, along the run), or
+                            they reach a fold or a singular point */
+  SALTA_ENODIFF = -8     /* no gradient at this point: a grazing crossing, an event group that
+                            a direction splits with members that do not commute, or (the
+                            adjoint) a crossing its discrete trajectory cannot follow */
 };
 
 /* ---- interrupts ------------------------------------------------------------ */
@@ -257,11 +263,11 @@ typedef struct salta_sim_stats {
 **    guard that is not finite, a guard crossing against its direction or a
 **    turned-around guard that never gets clear (a Zeno point), zeno_count
 **    event instants (groups) within zeno_window, more than max_events, a
-**    non-finite reset, Newton failing after a reset.
+**    non-finite reset; Newton failing after a reset is SALTA_EALGEBRAIC.
 **  - The sensitivity jump and the adjoint's event block are the group's
 **    composite reset's, each member with its own event time; a crossing
 **    whose guard rate is below 1e-6 of its terms (grazing) has no gradient:
-**    an error by every route.
+**    an error by every route (SALTA_ENODIFF).
 **
 ** One event firing. The states are borrowed from the simulation and valid
 ** until its next run or free. group is the record index of the group's

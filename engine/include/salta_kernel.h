@@ -145,6 +145,11 @@ typedef struct salta_model_def {
   const unsigned char *input_affine;
   const char *const *input_name;
   const char *const *input_arg;
+  const int *e_input;          /* ne: for an event that moves an input's
+                                  piece index, the read (an index of the
+                                  input arrays) whose argument left its
+                                  table when the reset makes the index NaN;
+                                  -1 for other events; NULL: none */
   /* The piece indices of input tables (hidden states) of a start state
   ** given to a run, from its other states at t0: writes those rows of
   ** out (nx) alone. NULL: none. */

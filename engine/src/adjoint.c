@@ -146,7 +146,7 @@ static int solve_segment(salta__adj *a, int s) {
   }
   a->mesh_fail = s;
   if (it == 40 && !crossed)
-    return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: the discrete trajectory does not reach the guard "
+    return salta__fail(a->err, SALTA_ENODIFF, "model '%s': adjoint: the discrete trajectory does not reach the guard "
                        "of event '%s' near t = %.17g (closest %g): the crossing is shallower than the trapezoid's "
                        "error (near grazing); use the forward sensitivities (method = \"sens\")", a->d->name, name,
                        t_forward, closest);
@@ -154,7 +154,7 @@ static int solve_segment(salta__adj *a, int s) {
     return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: the discrete time of event '%s' near "
                        "t = %.17g did not converge", a->d->name, name, t1);
   if (!(a->tau[s + 1] > a->tau[s]) || !(a->tau[s + 1] <= a->tau[a->nseg]))
-    return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: on the trapezoid, event '%s' (at t = %.17g in "
+    return salta__fail(a->err, SALTA_ENODIFF, "model '%s': adjoint: on the trapezoid, event '%s' (at t = %.17g in "
                        "the forward run) moved to t = %.17g, out of its segment (the crossing is near grazing); use "
                        "the forward sensitivities (method = \"sens\")", a->d->name, name, t_forward, a->tau[s + 1]);
   a->mesh_fail = -1;

@@ -16,7 +16,7 @@
 int salta__adj_solve_z(salta__adj *a, double t, double *w) {
   salta__zfail why;
   if (salta__dae_solve_z(a->dae, t, w, w + a->nx, &why) == 0) return SALTA_OK;
-  return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: Newton on g failed at t = %.17g: "
+  return salta__fail(a->err, SALTA_EALGEBRAIC, "model '%s': adjoint: Newton on g failed at t = %.17g: "
                      "algebraic equation g[%d] keeps residual %g", a->d->name, t, why.eq + 1, why.residual);
 }
 
@@ -318,7 +318,7 @@ static int event_time(salta__adj *a, int s, double et, double start_term, sweep_
     return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: g_z singular at t = %.17g", d->name, tb);
   salta__dae_guard_rates(a->dae, tb, wm, a->flow, a->flow + a->nx, NULL, 0, a->rate, a->rscale, NULL);
   if (salta__dae_grazing(a->rate[members[0]], a->rscale[members[0]]))
-    return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: grazing event '%s' at t = %.17g: the guard's "
+    return salta__fail(a->err, SALTA_ENODIFF, "model '%s': adjoint: grazing event '%s' at t = %.17g: the guard's "
                        "rate along the trajectory is %g", d->name, d->e_names[members[0]], tb, a->rate[members[0]]);
   if (!(fabs(tcoef) > 0) || !isfinite(tcoef))
     return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: the discrete equations do not determine the "

@@ -249,9 +249,9 @@ static int assign_segment(salta__alg *s, int seg, double t, const double *x, dou
 static int solve_failed(const salta__alg *s, double t, const salta__zfail *why) {
   static const char *const how[] = {"not converging", "singular", "not contracting"};
   if (why->block < 0)
-    return salta__fail(s->err, SALTA_ESOLVER, "model '%s': at t = %.17g the explicit algebraic '%s' is %g",
+    return salta__fail(s->err, SALTA_EALGEBRAIC, "model '%s': at t = %.17g the explicit algebraic '%s' is %g",
                        s->d->name, t, s->d->z_names[why->eq], why->residual);
-  return salta__fail(s->err, SALTA_ESOLVER, "model '%s': Newton on g failed at t = %.17g (%s): algebraic equation "
+  return salta__fail(s->err, SALTA_EALGEBRAIC, "model '%s': Newton on g failed at t = %.17g (%s): algebraic equation "
                      "g[%d] (for '%s') keeps residual %g", s->d->name, t, how[why->kind], why->eq + 1,
                      s->d->z_names[why->eq], why->residual);
 }

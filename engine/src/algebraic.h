@@ -61,7 +61,7 @@ int salta__alg_init(salta__alg *s, const salta_model_def *d, char *err);
 void salta__alg_free(salta__alg *s);
 
 /* Solves g(t, x, z) = 0 for z (in: the first guess of the implicit
-** blocks; out: the solution): SALTA_OK, or SALTA_ESOLVER with why filled
+** blocks; out: the solution): SALTA_OK, or SALTA_EALGEBRAIC with why filled
 ** (why may be NULL) and a message naming the equation.
 ** With s->certify, each block's Newton must contract from its first
 ** step: the simplified correction at each iterate (with the Jacobian of

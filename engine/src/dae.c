@@ -349,6 +349,20 @@ int salta__dae_group_coupled(salta__dae *a, const int *ev, int n, double t, int 
   return SALTA_OK;
 }
 
+/* Event j's reset set state i to a value that is not finite: for an
+** input's piece event, its read's argument left the table. */
+static int nonfinite_reset(salta__dae *a, int j, int i, double t) {
+  const salta_model_def *d = a->d;
+  int k = d->e_input ? d->e_input[j] : -1;
+  if (k >= 0)
+    return salta__fail(a->err, SALTA_EINPUT, "model '%s': input '%s' is read at %s %s its table [%.6g, %.6g] at "
+                       "t = %.17g", d->name, d->input_name[k], d->input_arg[k],
+                       d->e_direction[j] > 0 ? "beyond the end of" : "below the start of", d->input_lo[k],
+                       d->input_hi[k], t);
+  return salta__fail(a->err, SALTA_ESOLVER, "model '%s': the reset of event '%s' sets state '%s' to %g at t = %.17g",
+                     d->name, d->e_names[j], d->x_names[i], a->reset_out[i], t);
+}
+
 int salta__dae_reset(salta__dae *a, const int *ev, int n, double t, const double *wm, double *wp) {
   const salta_model_def *d = a->d;
   int nx = a->nx, q, i, st;
@@ -362,14 +376,12 @@ int salta__dae_reset(salta__dae *a, const int *ev, int n, double t, const double
                          d->name, d->e_names[j], t);
     for (i = 0; i < nx; ++i) {
       if (a->writer[i] != q) continue;
-      if (!isfinite(a->reset_out[i]))
-        return salta__fail(a->err, SALTA_ESOLVER, "model '%s': the reset of event '%s' sets state '%s' to %g at t = %.17g",
-                           d->name, d->e_names[j], d->x_names[i], a->reset_out[i], t);
+      if (!isfinite(a->reset_out[i])) return nonfinite_reset(a, j, i, t);
       wp[i] = a->reset_out[i];
     }
   }
   if (salta__dae_solve_z(a, t, wp, wp + nx, &why))
-    return salta__fail(a->err, SALTA_ESOLVER,
+    return salta__fail(a->err, SALTA_EALGEBRAIC,
                        "model '%s': Newton failed to restore g = 0 after the reset of event '%s'%s at t = %.17g: "
                        "algebraic equation g[%d] (for '%s') keeps residual %g",
                        d->name, d->e_names[ev[0]], n > 1 ? " and its group" : "", t, why.eq + 1,

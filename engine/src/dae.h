@@ -49,7 +49,7 @@ void salta__dae_set_params(salta__dae *a, const double *p);
 /* ---- Newton on g ------------------------------------------------------- */
 
 /* Solves g(t, x, z) = 0 for z (in/out: from z, block by block, see
-** algebraic.h): SALTA_OK, or SALTA_ESOLVER with why filled (why may be
+** algebraic.h): SALTA_OK, or SALTA_EALGEBRAIC with why filled (why may be
 ** NULL). Newton iterations are counted in a->alg.newton_iters. */
 int salta__dae_solve_z(salta__dae *a, double t, const double *x, double *z, salta__zfail *why);
 

@@ -138,7 +138,10 @@ static int rhs(erk *r, double t, const double *Y, double *Yp) {
 
 /* A branch of g = 0 ending at a stage is the integration's error past
 ** the shortest step (see erk_step). */
-static int solver_status(int st) { return st == SALTA__EBRANCH ? SALTA_ESOLVER : st; }
+/* A status for the caller: ERK's retries over, a branch's end is final. */
+static int solver_status(int st) {
+  return st == SALTA__EBRANCH ? SALTA_EALGEBRAIC : st == SALTA__EPIVOT ? SALTA_ESOLVER : st;
+}
 
 /* Weighted RMS norm of v with weights from y0 and y1. */
 static double wrms(const erk *r, const double *v, const double *y0, const double *y1, double rtol) {
@@ -313,7 +316,7 @@ static int erk_step(void *self, double tf, double *t_old, double *t_new) {
     errn = attempt(r, r->t, h, o->rtol, &st);
     /* a stage beyond the end of the algebraics' branch (a fold): a
     ** shorter step may stay before it; at the fold itself none does */
-    if (st == SALTA__EBRANCH && h > BRANCH_MIN_STEP * fmax(1.0, fabs(r->t))) {
+    if ((st == SALTA__EBRANCH || st == SALTA__EPIVOT) && h > BRANCH_MIN_STEP * fmax(1.0, fabs(r->t))) {
       r->env.stats->err_test_fails++;
       r->h *= 0.25;
       r->rejected = 1;

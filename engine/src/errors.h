@@ -22,8 +22,11 @@
 #define SALTA__ESTIFF (-100)
 /* Internal status: a stage's algebraics left the branch of g = 0 they
 ** followed (track.c): ERK retries a shorter step, and past the shortest
-** reports it as SALTA_ESOLVER with the message already set. */
+** reports it as SALTA_EALGEBRAIC with the message already set. */
 #define SALTA__EBRANCH (-101)
+/* Internal status: the same where a dummy derivative's pivot vanished;
+** reported as SALTA_ESOLVER. */
+#define SALTA__EPIVOT (-102)
 
 /* Formats into buf (SALTA_ERRMSG_SIZE bytes; NULL: nothing) and returns
 ** status, so that `return salta__fail(m->err, SALTA_EINPUT, "...", ...)`

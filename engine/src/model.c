@@ -172,6 +172,10 @@ static int check_def(salta_model *m) {
   if ((st = check_names(m, d->input_name, d->ninputs, "input")) ||
       (st = check_names(m, d->input_arg, d->ninputs, "input's argument")))
     return st;
+  for (j = 0; d->e_input && j < d->ne; ++j)
+    if (d->e_input[j] < -1 || d->e_input[j] >= d->ninputs)
+      return salta__fail(m->err, SALTA_EINPUT, "model '%s': event '%s' names input read %d (model has %d)", d->name,
+                         d->e_names[j], d->e_input[j], d->ninputs);
   return check_index1(m);
 }
 

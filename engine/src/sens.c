@@ -15,7 +15,7 @@
 
 const char *salta__dir_text(const salta_model_def *d, int dir, char *buf, size_t cap) {
   if (dir >= 0) snprintf(buf, cap, "parameter '%s'", d->p_names[dir]);
-  else snprintf(buf, cap, "the initial value of '%s'", d->x_names[-dir - 1]);
+  else snprintf(buf, cap, "the start value of '%s'", d->x_names[-dir - 1]);
   return buf;
 }
 
@@ -233,7 +233,7 @@ static int event_times(salta__sens *sn, double tau, const salta__left_limit *lm,
     int j = ev[q];
     double rate = lm->rate[j];
     if (salta__dae_grazing(rate, lm->rscale[j]))
-      return salta__fail(a->err, SALTA_ESOLVER,
+      return salta__fail(a->err, SALTA_ENODIFF,
                          "model '%s': grazing event '%s' at t = %.17g: the guard's rate along the trajectory is %g, "
                          "so the event time and the gradient are undefined", d->name, d->e_names[j], tau, rate);
     salta__dae_guard_row(a, j, tau, wm, lm->ejac, sn->ew, sn->ep);
@@ -298,12 +298,6 @@ static int group_splits(const salta__sens *sn, int nev, const double *tau_p) {
 }
 
 /* The text of direction k: "parameter 'p'" or "the start value of 'x'". */
-static void direction_text(const salta__sens *sn, int k, char *buf, size_t size) {
-  const salta_model_def *d = sn->dae->d;
-  if (sn->dirs[k] >= 0) snprintf(buf, size, "parameter '%s'", d->p_names[sn->dirs[k]]);
-  else snprintf(buf, size, "the start value of '%s'", d->x_names[-sn->dirs[k] - 1]);
-}
-
 /* One member j fired in sequence: from the state w0 with flow f0 (x' then
 ** z') and sensitivities S (in place) to w1 with flow f1, at time tau with
 ** its own tau_p (out, ns) from its guard at w0 along f0. Its reset is read
@@ -379,8 +373,8 @@ static int compose_in_order(salta__sens *sn, double tau, const salta__left_limit
 static int not_differentiable(salta__sens *sn, double tau, const int *ev, int qa, int qb, int k, const char *why) {
   const salta_model_def *d = sn->dae->d;
   char dir[160];
-  direction_text(sn, k, dir, sizeof dir);
-  return salta__fail(sn->dae->err, SALTA_ESOLVER,
+  salta__dir_text(d, sn->dirs[k], dir, sizeof dir);
+  return salta__fail(sn->dae->err, SALTA_ENODIFF,
                      "model '%s': events '%s' and '%s' fire together at t = %.17g, and %s moves them apart; %s, so "
                      "the loss is not differentiable there", d->name, d->e_names[ev[qa]], d->e_names[ev[qb]], tau, dir,
                      why);

@@ -20,7 +20,7 @@
 ** dir, dir = -(i + 1) the initial value of state i. Its place in a vector
 ** of the parameters followed by the initial states, [p; x0]: */
 static inline int salta__dir_slot(int np, int dir) { return dir >= 0 ? dir : np - dir - 1; }
-/* "parameter 'k'" or "the initial value of 'x'", into buf; returns buf. */
+/* "parameter 'k'" or "the start value of 'x'", into buf; returns buf. */
 const char *salta__dir_text(const salta_model_def *d, int dir, char *buf, size_t cap);
 
 typedef struct salta__sens {

@@ -379,7 +379,7 @@ static int consistent_start(salta_sim *s, const salta_sim_options *o, const doub
   if (s->nz) memcpy(w + s->nx, d->z_start, sizeof(double) * (size_t)s->nz);
   if ((st = salta__start_modes(&s->dae, o->t0, w))) return st;
   if (salta__dae_solve_z(&s->dae, o->t0, w, w + s->nx, &why))
-    return salta__fail(s->err, SALTA_ESOLVER,
+    return salta__fail(s->err, SALTA_EALGEBRAIC,
                        "model '%s': inconsistent initial state at t = %g: Newton on g did not converge; "
                        "algebraic equation g[%d] (for '%s') has the largest residual, %g",
                        d->name, o->t0, why.eq + 1, d->z_names[why.eq], why.residual);

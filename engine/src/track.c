@@ -157,7 +157,8 @@ static int branch_end(salta__track *k, int status, double t_from, double t, cons
   char blk[320], at[96];
   int j = pivots_at(k, t, x, z, k->piv_new);
   if (j >= 0 && ratio(k->piv_new, j) < SALTA_PIVOT_BLAME)
-    return pivot_fail(k, status, j, t, k->piv_new, NAN, 0, cause);
+    return pivot_fail(k, status == SALTA__EBRANCH ? SALTA__EPIVOT : status, j, t, k->piv_new, NAN, 0, cause);
+  if (status == SALTA_ESOLVER) status = SALTA_EALGEBRAIC;   /* the algebraic equations' own failure */
   if (why->block < 0)
     return salta__fail(k->dae->err, status,
                        "model '%s': Newton on g failed at t = %.17g: algebraic equation g[%d] keeps residual %g%s",

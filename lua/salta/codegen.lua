@@ -401,6 +401,18 @@ local function input_reads(m, chunks, field)
     affine[k], names[k], texts[k] = c.how == "affine" and 1 or 0, c.name, expr.show(c.arg)
   end
   if #checks > 0 then
+    local index, e_input, any = {}, {}, false
+    for k, c in ipairs(checks) do index[c.key] = k - 1 end
+    for j = 1, #m.e do
+      local info = (m.e_input or {})[j]
+      local u = info and info.read.use
+      e_input[j] = u and index[u.table.hash .. ":" .. u.arg.id] or -1
+      any = any or e_input[j] >= 0
+    end
+    if any then
+      chunks[#chunks + 1] = int_array("e_input", e_input)
+      field("e_input", "e_input")
+    end
     chunks[#chunks + 1] = kernel("k_input_args", args)
     chunks[#chunks + 1] = double_array("input_lo", lo)
     chunks[#chunks + 1] = double_array("input_hi", hi)

@@ -120,28 +120,11 @@ function M.input_tables(uses_held, uses_other, T)
       elseif u.held then how = "start" end
       if how and not checked[key] then
         checked[key] = true
-        checks[#checks + 1] = { name = u.name, table = u.table, arg = u.arg, how = how, T = T }
+        checks[#checks + 1] = { name = u.name, table = u.table, arg = u.arg, how = how, T = T, key = key }
       end
     end
   end
   return tables, checks
-end
-
--- explain(d, msg): an engine error from a piece index set to NaN (its
--- argument left the table, moving or moved by a reset) told as the input
--- read outside its table.
-function M.explain(d, msg)
-  msg = tostring(msg)
-  for j, info in pairs(d.e_input or {}) do
-    local at = msg:find("the reset of event '" .. d.e_names[j] .. "' sets state", 1, true)
-    if at then
-      local tab, use = info.read.use.table, info.read.use
-      return ("model '%s': input '%s' is read at %s %s its table [%.6g, %.6g] at t = %s"):format(d.name,
-        use.name, expr.show(use.arg), info.direction > 0 and "beyond the end of" or "below the start of",
-        tab.t[1], tab.t[#tab.t], msg:match("at t = (%S+)", at) or "?")
-    end
-  end
-  return msg
 end
 
 return M

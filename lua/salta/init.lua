@@ -15,6 +15,11 @@ local salta = {
   version = require("salta.core").version(),
   dae = model.dae,
   expr = expr,
+  -- errcode(err): what an engine error was ("memory", "input", "jit",
+  -- "kernel", "solver", "interrupted", "algebraic", "nondifferentiable";
+  -- salta.h's status codes), or nil for any other error; tostring(err) is
+  -- its message
+  errcode = require("salta.core").errcode,
 }
 
 -- Elementary functions that accept numbers (plain result) or expressions.

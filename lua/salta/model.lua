@@ -570,9 +570,11 @@ function Model:start_follows_params()
   return false
 end
 
--- An engine error told in the model's terms (index reduction, inputs).
+-- An engine error told in the model's terms (index reduction): an error
+-- object whose tostring is the message and whose code
+-- (salta.errcode(err)) the engine's status.
 function Model:explain(err)
-  return hybrid.explain(self.symbolic, require("salta.structure").explain(self.structure, err))
+  return require("salta.structure").explain(self.structure, err)
 end
 
 function Model:c_source()

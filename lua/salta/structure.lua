@@ -518,20 +518,20 @@ function M.add_stats(st, stats)
   return stats
 end
 
--- explain(structure, msg): an engine message, with what index reduction
--- chose when Newton on g failed in a model that has dummy derivatives
--- (the engine names a dummy whose pivot it saw vanish itself).
-function M.explain(st, msg)
-  msg = tostring(msg)
-  if not st or #st.dummies == 0 or not msg:find("Newton", 1, true) or msg:find("dummy derivative", 1, true) then
-    return msg
-  end
+-- explain(structure, err): an engine error, with what index reduction
+-- chose when the algebraic equations failed (its code "algebraic") in a
+-- model that has dummy derivatives (the engine names a dummy whose pivot
+-- it saw vanish itself); the same error object, reworded.
+function M.explain(st, err)
+  local core = require("salta.core")
+  if not st or #st.dummies == 0 or core.errcode(err) ~= "algebraic" then return err end
   local names = {}
   for i, n in ipairs(st.dummies) do names[i] = "'" .. n .. "'" end
-  return ("%s (index reduction made %s algebraic, chosen where the constraints' derivatives by them are "
+  return core.error(("%s (index reduction made %s algebraic, chosen where the constraints' derivatives by them are "
     .. "largest at the start values: Newton fails where the motion makes those derivatives vanish, e.g. a "
     .. "pendulum passing the point where the chosen coordinate's partial is 0; start where they stay away "
-    .. "from 0, or write the model in coordinates that do not degenerate)"):format(msg, table.concat(names, ", "))
+    .. "from 0, or write the model in coordinates that do not degenerate)"):format(tostring(err),
+    table.concat(names, ", ")), err.status)
 end
 
 -- compile(d): applies the structural compiler to description d in place
