@@ -109,7 +109,7 @@ static int first_crossing(salta__events *ev, const salta__interp *ip, salta__bra
 
 static int refine(salta__events *ev, const salta__interp *ip, salta__bracket b, double *t_cross) {
   int side = 0, it, j = b.guard, st;
-  if ((st = first_crossing(ev, ip, &b))) return st;
+  if (!b.narrowed && (st = first_crossing(ev, ip, &b))) return st;
   for (it = 0; it < 200; ++it) {
     double tol = salta__time_tol(b.hi), tm, e;
     if (b.hi - b.lo <= tol) break;
@@ -306,7 +306,7 @@ static int scan_guard(salta__events *ev, const salta__interp *ip, int j, const d
   int armed = ev->armed[j] && !ev->leaving[j], i, probes = 0, st;
   *found = 0;
   ev->arm_t[j] = armed ? ts[0] : INFINITY;
-  if (!armed && arms_at(ev, j, ts[0], G[j])) armed = 1, ev->arm_t[j] = ts[0];
+  if (!armed && arms_at(ev, j, ts[0], G[j])) armed = 1, ev->arm_t[j] = ts[0], salta__note_side(ev, j, G[j]);
   for (i = 0; i < SALTA__SAMPLES; ++i) {
     int top = 0;
     stack[top++] = (span){ts[i], G[(size_t)i * ne + j], ts[i + 1], G[(size_t)(i + 1) * ne + j], 0};
@@ -335,12 +335,12 @@ static int scan_guard(salta__events *ev, const salta__interp *ip, int j, const d
         continue;
       }
       if (armed && salta__on_firing_side(ev, j, s.gb)) {
-        b->guard = j, b->refined = 0;
+        b->guard = j, b->refined = 0, b->narrowed = 0;
         b->lo = s.a, b->elo = s.ga, b->hi = s.b, b->ehi = s.gb;
         *found = 1;
         return SALTA_OK;
       }
-      if (!armed && arms_at(ev, j, s.b, s.gb)) armed = 1, ev->arm_t[j] = s.b;
+      if (!armed && arms_at(ev, j, s.b, s.gb)) armed = 1, ev->arm_t[j] = s.b, salta__note_side(ev, j, s.gb);
     }
   }
   return SALTA_OK;
@@ -392,6 +392,7 @@ static int quiet_arming(salta__events *ev, int j, int armed, const double *ts) {
   for (i = 0; i <= SALTA__SAMPLES; ++i)
     if (arms_at(ev, j, ts[i], ev->samples[(size_t)i * ev->ne + j])) {
       ev->arm_t[j] = ts[i];
+      salta__note_side(ev, j, ev->samples[(size_t)i * ev->ne + j]);
       break;
     }
   return 1;
@@ -430,6 +431,14 @@ static int earliest(salta__events *ev, const salta__interp *ip, int nb, double *
     for (k = 1; k < nb; ++k) {
       double e = ev->g_probe[br[k].guard], t_k;
       if (br[k].refined || !(br[k].lo < *best)) continue;
+      /* to its first crossing first: the guard may cross and come back
+      ** inside a bracket that reaches past the best time */
+      if (!br[k].narrowed) {
+        if ((st = first_crossing(ev, ip, &br[k]))) return st;
+        if (ev->bad_guard >= 0) return bad_guard_error(ev);
+        br[k].narrowed = 1;
+        if (!(br[k].lo < *best)) continue;
+      }
       if (br[k].hi > *best) {
         if (!salta__on_firing_side(ev, br[k].guard, e) || simultaneous(&br[k], e, *best)) continue;
         br[k].hi = *best, br[k].ehi = e;
