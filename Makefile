@@ -118,8 +118,12 @@ fuzz: deps
 	  $$(($(FUZZ_SEED) + 1000000)) 2
 
 # the hand-written C floor the bench compares the default route with
-FLOOR_BIN := $(BUILD)/bench/floor_balls $(BUILD)/bench/floor_cauer
-$(BUILD)/bench/%: examples/bench/%.c examples/bench/floor_harness.h | $(BUILD)/bench
+FLOOR_BIN := $(BUILD)/bench/floor_balls $(BUILD)/bench/floor_cauer $(BUILD)/bench/floor_idas_cauer
+FLOOR_HDR := examples/bench/floor_harness.h examples/bench/floor_cauer_model.h
+$(BUILD)/bench/floor_idas_%: examples/bench/floor_idas_%.c $(FLOOR_HDR) | $(BUILD)/bench
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -o $@ $< -lsundials_idas \
+	  -lsundials_nvecserial -lsundials_sunmatrixdense -lsundials_sunlinsoldense -lm
+$(BUILD)/bench/%: examples/bench/%.c $(FLOOR_HDR) | $(BUILD)/bench
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -o $@ $< -lm
 
 bench: deps all $(FLOOR_BIN)
