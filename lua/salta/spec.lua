@@ -349,6 +349,7 @@ function M.describe_spec(tbl, name, dir)
   for _, n in ipairs(d.e_names) do seen[n] = true end
   hybrid.add_hidden_events(d, name, seen)
   d.input_tables, d.input_checks = hybrid.input_tables(uses_held, uses_other, d.vars.t)
+  d.inputs = inputs
   return d
 end
 
