@@ -1022,7 +1022,7 @@ function M.load(path, opts)
   local m = require("salta.model").build(d, { backend = opts.backend, cache_dir = opts.cache_dir,
     structural = opts.structural })
   m.experiment = experiment(S, model)
-  m.param_info, m.dependent = S.param_info, {}
+  m.param_info, m.dependent, m.dependent_nodes = S.param_info, {}, S.dependent
   for _, dp in ipairs(S.dependent) do m.dependent[dp.name] = expr.show(dp.binding) end
   m.after_simulate = assert_checks(S, d)
   m:after_simulate({ t = {}, stats = function() return {} end }, m:vector("params", nil, m.params, m.p0))
