@@ -56,7 +56,7 @@ end
 -- printed pre(...) (the values before an event, in a when-equation).
 local ATOM, POW, MUL, ADD = 5, 4, 2, 1
 
-local function printer(model, special, discrete)
+local function printer(model, special, discrete, boolean)
   local memo = {}
   local pr
   local function wrap(n, min)
@@ -76,8 +76,10 @@ local function printer(model, special, discrete)
     if op == "var" then
       if n.kind == "t" then return "time", ATOM end
       if n.kind == "u" then error(("model '%s': an implicit unknown cannot be written as Modelica"):format(model), 0) end
-      if discrete and discrete[n] then return "pre(" .. quote(n.name) .. ")", ATOM end
-      return quote(n.name), ATOM
+      local s = discrete and discrete[n] and "pre(" .. quote(n.name) .. ")" or quote(n.name)
+      -- a Boolean is no number in Modelica: its 0/1 value is an if-expression
+      if boolean and boolean[n] then return ("(if %s then 1.0 else 0.0)"):format(s), ATOM end
+      return s, ATOM
     end
     if op == "add" then
       if n[2].op == "neg" then return wrap(n[1], ADD) .. " - " .. wrap(n[2][1], MUL), ADD end
@@ -240,6 +242,13 @@ local function condition_text(g, dir, pr)
   return A .. " > " .. B .. " or " .. A .. " < " .. B
 end
 
+-- A value set to discrete variable i: true or false for a Boolean.
+local function boolean_value(d, i, r, pr)
+  if d.discrete[d.x_names[i]] ~= "boolean" then return pr(r) end
+  if r.op == "const" then return r.value ~= 0 and "true" or "false" end
+  return ("%s > 0.5"):format(pr(r))
+end
+
 local function event_lines(d, pr, pr_reset, out)
   for j = 1, own_events(d) do
     out[#out + 1] = ("    when %s then"):format(condition_text(d.e[j], d.e_dir[j], pr))
@@ -249,7 +258,7 @@ local function event_lines(d, pr, pr_reset, out)
         if i <= (d.n_continuous or #d.x_names) then
           out[#out + 1] = ("      reinit(%s, %s);"):format(quote(d.x_names[i]), pr_reset(r))
         else
-          out[#out + 1] = ("      %s = %s;"):format(quote(d.x_names[i]), pr_reset(r))
+          out[#out + 1] = ("      %s = %s;"):format(quote(d.x_names[i]), boolean_value(d, i, r, pr_reset))
         end
       end
     end
@@ -293,10 +302,13 @@ function M.text(m)
   local own = 0
   for i = 1, #d.x_names do if not hidden[i] then own = i end end
   local special = specials(d)
-  local pr = printer(d.name, special)
-  local discrete = {}
-  for i = (d.n_continuous or own) + 1, own do discrete[d.vars.x[i]] = true end
-  local pr_reset = printer(d.name, special, discrete)
+  local discrete, boolean = {}, {}
+  for i = (d.n_continuous or own) + 1, own do
+    discrete[d.vars.x[i]] = true
+    if d.discrete[d.x_names[i]] == "boolean" then boolean[d.vars.x[i]] = true end
+  end
+  local pr = printer(d.name, special, nil, boolean)
+  local pr_reset = printer(d.name, special, discrete, boolean)
   local marks, extra = output_plan(d, own)
   local out = { "//! base 0.1.0", ("package %s"):format(quote(d.name)) }
   table_lines(d, out)
