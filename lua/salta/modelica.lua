@@ -685,16 +685,34 @@ local function assert_equation(S, a, events)
       S.fail(rel.pos, "an assert's condition must be relations (<, <=, >, >=) joined by 'and'")
     end
     local g = expr.sub(mexpr.value(S.cx, rel[1]), mexpr.value(S.cx, rel[2]))
-    local moving = false
-    for v in pairs(expr.deps(g)) do moving = moving or v.kind ~= "p" end
     local check = { guard = g, dir = -DIR[rel.op], message = text, pos = a.pos }
-    if moving then
-      events[#events + 1] = { guard = g, dir = check.dir, r = {}, terminal = true, comment = "assert: " .. text,
-        assert = check }
-    else
-      S.static_asserts[#S.static_asserts + 1] = check
-    end
+    events[#events + 1] = { guard = g, dir = check.dir, r = {}, terminal = true, comment = "assert: " .. text,
+      assert = check }
   end
+end
+
+-- The asserts whose condition reads the parameters alone (once the known
+-- algebraics are substituted) are checked outside the run; the others
+-- stay events, each named by its message.
+local function split_asserts(S, go)
+  local kept, count = {}, {}
+  for _, ev in ipairs(S.events) do
+    local keep = true
+    if ev.assert then
+      ev.guard = go(ev.guard)
+      ev.assert.guard = ev.guard
+      keep = false
+      for v in pairs(expr.deps(ev.guard)) do keep = keep or v.kind ~= "p" end
+      if keep then
+        count[ev.comment] = (count[ev.comment] or 0) + 1
+        if count[ev.comment] > 1 then ev.comment = ("%s (%d)"):format(ev.comment, count[ev.comment]) end
+      else
+        S.static_asserts[#S.static_asserts + 1] = ev.assert
+      end
+    end
+    if keep then kept[#kept + 1] = ev end
+  end
+  S.events = kept
 end
 
 -- Input tables ------------------------------------------------------------------
@@ -890,6 +908,7 @@ local function describe(S, model, functions)
   for _, r in ipairs(S.rows) do if not r.removed then d.g[#d.g + 1] = go(r.e) end end
   d.y_names, d.h = S.y_names, {}
   for i, e in ipairs(S.h) do d.h[i] = go(expr.lift(e)) end
+  split_asserts(S, go)
   event_lists(d, S.events, go)
   for _, h in ipairs(hidden) do
     if h.guard then h.guard = go(h.guard) end
