@@ -235,7 +235,8 @@ end
 
 local function condition_text(g, dir, pr)
   local a, b = g, expr.ZERO
-  if g.op == "add" and g[2].op == "neg" then a, b = g[1], g[2][1] end
+  if g.op == "add" and g[2].op == "neg" then a, b = g[1], g[2][1]
+  elseif g.op == "add" and g[1].op == "const" then a, b = g[2], expr.const(-g[1].value) end
   local A, B = pr(a), pr(b)
   if dir > 0 then return A .. " > " .. B end
   if dir < 0 then return A .. " < " .. B end

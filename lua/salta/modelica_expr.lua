@@ -118,9 +118,8 @@ function condition(cx, e)
       or e.name == "sample") then
     cx.fail(e.pos, ("%s(...) is only supported as the condition of a when-equation"):format(e.name))
   end
-  if k == "if" then   -- a Boolean if-expression: (c and a) or (not c and b)
-    local t = { k = "val", v = value(cx, e) }
-    return t
+  if k == "if" or k == "call" then   -- a Boolean value (pre(b), a Boolean if-expression): 0 or 1
+    return { k = "val", v = value(cx, e) }
   end
   cx.fail(e.pos, "a condition must be a Boolean expression (a comparison, a Boolean variable, and, or, not)")
 end
