@@ -538,6 +538,22 @@ end
 -- Events ------------------------------------------------------------------------
 
 local DIR = { ["<"] = -1, ["<="] = -1, [">"] = 1, [">="] = 1 }
+local integer_shift
+
+-- A relation between Integer and Boolean values (n >= 3) holds from a
+-- jump that lands on its bound: its guard moves half a unit, so that the
+-- jump takes it clearly past zero (event iteration fires it).
+local SHIFT = { [">="] = 0.5, [">"] = -0.5, ["<="] = -0.5, ["<"] = 0.5 }
+
+function integer_shift(S, g, op)
+  local any = false
+  for v in pairs(expr.deps(g)) do
+    local decl = v.kind == "x" and v.index > S.ncont and S.vars[v.name]
+    if not (decl and decl.base ~= "Real") then return g end
+    any = true
+  end
+  return any and expr.add(g, expr.const(SHIFT[op])) or g
+end
 
 -- A when-condition as events: { {guard, dir} }, or { initial = true },
 -- { terminal = true }.
@@ -559,7 +575,7 @@ local function when_guards(S, c, out)
   end
   if k == "rel" and DIR[c.op] then
     local a, b = mexpr.value(S.cx, c[1]), mexpr.value(S.cx, c[2])
-    out[#out + 1] = { guard = expr.sub(a, b), dir = DIR[c.op] }
+    out[#out + 1] = { guard = integer_shift(S, expr.sub(a, b), c.op), dir = DIR[c.op] }
     return out
   end
   if k == "name" or k == "not" then
@@ -889,9 +905,9 @@ end
 
 local function describe(S, model, functions)
   prepare(S, model, functions)
+  local hidden = translate(S, model)   -- first: when initial() gives start values
   local x0, start, z0 = starts(S)
   S.z_start = z0
-  local hidden = translate(S, model)
   S.known = eliminate_known(S, S.rows)
   local go, fx, zn, z0f, zv = renumber(S, solve_derivatives(S, S.rows))
   local d = { name = S.name, x_names = {}, x_start = x0, z_names = zn, z_start = z0f, p_names = S.p_names,
