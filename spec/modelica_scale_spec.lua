@@ -45,8 +45,12 @@ end
 
 describe("load_modelica: compile time of connector-level models", function()
   local clock = require("salta.core").clock
+  -- without the host's in-process tcc (plain lua5.4) a 10,000-equation
+  -- model waits for cc -O2 (80 s): measured under the host only
+  local tcc = pcall(require, "salta.tcc")
   for _, N in ipairs({ 8, 833 }) do
-    it(("an RC ladder of %d sections"):format(N), function()
+    local run = (N < 100 or tcc) and it or pending
+    run(("an RC ladder of %d sections"):format(N), function()
       local text, neq = ladder(N)
       local path = H.temp_file(text, ".bmo")
       local t = clock()
