@@ -30,7 +30,7 @@ OPTIM_LIBS := -lcminpack -llbfgsb
 DEB_PACKAGES := build-essential pkg-config lua5.4 liblua5.4-dev libsundials-dev \
   libopenblas-dev liblapacke-dev libtcc-dev lua-busted lua-cjson lua-yaml \
   libedit-dev libsuitesparse-dev libcminpack-dev liblbfgsb-dev gnuplot-nox \
-  libopenmpi-dev openmpi-bin libsodium-dev
+  libopenmpi-dev openmpi-bin libsodium-dev lua-lpeg
 
 ENGINE_SRC := $(wildcard engine/src/*.c)
 ENGINE_OBJ := $(ENGINE_SRC:engine/src/%.c=$(BUILD)/engine/%.o)
