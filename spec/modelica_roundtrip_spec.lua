@@ -96,7 +96,7 @@ describe("to_modelica and load_modelica: the round trip", function()
       algebraics = { { "w", 0 } },
       params = { { "a", 0.5 }, { "k", 1.5 }, { "T", 1.2 } },
       f = function(t, x, z, p)
-        return { salta.ifelse(salta.gt(x.x, 0.3), -p.k * x.x, 0.2) + salta.ifelse(salta.lt(t, p.T), 0, 0.1),
+        return { salta.ifelse(salta.gt(x.x, 0.3), -p.k * x.x, -0.2) + salta.ifelse(salta.lt(t, p.T), 0, 0.1),
           z.w * salta.ifelse(x.on, 1, -1) }
       end,
       g = function(t, x, z, p)
