@@ -1,5 +1,6 @@
 /*
-** lcore.h -- helpers shared by the files of the salta.core module.
+** lcore.h -- helpers shared by the files of the salta.core module
+** (lcore.c), and what each file of the module gives the others.
 */
 #ifndef SALTA_LCORE_H
 #define SALTA_LCORE_H
@@ -36,7 +37,12 @@ void salta_l_pushvec(lua_State *L, const double *v, int n);
 /* Pushes names[0..n-1] as a new array of strings. */
 void salta_l_pushnames(lua_State *L, const char *const *names, int n);
 
+/* The model userdata at idx; an error when it, or its compiled code, is
+** closed. */
 salta_model_ud *salta_l_checkmodel(lua_State *L, int idx);
+
+/* Seconds on a monotonic wall clock (timings). */
+double salta_l_now(void);
 
 void salta_l_open_model(lua_State *L);   /* registers the model metatable */
 
