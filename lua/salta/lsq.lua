@@ -10,6 +10,9 @@
 --   loss:window(t_end)   the same loss over the targets at t <= t_end
 --   loss:stats()   the last evaluation's run: steps, events, method, ...
 --
+-- The loss interface salta.fit relies on is stated in salta.loss_interface;
+-- this is its reference implementation.
+--
 -- L(p) = mean over the finite data entries of (w (y(t_k) - data))^2 (w
 -- the output's weight, divided by sigma when given); the residuals are r =
 -- w (y - data) / sqrt(N), so that L = sum r^2. p is an array in the order of `free` or a
@@ -193,6 +196,21 @@ function M.new(spec)
     drop_after_end = after_end(spec.after_end) }
   self.core:configure(self.options)
   return self
+end
+
+-- A copy of the spec the loss was made from.
+local function spec_of(self)
+  local spec = {}
+  for k, v in pairs(self.spec) do spec[k] = v end
+  return spec
+end
+
+-- twin(changes): a loss of the same spec with the options in changes
+-- replaced (salta.gradcheck's tighter and other-method twins).
+function Loss:twin(changes)
+  local spec = spec_of(self)
+  for k, v in pairs(changes) do spec[k] = v end
+  return M.new(spec)
 end
 
 -- The full parameter vector and initial state for free values p.
@@ -398,6 +416,17 @@ function Loss:residuals(p)
   return r
 end
 
+-- residual_counts(): every residual is divided by sqrt of the count of
+-- finite data, N (salta.loss_interface).
+function Loss:residual_counts()
+  local n, out = self.core:nresid(), {}
+  for i = 1, n do out[i] = n end
+  return out
+end
+
+-- absolute(): whether the residuals are in units of known sigma.
+function Loss:absolute() return self.absolute_sigma end
+
 function Loss:jacobian(p)
   local _, J = call(self, p, "j")
   for _, row in ipairs(J) do apply_log(self, p, row) end
@@ -426,8 +455,7 @@ function Loss:window(t_end)
   if #times == 0 then
     error(("salta.lsq: window(%g) holds no target (the first is at t = %g)"):format(t_end, self.times[1]), 2)
   end
-  local spec = {}
-  for k, v in pairs(self.spec) do spec[k] = v end
+  local spec = spec_of(self)
   spec.data, spec.outputs, spec.tf = {}, self.outputs, nil
   for _, n in ipairs(self.outputs) do
     local col, out = self.columns[n], {}
@@ -465,8 +493,7 @@ function Loss:predict(p)
     end
     -- the user's options, with zero data and neither weights nor sigma: its
     -- residuals are the predictions
-    local spec = {}
-    for k, v in pairs(self.spec) do spec[k] = v end
+    local spec = spec_of(self)
     spec.times, spec.data, spec.outputs, spec.weights, spec.sigma = self.times, zeros, self.outputs, nil, nil
     spec.t0, spec.tf = self.t0, self.tf
     self.zero_twin = M.new(spec)
