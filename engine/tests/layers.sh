@@ -1,8 +1,10 @@
 #!/bin/sh
-# The layout rules of the engine and the bindings:
+# The layout rules of the engine, the bindings and the Lua library:
 #  - no engine source file over 700 lines;
 #  - no call cycle between engine files, nor between binding files (from
-#    the symbols their objects define and use).
+#    the symbols their objects define and use);
+#  - no cycle in the Lua library's require graph (every require of a
+#    salta module in lua/salta/*.lua, those inside functions included).
 # usage: engine/tests/layers.sh BUILD_DIR
 build=${1:-build}
 passed=0 failed=0
@@ -42,6 +44,16 @@ calls "$build"/engine/*.o > "$tmp/engine"
 acyclic "engine files" "$tmp/engine"
 calls "$build"/bindings/*.o > "$tmp/bindings"
 acyclic "binding files" "$tmp/bindings"
+
+# The require graph: module -> each salta module it requires (comments
+# left out; lua/salta/init.lua is the module "salta").
+for f in lua/salta/*.lua; do
+  m=salta.$(basename "$f" .lua)
+  [ "$m" = salta.init ] && m=salta
+  sed 's/--.*$//' "$f" | grep -oE 'require[ (]*"salta(\.[a-z_]+)?"' | sed -E 's/.*"(.*)"/\1/' | sort -u \
+    | awk -v m="$m" '{print m, $1}'
+done > "$tmp/lua"
+acyclic "Lua modules (require)" "$tmp/lua"
 
 echo "[c:layers] $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
