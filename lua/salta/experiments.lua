@@ -236,7 +236,7 @@ function Experiments:window(t_end)
   for k, v in pairs(self) do w[k] = v end
   w.losses, w.row_offsets = {}, nil
   for i, L in ipairs(self.losses) do
-    w.losses[i] = L.times[1] <= t_end and L:window(t_end) or M.empty(L)
+    w.losses[i] = #L.times > 0 and L.times[1] <= t_end and L:window(t_end) or M.empty(L)
   end
   local times = {}
   for _, t in ipairs(self.times) do if t <= t_end then times[#times + 1] = t end end
@@ -248,12 +248,21 @@ end
 -- residuals (salta.loss_interface), free as L.
 function M.empty(L)
   local e = { free = L.free, log = L.log, times = {}, t0 = L.t0 }
-  local zeros = function() local g = {} for k = 1, #L.free do g[k] = 0 end return g end
-  function e.value() return 0 end
-  function e.value_and_grad() return 0, zeros() end
-  function e.grad() return zeros() end
-  function e.residuals() return {} end
-  function e.jacobian() return {} end
+  -- a zero gradient at p, which must be a point of L's free parameters
+  local function zeros(p)
+    if type(p) ~= "table" or (#p ~= #L.free and not (#p == 0 and next(p))) then
+      error(("salta.experiments: %s parameter values, expected %d (%s)"):format(type(p) == "table" and #p or "no",
+        #L.free, table.concat(L.free, ", ")), 3)
+    end
+    local g = {}
+    for k = 1, #L.free do g[k] = 0 end
+    return g
+  end
+  function e.value(_, p) zeros(p) return 0 end
+  function e.value_and_grad(_, p) return 0, zeros(p) end
+  function e.grad(_, p) return zeros(p) end
+  function e.residuals(_, p) zeros(p) return {} end
+  function e.jacobian(_, p) zeros(p) return {} end
   function e.residual_counts() return {} end
   function e.absolute() return L:absolute() end
   function e.mesh_check() return true end

@@ -25,7 +25,7 @@ local View = {}
 View.__index = View
 
 local function view(loss, k, value)
-  local v = setmetatable({ base = loss, k = k, value = value, free = {}, log = {} }, View)
+  local v = setmetatable({ base = loss, k = k, held = value, free = {}, log = {} }, View)
   for i, n in ipairs(loss.free) do
     if i ~= k then v.free[#v.free + 1], v.log[#v.log + 1] = n, loss.log[i] end
   end
@@ -42,12 +42,12 @@ function View:full(p)
     local out = {}
     for key, v in pairs(p) do
       if key == self.base.free[self.k] then
-        error(("salta.profile: '%s' is held at %.17g, not free (free: %s)"):format(key, self.value,
+        error(("salta.profile: '%s' is held at %.17g, not free (free: %s)"):format(key, self.held,
           table.concat(self.free, ", ")), 3)
       end
       out[key] = v
     end
-    out[self.base.free[self.k]] = self.value
+    out[self.base.free[self.k]] = self.held
     return out
   end
   if #p ~= #self.free then
@@ -56,7 +56,7 @@ function View:full(p)
   end
   local out, j = {}, 0
   for i = 1, #self.base.free do
-    if i == self.k then out[i] = self.value else j = j + 1; out[i] = p[j] end
+    if i == self.k then out[i] = self.held else j = j + 1; out[i] = p[j] end
   end
   return out
 end
@@ -83,7 +83,7 @@ function View:mesh_check(p, o) return self.base:mesh_check(self:full(p), o) end
 function View:nominal() return nil end
 function View:residual_counts() return self.base:residual_counts() end
 function View:absolute() return self.base:absolute() end
-function View:window(t_end) return view(self.base:window(t_end), self.k, self.value) end
+function View:window(t_end) return view(self.base:window(t_end), self.k, self.held) end
 function View:stats() return self.base:stats() end
 
 -- chi^2 at free values p: residuals unscaled by their loss's data count.
@@ -172,7 +172,7 @@ function M.run(fit, name, opts)
       i = i + dir
     end
   end
-  self.values = vals
+  self.helds = vals
   -- the 95 % interval: where the profile stays below the threshold, by
   -- linear interpolation of its crossings (open at an end of the range)
   local function cross(i, j)
@@ -190,7 +190,7 @@ end
 function Profile:table()
   local lines = { ("profile of %s (estimate %.8g): chi2_min %.6g, 95 %% threshold %.6g (%s sigma)"):format(self.name,
     self.estimate, self.chi2_min, self.threshold, self.absolute and "known" or "estimated") }
-  for i, v in ipairs(self.values) do
+  for i, v in ipairs(self.helds) do
     lines[#lines + 1] = ("  %16.8g %16.8g%s"):format(v, self.chi2[i], self.chi2[i] > self.threshold and "" or "  *")
   end
   lines[#lines + 1] = ("95 %% interval: [%s, %s]"):format(
@@ -202,9 +202,9 @@ end
 -- plot(path): the profile and the 95 % threshold (rank 0 writes).
 function Profile:plot(path)
   if not mpi.is_root() then return end
-  local tx, ty = { self.values[1], self.values[#self.values] }, { self.threshold, self.threshold }
+  local tx, ty = { self.helds[1], self.helds[#self.helds] }, { self.threshold, self.threshold }
   return require("salta.plot").series(path, {
-    { name = "profile chi^2", x = self.values, y = self.chi2 },
+    { name = "profile chi^2", x = self.helds, y = self.chi2 },
     { name = "95 % threshold", x = tx, y = ty } },
     { title = "profile likelihood of " .. self.name, xlabel = self.name, ylabel = "chi^2", vlines = { self.estimate } })
 end
