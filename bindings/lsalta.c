@@ -160,16 +160,21 @@ int luaopen_salta_core(lua_State *L) {
     {"loss", salta_l_loss_new},
     {"model", l_model},
     {"same_file", l_same_file},
+    {"sim_options", salta_l_sim_option_list},
+    {"sim_options_resolve", salta_l_sim_options_resolve},
     {"realpath", l_realpath},
     {"file_kind", l_file_kind},
     {"version", l_version},
     {NULL, NULL}
   };
   salta_l_open_model(L);
+  salta_l_open_sim(L);
   salta_l_open_loss(L);
   luaL_newlib(L, funcs);
   salta_l_open_optim(L);
   lua_pushinteger(L, SALTA_ABI_VERSION);
   lua_setfield(L, -2, "abi");
+  lua_pushinteger(L, SALTA_MESH_MAX);
+  lua_setfield(L, -2, "MESH_MAX");
   return 1;
 }

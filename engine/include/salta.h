@@ -177,27 +177,13 @@ int salta_model_jac_dense(salta_model *model, salta_fn fn, int event, int wrt,
 
 typedef struct salta_sim salta_sim;
 
-typedef struct salta_sim_options {
-  double t0, tf;         /* the interval, t0 < tf */
-  double rtol, atol;     /* IDAS tolerances (defaults 1e-6, 1e-8) */
-  const double *atol_vec;/* NULL, or nx + nz absolute tolerances (borrowed) */
-  double max_step;       /* 0: no limit */
-  double init_step;      /* 0: IDAS chooses */
-  int max_order;         /* 1..5; 0: 5 */
-  int max_events;        /* more events is an error (default 10000) */
-  int zeno_count;        /* zeno_count event instants (groups) within zeno_window ... */
-  double zeno_window;    /* ... is a Zeno cascade (defaults 100, 1e-9 (tf - t0)) */
-  long max_steps;        /* internal steps in total (default 1000000) */
-  int record_steps;      /* keep every internal step (t, x, z) */
-  int linear_solver;     /* SALTA_LS_AUTO (default), SALTA_LS_DENSE (LAPACK), SALTA_LS_KLU */
-  int method;            /* SALTA_METHOD_AUTO (default), SALTA_METHOD_BDF (IDAS) or SALTA_METHOD_ERK */
-} salta_sim_options;
-
 /* Linear solvers for the Newton iterations (IDAS, the adjoint's steps):
 ** dense LU, or KLU on the model's compile-time sparsity pattern. AUTO takes
 ** KLU from SALTA_KLU_MIN_N unknowns (nx + nz) on, where its sparsity pays
-** for its overhead (balls N = 7, 28 unknowns: 1.6x faster). */
-enum { SALTA_LS_NONE = -1, SALTA_LS_DENSE = 0, SALTA_LS_KLU = 1, SALTA_LS_AUTO = 2 };
+** for its overhead. NONE: the run solved no linear system (ERK). */
+typedef enum salta_linear_solver {
+  SALTA_LS_NONE = -1, SALTA_LS_DENSE = 0, SALTA_LS_KLU = 1, SALTA_LS_AUTO = 2
+} salta_linear_solver;
 #define SALTA_KLU_MIN_N 16
 
 /* Integrators: IDAS's variable-order BDF for any index-1 model, stiff or
@@ -209,10 +195,74 @@ enum { SALTA_LS_NONE = -1, SALTA_LS_DENSE = 0, SALTA_LS_KLU = 1, SALTA_LS_AUTO =
 ** them); on a stiff model, or a collapsing step, it restarts the run with
 ** BDF, and the simulation object keeps BDF for its later runs. The stats
 ** say which ran. */
-enum { SALTA_METHOD_BDF = 0, SALTA_METHOD_ERK = 1, SALTA_METHOD_AUTO = 2 };
+typedef enum salta_method { SALTA_METHOD_BDF = 0, SALTA_METHOD_ERK = 1, SALTA_METHOD_AUTO = 2 } salta_method;
 
-/* Fills the defaults for [t0, tf]. */
+/* The options of a run. Each field but atol_vec is an option declared
+** below (salta_sim_option_info: its type, default and range);
+** salta_sim_options_init fills the defaults, and a run refuses a value
+** outside its option's range (SALTA_EINPUT naming the option). */
+typedef struct salta_sim_options {
+  double t0, tf;         /* the interval, t0 < tf */
+  double rtol, atol;     /* the tolerances */
+  const double *atol_vec;/* NULL, or nx + nz absolute tolerances (borrowed), instead of atol */
+  double max_step;       /* 0: no limit */
+  double init_step;      /* 0: the integrator chooses */
+  int max_order;         /* BDF's highest order, 1 to 5 */
+  int max_events;        /* more events is an error */
+  int zeno_count;        /* zeno_count event instants (groups) within zeno_window ... */
+  double zeno_window;    /* ... is a Zeno cascade */
+  long max_steps;        /* internal steps in total */
+  int record_steps;      /* keep every internal step (t, x, z): salta_sim_step */
+  salta_linear_solver linear_solver;   /* AUTO, DENSE (LAPACK) or KLU */
+  salta_method method;   /* AUTO, BDF (IDAS) or ERK */
+} salta_sim_options;
+
+/* Fills the declared defaults for [t0, tf]. */
 void salta_sim_options_init(salta_sim_options *o, double t0, double tf);
+
+/* The options, declared: one salta_option_info per field of
+** salta_sim_options (atol_vec is atol's per-unknown form), in a static
+** table. salta.core exports it to Lua, whose option checker, help() and
+** doc/options.md are made from it. */
+typedef enum salta_option_type {
+  SALTA_OPTION_NUMBER = 0,    /* a double within [lo, hi] */
+  SALTA_OPTION_INTEGER = 1,   /* a whole number within [lo, hi] */
+  SALTA_OPTION_BOOLEAN = 2,   /* 0 or 1 */
+  SALTA_OPTION_CHOICE = 3     /* one of choices; the field holds its index */
+} salta_option_type;
+
+/* salta_option_info.flags */
+enum {
+  SALTA_OPTION_INTERVAL = 1,    /* t0 or tf: an argument of salta_sim_options_init, no default */
+  SALTA_OPTION_SPAN = 2,        /* the default is def times (tf - t0) */
+  SALTA_OPTION_PER_UNKNOWN = 4, /* a simulation may give one value per state and algebraic (atol_vec) */
+  SALTA_OPTION_SIM_ONLY = 8     /* means nothing to a loss (salta.lsq does not take it) */
+};
+
+typedef struct salta_option_info {
+  const char *name;            /* the field of salta_sim_options it sets, and Lua's key */
+  salta_option_type type;
+  double def;                  /* the default (a choice's index) */
+  double lo, hi;               /* the range (NUMBER, INTEGER; +-HUGE_VAL: none) ... */
+  int lo_open, hi_open;        /* ... an end excluded when set */
+  const char *const *choices;  /* CHOICE: the names by index, NULL-terminated */
+  const char *def_text;        /* the default in words, where the number alone misleads; or NULL */
+  const char *help;            /* one line: what it does */
+  int flags;                   /* SALTA_OPTION_* */
+} salta_option_info;
+
+/* The number of options, and option k (0 <= k < count): static, valid
+** for the life of the program; NULL for k out of range. */
+int salta_sim_option_count(void);
+const salta_option_info *salta_sim_option_info(int k);
+
+/* Sets option `name` of o to value (a choice: its index; a boolean: 0 or
+** 1), or reads it into *value. SALTA_EINPUT for an unknown name or a value
+** outside the option's range; then, when err is not NULL, a message of at
+** most n bytes (NUL included) names the option, what it must be and the
+** value. */
+int salta_sim_options_set(salta_sim_options *o, const char *name, double value, char *err, size_t n);
+int salta_sim_options_get(const salta_sim_options *o, const char *name, double *value);
 
 typedef struct salta_sim_stats {
   long steps, res_evals, jac_evals;
@@ -220,8 +270,8 @@ typedef struct salta_sim_stats {
   long newton_iters, newton_conv_fails, err_test_fails;
   long alg_newton_iters; /* salta's own Newton on g (initial, after resets) */
   long events;
-  int linear_solver;     /* the one the run used: SALTA_LS_DENSE, SALTA_LS_KLU, or SALTA_LS_NONE (ERK) */
-  int method;            /* the integrator that produced the results: SALTA_METHOD_BDF or _ERK */
+  salta_linear_solver linear_solver;   /* the one the run used: DENSE, KLU, or NONE (ERK) */
+  salta_method method;   /* the integrator that produced the results: BDF or ERK */
   int stiff_restart;     /* AUTO: this run found ERK unstable and restarted with BDF */
   int terminal_event;    /* the terminal event that ended the run, or -1 */
   double t_end;          /* where the run ended: tf, or that event's time */

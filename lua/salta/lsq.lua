@@ -189,11 +189,9 @@ function M.new(spec)
   -- appearing at the end of the horizon then enters the predictions with a
   -- weight below 1e-13 instead of jumping in at the last target
   self.tf = spec.tf or (times[#times] + ((spec.blend or 0) > 0 and 30 / spec.blend or 0))
-  self.options = { t0 = self.t0, tf = self.tf, rtol = spec.rtol, atol = spec.atol,
-    max_events = spec.max_events, max_step = spec.max_step, blend = spec.blend,
-    linear_solver = spec.linear_solver, max_steps = spec.max_steps, zeno_count = spec.zeno_count,
-    zeno_window = spec.zeno_window, method = spec.method, free = #self.dirs > 0 and self.dirs or nil,
-    drop_after_end = after_end(spec.after_end) }
+  self.options = options.engine_values(spec)
+  self.options.t0, self.options.tf, self.options.blend = self.t0, self.tf, spec.blend
+  self.options.free, self.options.drop_after_end = #self.dirs > 0 and self.dirs or nil, after_end(spec.after_end)
   self.core:configure(self.options)
   return self
 end
@@ -279,7 +277,7 @@ end
 -- integrator's steps), forward = "consistent" (the discrete trajectory
 -- re-solved: the exact gradient of the discrete loss) or "ida" (the
 -- integrator's values as they are, the seed paper's approach)
-local MESH_MAX = 1000000   -- SALTA_MESH_MAX
+local MESH_MAX = core.MESH_MAX
 
 local function mesh_arg(opts)
   local mesh = opts.mesh or "steps"

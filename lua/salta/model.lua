@@ -526,11 +526,10 @@ function Model:jacobian(fn, wrt, t, x, z, p, event)
   return J, rows, cols
 end
 
--- m:simulate{ t0=, tf=, times=, params=, x0=, rtol=, atol=, max_events=,
--- record_steps=, max_step=, init_step=, max_order=, zeno_count=,
--- zeno_window=, max_steps=, linear_solver= "auto"|"dense"|"klu", method = "auto"|"bdf"|"erk" }
--- -> trajectory. times defaults to 101 uniform
--- points; atol may be a number or one value per state and algebraic.
+-- m:simulate{ t0=, tf=, times=, params=, x0=, and the engine's options
+-- (rtol=, atol=, method=, ...: salta.help("simulate")) } -> trajectory.
+-- times defaults to 101 uniform points; atol may be a number or one value
+-- per state and algebraic.
 function Model:simulate(opts)
   opts = opts or {}
   options.check("simulate", opts, ("model '%s': simulate"):format(self.name))
@@ -542,13 +541,8 @@ function Model:simulate(opts)
     times = {}
     for i = 0, 100 do times[i + 1] = t0 + (tf - t0) * i / 100 end
   end
-  local raw_opts = {
-    t0 = t0, tf = tf, rtol = opts.rtol, max_events = opts.max_events,
-    record_steps = opts.record_steps, max_step = opts.max_step, init_step = opts.init_step,
-    max_order = opts.max_order, zeno_count = opts.zeno_count, zeno_window = opts.zeno_window,
-    max_steps = opts.max_steps, linear_solver = opts.linear_solver, method = opts.method,
-  }
-  if type(opts.atol) == "table" then raw_opts.atol_vec = opts.atol else raw_opts.atol = opts.atol end
+  local raw_opts = options.engine_values(opts)
+  raw_opts.t0, raw_opts.tf = t0, tf
   local p = self:vector("params", opts.params, self.params, self.p0)
   local x0 = opts.x0 and self:vector("x0", opts.x0, self.states, self.x0) or nil
   x0 = self:inputs_at_start(p, t0, tf, x0 and { table.unpack(x0) }, 2)
