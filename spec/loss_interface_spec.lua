@@ -25,7 +25,7 @@ local T1, T2 = {}, {}
 for i = 1, 12 do T1[i] = 0.25 * i end
 for i = 1, 8 do T2[i] = 1.5 + 0.2 * i end
 
-local lsq = loss_on(decay("a"), T1, { "k", "c", "x0.x" }, { k = "log", c = "none", ["x0.x"] = "none" })
+local lsq = loss_on(decay("a"), T1, { "k", "c", "x0.x" }, { k = "log" })   -- the others: "none"
 local other = loss_on(decay("b"), T2, { "k", "c" }, { k = "log", c = "none" })
 local experiments = salta.experiments{ losses = { loss_on(decay("c"), T1, { "k", "c" }, { k = "log", c = "none" }), other },
   shared = { "k" } }

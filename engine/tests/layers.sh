@@ -4,7 +4,8 @@
 #  - no call cycle between engine files, nor between binding files (from
 #    the symbols their objects define and use);
 #  - no cycle in the Lua library's require graph (every require of a
-#    salta module in lua/salta/*.lua, those inside functions included).
+#    salta module in lua/salta/*.lua, those inside functions included);
+#  - no Lua function over 60 lines (luac's listing).
 # usage: engine/tests/layers.sh BUILD_DIR
 build=${1:-build}
 passed=0 failed=0
@@ -54,6 +55,12 @@ for f in lua/salta/*.lua; do
     | awk -v m="$m" '{print m, $1}'
 done > "$tmp/lua"
 acyclic "Lua modules (require)" "$tmp/lua"
+
+for f in lua/salta/*.lua; do
+  luac5.4 -p -l "$f" | sed -nE 's/^function <[^:]*:([0-9]+),([0-9]+)>.*/\1 \2/p' \
+    | awk -v f="$f" '$2 - $1 + 1 > 60 {print f ":" $1 ": a function of " $2 - $1 + 1 " lines (at most 60)"}'
+done > "$tmp/long"
+if [ -s "$tmp/long" ]; then fail "Lua functions too long:"; sed 's/^/  /' "$tmp/long"; else pass; fi
 
 echo "[c:layers] $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

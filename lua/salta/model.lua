@@ -314,6 +314,34 @@ local function traced_events(d, spec, T, X, Z, P, U, U_reset)
   return seen
 end
 
+-- f traced into d.f: the continuous states' derivatives, then zeros for
+-- the discrete variables (constant between events).
+local function traced_f(d, spec, T, X, Z, P, U)
+  local name, ncont, xn = d.name, d.n_continuous, d.x_names
+  local res = ncont > 0 and trace(name, "f", spec.f, T, X, Z, P, U) or {}
+  if type(res) == "table" and not expr.is_node(res) then
+    for k in pairs(res) do
+      if d.discrete[k] then
+        error(("model '%s', f: gives a derivative for discrete variable '%s'; discrete variables change only "
+          .. "in the resets of events"):format(name, k), 0)
+      end
+    end
+  end
+  d.f = ncont > 0 and collect(name, "f", res, { table.unpack(xn, 1, ncont) }) or {}
+  for i = ncont + 1, #xn do d.f[i] = expr.ZERO end
+end
+
+-- Every closure traced into d, in the order that numbers the nodes: f,
+-- g, then (the modes of if-expressions off) h and the events. Returns the
+-- events' names.
+local function traced_equations(d, spec, T, X, Z, P, U, U_other)
+  traced_f(d, spec, T, X, Z, P, U)
+  traced_g(d, spec, d.name, d.z_names, T, X, Z, P, U)
+  cond.modes_off()
+  traced_h(d, spec, T, X, Z, P, U)
+  return traced_events(d, spec, T, X, Z, P, U, U_other)
+end
+
 -- Builds the symbolic description of a salta.dae{} table.
 local function describe(spec)
   local name = spec.name or "model"
@@ -352,27 +380,9 @@ local function describe(spec)
   -- modes of if-expressions in f and g and the pieces of inputs stay
   -- constant between events
   cond.begin(name, #xn + 1)
-  local cn = { table.unpack(xn, 1, ncont) }
-  local seen
-  local ok, err = pcall(function()
-    local res = ncont > 0 and trace(name, "f", spec.f, T, X, Z, P, U) or {}
-    if type(res) == "table" and not expr.is_node(res) then
-      for k in pairs(res) do
-        if d.discrete[k] then
-          error(("model '%s', f: gives a derivative for discrete variable '%s'; discrete variables change only "
-            .. "in the resets of events"):format(name, k), 0)
-        end
-      end
-    end
-    d.f = ncont > 0 and collect(name, "f", res, cn) or {}
-    for i = ncont + 1, #xn do d.f[i] = expr.ZERO end
-    traced_g(d, spec, name, zn, T, X, Z, P, U)
-    cond.modes_off()
-    traced_h(d, spec, T, X, Z, P, U)
-    seen = traced_events(d, spec, T, X, Z, P, U, U_other)
-  end)
+  local ok, seen = pcall(traced_equations, d, spec, T, X, Z, P, U, U_other)
   local hidden = cond.finish()
-  if not ok then error(err, 0) end
+  if not ok then error(seen, 0) end
   hybrid.add_hidden_states(d, hidden)
   hybrid.add_hidden_events(d, name, seen)
   d.input_tables, d.input_checks = hybrid.input_tables(uses_held, uses_other, T)
