@@ -1,7 +1,9 @@
 -- salta.optim: optimisers over plain functions of a parameter array.
 --
---   adam(fg, x0, opts)     the reference's Adam (REFERENCE.md §3.0), with
---                          optional clipping to bounds and best snapshots
+--   adam(fg, x0, opts)     Adam as the seed paper's experiments run it
+--                          (bias-corrected moments on the raw
+--                          parameters), with optional clipping to bounds
+--                          and best snapshots
 --   lbfgsb(fg, x0, opts)   L-BFGS-B 3.0 (liblbfgsb) with bounds
 --   lm(rj, x0, m, opts)    Levenberg-Marquardt (MINPACK lmder), m residuals
 --
