@@ -172,7 +172,7 @@ function M.run(fit, name, opts)
       i = i + dir
     end
   end
-  self.helds = vals
+  self.values = vals
   -- the 95 % interval: where the profile stays below the threshold, by
   -- linear interpolation of its crossings (open at an end of the range)
   local function cross(i, j)
@@ -190,7 +190,7 @@ end
 function Profile:table()
   local lines = { ("profile of %s (estimate %.8g): chi2_min %.6g, 95 %% threshold %.6g (%s sigma)"):format(self.name,
     self.estimate, self.chi2_min, self.threshold, self.absolute and "known" or "estimated") }
-  for i, v in ipairs(self.helds) do
+  for i, v in ipairs(self.values) do
     lines[#lines + 1] = ("  %16.8g %16.8g%s"):format(v, self.chi2[i], self.chi2[i] > self.threshold and "" or "  *")
   end
   lines[#lines + 1] = ("95 %% interval: [%s, %s]"):format(
@@ -202,9 +202,9 @@ end
 -- plot(path): the profile and the 95 % threshold (rank 0 writes).
 function Profile:plot(path)
   if not mpi.is_root() then return end
-  local tx, ty = { self.helds[1], self.helds[#self.helds] }, { self.threshold, self.threshold }
+  local tx, ty = { self.values[1], self.values[#self.values] }, { self.threshold, self.threshold }
   return require("salta.plot").series(path, {
-    { name = "profile chi^2", x = self.helds, y = self.chi2 },
+    { name = "profile chi^2", x = self.values, y = self.chi2 },
     { name = "95 % threshold", x = tx, y = ty } },
     { title = "profile likelihood of " .. self.name, xlabel = self.name, ylabel = "chi^2", vlines = { self.estimate } })
 end
