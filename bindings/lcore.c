@@ -66,26 +66,6 @@ double salta_l_optnumber(lua_State *L, int idx, const char *k, double def, const
   return v;
 }
 
-long long salta_l_optint(lua_State *L, int idx, const char *k, long long def, long long lo, long long hi,
-                         const char *what) {
-  long long v = def;
-  lua_getfield(L, idx, k);
-  if (!lua_isnil(L, -1)) {
-    lua_Integer iv = 0;
-    double dv = lua_tonumber(L, -1);
-    if (lua_type(L, -1) != LUA_TNUMBER || !lua_numbertointeger(dv, &iv) || dv != (double)iv || iv < lo || iv > hi) {
-      lua_pushfstring(L, "%s: option '%s' must be an integer from %I to %I, got ", what, k, (lua_Integer)lo,
-                      (lua_Integer)hi);
-      luaL_tolstring(L, -2, NULL);
-      lua_concat(L, 2);
-      lua_error(L);
-    }
-    v = iv;
-  }
-  lua_pop(L, 1);
-  return v;
-}
-
 void salta_l_newclass(lua_State *L, const char *mt, const luaL_Reg *methods, lua_CFunction close) {
   if (!luaL_newmetatable(L, mt)) return;
   lua_newtable(L);

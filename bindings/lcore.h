@@ -27,9 +27,6 @@ void salta_l_checkvec(lua_State *L, int idx, double *out, int n, const char *wha
 /* The number field k of the table at idx, or def when absent; anything
 ** else is an error naming `what` (the caller), the option and the value. */
 double salta_l_optnumber(lua_State *L, int idx, const char *k, double def, const char *what);
-/* The same for an integer option in [lo, hi], checked before any cast. */
-long long salta_l_optint(lua_State *L, int idx, const char *k, long long def, long long lo, long long hi,
-                         const char *what);
 
 /* Pushes out[0..n-1] as a new array. */
 void salta_l_pushvec(lua_State *L, const double *v, int n);
