@@ -15,7 +15,7 @@
 ** (listed once here, for the allocation and for the release). */
 #define INT_ARRAYS(ev) &(ev)->armed, &(ev)->stuck, &(ev)->leaving, &(ev)->crossing, &(ev)->fire, \
   &(ev)->stuck_list, &(ev)->next, &(ev)->armed_pre, &(ev)->in_group, &(ev)->fired_now, &(ev)->entering
-#define GUARD_ARRAYS(ev) &(ev)->stuck_t, &(ev)->leave_t, &(ev)->arm_t, &(ev)->band0, &(ev)->band, &(ev)->g_start, \
+#define GUARD_ARRAYS(ev) &(ev)->stuck_t, &(ev)->leave_t, &(ev)->arm_t, &(ev)->band0, &(ev)->band, &(ev)->side, &(ev)->g_start, \
   &(ev)->g_probe, &(ev)->rate, &(ev)->rscale, &(ev)->rate_p, &(ev)->rscale_p, &(ev)->quiet_margin, &(ev)->g_pre, \
   &(ev)->rate0, &(ev)->rate1, &(ev)->kbound
 #define STATE_ARRAYS(ev) &(ev)->w_probe, &(ev)->flow, &(ev)->flow_p, &(ev)->z_polish
@@ -225,6 +225,8 @@ static int rearm_after(salta__events *ev, double tau, const double *wp) {
                    (ev->armed_pre[j] && !ev->in_group[j] && salta__is_clear(ev, j, e) &&
                     fabs(e - ev->g_pre[j]) <= ev->band[j]);
     ev->leaving[j] = ev->entering[j] = 0;
+    if (ev->in_group[j] && d->e_direction[j] == SALTA_DIR_BOTH) ev->side[j] = -ev->side[j];   /* it crossed */
+    salta__note_side(ev, j, e);
     ev->stuck[j] = !ev->armed[j] && fabs(e) <= ev->band[j];
     if (ev->stuck[j]) ev->stuck_t[j] = tau;
     if (ev->stuck[j] && d->e_direction[j] != SALTA_DIR_BOTH) ev->stuck_list[nstuck++] = j;
@@ -338,6 +340,7 @@ int salta__events_step_done(salta__events *ev, double t) {
                          "events accumulate there",
                          d->name, d->e_names[j], ev->stuck_t[j], e, t, ev->ncounted);
     if (ev->arm_t[j] <= t) ev->armed[j] = 1, ev->stuck[j] = 0, ev->leaving[j] = 0;
+    salta__note_side(ev, j, e);
   }
   memcpy(ev->g_start, ev->g_probe, sizeof(double) * (size_t)ev->ne);
   memcpy(ev->rate0, ev->rate1, sizeof(double) * (size_t)ev->ne);
@@ -366,6 +369,8 @@ int salta__events_start(salta__events *ev, const salta_sim_options *o, double t0
     ev->band0[j] = ev->band[j] = 1e-9 * fmax(1.0, fabs(e));
     ev->armed[j] = salta__is_clear(ev, j, e);
     ev->stuck[j] = ev->leaving[j] = ev->entering[j] = 0;
+    ev->side[j] = 0;
+    salta__note_side(ev, j, e);
   }
   return SALTA_OK;
 }

@@ -372,7 +372,7 @@ local function describe(spec)
   local d = {
     name = name, x_names = xn, z_names = zn, p_names = pn, x_start = x0, z_start = z0,
     p_nominal = p0, vars = { x = xv, z = zv, p = pv, t = T },
-    n_continuous = ncont, discrete = {}, x_mode = {},
+    n_continuous = ncont, discrete = {}, x_mode = {}, inputs = spec.inputs,
   }
   for i, n in ipairs(dn) do d.discrete[n] = boolean[i] and "boolean" or "number" end
   d.start = start_values(name, xn, x0, x0_fns, P, pv, p0)
@@ -433,12 +433,14 @@ end
 local function build(desc, opts)
   opts = opts or {}
   check_names(desc)
+  -- the description as traced, before the structural compiler rewrites it (model:to_modelica)
+  local source = require("salta.modelica_export").snapshot(desc)
   if opts.structural ~= false then require("salta.structure").compile(desc) end
   local core_model, info = jit.compile(desc, opts)
   local self = setmetatable({
     name = desc.name, core = core_model, symbolic = desc, compile_info = info,
     states = desc.x_names, algebraics = desc.z_names, params = desc.p_names,
-    outputs = desc.y_names, events = desc.e_names, structure = desc.structure,
+    outputs = desc.y_names, events = desc.e_names, structure = desc.structure, source = source,
   }, Model)
   self.x0, self.z0, self.p0 = {}, {}, {}
   for i, n in ipairs(desc.x_names) do self.x0[n] = desc.x_start[i] end
@@ -538,28 +540,32 @@ end
 
 -- m:simulate{ t0=, tf=, times=, params=, x0=, and the engine's options
 -- (rtol=, atol=, method=, ...: salta.help("simulate")) } -> trajectory.
--- times defaults to 101 uniform points; atol may be a number or one value
--- per state and algebraic.
+-- times defaults to 101 uniform points (or the model file's experiment
+-- interval); atol may be a number or one value per state and algebraic.
 function Model:simulate(opts)
   opts = opts or {}
   options.check("simulate", opts, ("model '%s': simulate"):format(self.name))
-  local t0 = opts.t0 or 0.0
+  local ex = self.experiment or {}   -- a model file's defaults (Modelica's experiment annotation)
+  local t0 = opts.t0 or ex.t0 or 0.0
   local times = opts.times
-  local tf = opts.tf or (times and times[#times])
+  local tf = opts.tf or (times and times[#times]) or ex.tf
   if not tf then error(("model '%s': simulate needs tf or times"):format(self.name), 2) end
   if not times then
+    local n = ex.interval and tf == ex.tf and t0 == (ex.t0 or 0.0) and math.ceil((tf - t0) / ex.interval - 1e-9) or 100
     times = {}
-    for i = 0, 100 do times[i + 1] = t0 + (tf - t0) * i / 100 end
+    for i = 0, n do times[i + 1] = t0 + (tf - t0) * i / n end
   end
   local raw_opts = options.engine_values(opts)
-  raw_opts.t0, raw_opts.tf = t0, tf
+  raw_opts.t0, raw_opts.tf, raw_opts.rtol = t0, tf, opts.rtol or ex.rtol
   local p = self:vector("params", opts.params, self.params, self.p0)
   local x0 = opts.x0 and self:vector("x0", opts.x0, self.states, self.x0) or nil
   x0 = self:inputs_at_start(p, t0, tf, x0 and { table.unpack(x0) }, 2)
   local raw, err = self.core:simulate_raw(raw_opts, p, x0, times)
   -- the engine names model, element and time
   if not raw then error(self:explain(err), 0) end
-  return require("salta.trajectory").new(self, raw, { t0 = t0, tf = tf })
+  local tr = require("salta.trajectory").new(self, raw, { t0 = t0, tf = tf })
+  if self.after_simulate then self:after_simulate(tr, p) end   -- a model file's asserts
+  return tr
 end
 
 -- The start state x (an array over the states, or nil: the model's own)
@@ -589,6 +595,11 @@ end
 -- An engine error told in the model's terms (index reduction, inputs).
 function Model:explain(err)
   return hybrid.explain(self.symbolic, require("salta.structure").explain(self.structure, err))
+end
+
+-- m:to_modelica(path): the model as Base Modelica (salta.modelica_export).
+function Model:to_modelica(path)
+  return require("salta.modelica_export").write(self, path)
 end
 
 function Model:c_source()
