@@ -33,7 +33,6 @@ local function number_text(v)
     if tonumber(s) == v then return (s:gsub("e([-+])0*(%d)", "e%1%2"):gsub("e%+", "e")) end
   end
 end
-M.number_text = number_text
 
 local ENGINE_TYPES = { number = "number", integer = "integer", boolean = "boolean", choice = "string" }
 
@@ -55,7 +54,7 @@ local function engine_options(scope, defaults)
     if not (scope == "lsq" and o.sim_only) then
       local vector = o.per_unknown and scope == "simulate"
       out[#out + 1] = { o.name, ENGINE_TYPES[o.type] .. (vector and "|table" or ""), engine_default(o, defaults),
-        o.range, o.help .. (vector and ": a number, or one per state and algebraic" or ""), engine = true }
+        o.range, o.help .. (vector and ": a number, or one per state and algebraic" or "") }
     end
   end
   return out
