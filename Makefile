@@ -34,7 +34,7 @@ DEB_PACKAGES := build-essential pkg-config lua5.4 liblua5.4-dev libsundials-dev 
 
 ENGINE_SRC := $(wildcard engine/src/*.c)
 ENGINE_OBJ := $(ENGINE_SRC:engine/src/%.c=$(BUILD)/engine/%.o)
-CORE_SRC := bindings/lsalta.c bindings/lmodel.c bindings/lsim.c bindings/lloss.c bindings/loptim.c
+CORE_SRC := bindings/lcore.c bindings/lsalta.c bindings/lmodel.c bindings/lsim.c bindings/lloss.c bindings/loptim.c
 CORE_OBJ := $(CORE_SRC:bindings/%.c=$(BUILD)/bindings/%.o)
 HOST_OBJ := $(BUILD)/bindings/salta_host.o $(BUILD)/bindings/repl_print.o $(BUILD)/bindings/jit_tcc.o
 TEST_SRC := $(wildcard engine/tests/test_*.c)

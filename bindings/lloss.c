@@ -104,7 +104,7 @@ static int loss_datum_weights(lua_State *L) {
 static int loss_configure(lua_State *L) {
   loss_ud *u = check_loss(L, 1);
   salta_sim_options o;
-  salta_l_sim_options(L, 2, &o, "salta.lsq");   /* a scalar atol: the loss keeps no borrowed arrays */
+  salta_l_sim_options(L, 2, &o, "salta.lsq", SALTA_L_LOSS, 0);   /* a scalar atol: the loss keeps no borrowed arrays */
   if (salta_loss_set_options(u->loss, &o) || salta_loss_set_blend(u->loss, salta_l_optnumber(L, 2, "blend", 0, "salta.lsq")))
     return salta_l_error(L, "%s", salta_loss_errmsg(u->loss));
   lua_getfield(L, 2, "drop_after_end");

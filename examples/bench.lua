@@ -118,7 +118,7 @@ for _, c in ipairs(sim_cases) do
 end
 
 print("== loss and gradient by forward sensitivities (rtol = atol = 1e-6, the JAX-AD route's tolerances) ==")
-print("   reference per iteration (REFERENCE.md §4): JAX-AD 28.4 ms Cauer; 74 / 71 / 110 ms balls N = 3 / 7 / 15;")
+print("   reference per iteration (the seed paper's runs): JAX-AD 28.4 ms Cauer; 74 / 71 / 110 ms balls N = 3 / 7 / 15;")
 print("   PyTorch 554 / 1740 / 6652 ms balls")
 local salta = require("salta")
 local summary = {}

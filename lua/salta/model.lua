@@ -314,6 +314,34 @@ local function traced_events(d, spec, T, X, Z, P, U, U_reset)
   return seen
 end
 
+-- f traced into d.f: the continuous states' derivatives, then zeros for
+-- the discrete variables (constant between events).
+local function traced_f(d, spec, T, X, Z, P, U)
+  local name, ncont, xn = d.name, d.n_continuous, d.x_names
+  local res = ncont > 0 and trace(name, "f", spec.f, T, X, Z, P, U) or {}
+  if type(res) == "table" and not expr.is_node(res) then
+    for k in pairs(res) do
+      if d.discrete[k] then
+        error(("model '%s', f: gives a derivative for discrete variable '%s'; discrete variables change only "
+          .. "in the resets of events"):format(name, k), 0)
+      end
+    end
+  end
+  d.f = ncont > 0 and collect(name, "f", res, { table.unpack(xn, 1, ncont) }) or {}
+  for i = ncont + 1, #xn do d.f[i] = expr.ZERO end
+end
+
+-- Every closure traced into d, in the order that numbers the nodes: f,
+-- g, then (the modes of if-expressions off) h and the events. Returns the
+-- events' names.
+local function traced_equations(d, spec, T, X, Z, P, U, U_other)
+  traced_f(d, spec, T, X, Z, P, U)
+  traced_g(d, spec, d.name, d.z_names, T, X, Z, P, U)
+  cond.modes_off()
+  traced_h(d, spec, T, X, Z, P, U)
+  return traced_events(d, spec, T, X, Z, P, U, U_other)
+end
+
 -- Builds the symbolic description of a salta.dae{} table.
 local function describe(spec)
   local name = spec.name or "model"
@@ -352,27 +380,9 @@ local function describe(spec)
   -- modes of if-expressions in f and g and the pieces of inputs stay
   -- constant between events
   cond.begin(name, #xn + 1)
-  local cn = { table.unpack(xn, 1, ncont) }
-  local seen
-  local ok, err = pcall(function()
-    local res = ncont > 0 and trace(name, "f", spec.f, T, X, Z, P, U) or {}
-    if type(res) == "table" and not expr.is_node(res) then
-      for k in pairs(res) do
-        if d.discrete[k] then
-          error(("model '%s', f: gives a derivative for discrete variable '%s'; discrete variables change only "
-            .. "in the resets of events"):format(name, k), 0)
-        end
-      end
-    end
-    d.f = ncont > 0 and collect(name, "f", res, cn) or {}
-    for i = ncont + 1, #xn do d.f[i] = expr.ZERO end
-    traced_g(d, spec, name, zn, T, X, Z, P, U)
-    cond.modes_off()
-    traced_h(d, spec, T, X, Z, P, U)
-    seen = traced_events(d, spec, T, X, Z, P, U, U_other)
-  end)
+  local ok, seen = pcall(traced_equations, d, spec, T, X, Z, P, U, U_other)
   local hidden = cond.finish()
-  if not ok then error(err, 0) end
+  if not ok then error(seen, 0) end
   hybrid.add_hidden_states(d, hidden)
   hybrid.add_hidden_events(d, name, seen)
   d.input_tables, d.input_checks = hybrid.input_tables(uses_held, uses_other, T)
@@ -528,11 +538,10 @@ function Model:jacobian(fn, wrt, t, x, z, p, event)
   return J, rows, cols
 end
 
--- m:simulate{ t0=, tf=, times=, params=, x0=, rtol=, atol=, max_events=,
--- record_steps=, max_step=, init_step=, max_order=, zeno_count=,
--- zeno_window=, max_steps=, linear_solver= "auto"|"dense"|"klu", method = "auto"|"bdf"|"erk" }
--- -> trajectory. times defaults to 101 uniform
--- points; atol may be a number or one value per state and algebraic.
+-- m:simulate{ t0=, tf=, times=, params=, x0=, and the engine's options
+-- (rtol=, atol=, method=, ...: salta.help("simulate")) } -> trajectory.
+-- times defaults to 101 uniform points (or the model file's experiment
+-- interval); atol may be a number or one value per state and algebraic.
 function Model:simulate(opts)
   opts = opts or {}
   options.check("simulate", opts, ("model '%s': simulate"):format(self.name))
@@ -546,13 +555,8 @@ function Model:simulate(opts)
     times = {}
     for i = 0, n do times[i + 1] = t0 + (tf - t0) * i / n end
   end
-  local raw_opts = {
-    t0 = t0, tf = tf, rtol = opts.rtol or ex.rtol, max_events = opts.max_events,
-    record_steps = opts.record_steps, max_step = opts.max_step, init_step = opts.init_step,
-    max_order = opts.max_order, zeno_count = opts.zeno_count, zeno_window = opts.zeno_window,
-    max_steps = opts.max_steps, linear_solver = opts.linear_solver, method = opts.method,
-  }
-  if type(opts.atol) == "table" then raw_opts.atol_vec = opts.atol else raw_opts.atol = opts.atol end
+  local raw_opts = options.engine_values(opts)
+  raw_opts.t0, raw_opts.tf, raw_opts.rtol = t0, tf, opts.rtol or ex.rtol
   local p = self:vector("params", opts.params, self.params, self.p0)
   local x0 = opts.x0 and self:vector("x0", opts.x0, self.states, self.x0) or nil
   x0 = self:inputs_at_start(p, t0, tf, x0 and { table.unpack(x0) }, 2)
