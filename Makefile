@@ -30,11 +30,11 @@ OPTIM_LIBS := -lcminpack -llbfgsb
 DEB_PACKAGES := build-essential pkg-config lua5.4 liblua5.4-dev libsundials-dev \
   libopenblas-dev liblapacke-dev libtcc-dev lua-busted lua-cjson lua-yaml \
   libedit-dev libsuitesparse-dev libcminpack-dev liblbfgsb-dev gnuplot-nox \
-  libopenmpi-dev openmpi-bin libsodium-dev
+  libopenmpi-dev openmpi-bin libsodium-dev lua-lpeg
 
 ENGINE_SRC := $(wildcard engine/src/*.c)
 ENGINE_OBJ := $(ENGINE_SRC:engine/src/%.c=$(BUILD)/engine/%.o)
-CORE_SRC := bindings/lsalta.c bindings/lmodel.c bindings/lsim.c bindings/lloss.c bindings/loptim.c
+CORE_SRC := bindings/lcore.c bindings/lsalta.c bindings/lmodel.c bindings/lsim.c bindings/lloss.c bindings/loptim.c
 CORE_OBJ := $(CORE_SRC:bindings/%.c=$(BUILD)/bindings/%.o)
 HOST_OBJ := $(BUILD)/bindings/salta_host.o $(BUILD)/bindings/repl_print.o $(BUILD)/bindings/jit_tcc.o
 TEST_SRC := $(wildcard engine/tests/test_*.c)
@@ -118,8 +118,12 @@ fuzz: deps
 	  $$(($(FUZZ_SEED) + 1000000)) 2
 
 # the hand-written C floor the bench compares the default route with
-FLOOR_BIN := $(BUILD)/bench/floor_balls $(BUILD)/bench/floor_cauer
-$(BUILD)/bench/%: examples/bench/%.c examples/bench/floor_harness.h | $(BUILD)/bench
+FLOOR_BIN := $(BUILD)/bench/floor_balls $(BUILD)/bench/floor_cauer $(BUILD)/bench/floor_idas_cauer
+FLOOR_HDR := examples/bench/floor_harness.h examples/bench/floor_cauer_model.h
+$(BUILD)/bench/floor_idas_%: examples/bench/floor_idas_%.c $(FLOOR_HDR) | $(BUILD)/bench
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -o $@ $< -lsundials_idas \
+	  -lsundials_nvecserial -lsundials_sunmatrixdense -lsundials_sunlinsoldense -lm
+$(BUILD)/bench/%: examples/bench/%.c $(FLOOR_HDR) | $(BUILD)/bench
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -o $@ $< -lm
 
 bench: deps all $(FLOOR_BIN)

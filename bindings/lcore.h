@@ -1,5 +1,6 @@
 /*
-** lcore.h -- helpers shared by the files of the salta.core module.
+** lcore.h -- helpers shared by the files of the salta.core module
+** (lcore.c), and what each file of the module gives the others.
 */
 #ifndef SALTA_LCORE_H
 #define SALTA_LCORE_H
@@ -23,11 +24,13 @@ int salta_l_error(lua_State *L, const char *fmt, ...);
 ** table {message = msg, status = the SALTA_E* code, code = its name
 ** ("memory", "input", "jit", "kernel", "solver", "interrupted",
 ** "algebraic", "nondifferentiable")} whose tostring, and whose
-** concatenation, is the message.
-** salta_l_pusherror pushes it, salta_l_raise raises it. */
+** concatenation, is the message. salta_l_pusherror pushes it,
+** salta_l_raise raises it; salta_l_push_statuses pushes a table of the
+** codes by name (core.status). */
 #define SALTA_ERROR_MT "salta.error"
 void salta_l_pusherror(lua_State *L, int status, const char *msg);
 int salta_l_raise(lua_State *L, int status, const char *msg);
+void salta_l_push_statuses(lua_State *L);
 
 /* Reads the array at index idx into out[0..n-1] (exactly n numbers);
 ** `what` names the argument in the error. */
@@ -36,9 +39,6 @@ void salta_l_checkvec(lua_State *L, int idx, double *out, int n, const char *wha
 /* The number field k of the table at idx, or def when absent; anything
 ** else is an error naming `what` (the caller), the option and the value. */
 double salta_l_optnumber(lua_State *L, int idx, const char *k, double def, const char *what);
-/* The same for an integer option in [lo, hi], checked before any cast. */
-long long salta_l_optint(lua_State *L, int idx, const char *k, long long def, long long lo, long long hi,
-                         const char *what);
 
 /* Pushes out[0..n-1] as a new array. */
 void salta_l_pushvec(lua_State *L, const double *v, int n);
@@ -46,7 +46,12 @@ void salta_l_pushvec(lua_State *L, const double *v, int n);
 /* Pushes names[0..n-1] as a new array of strings. */
 void salta_l_pushnames(lua_State *L, const char *const *names, int n);
 
+/* The model userdata at idx; an error when it, or its compiled code, is
+** closed. */
 salta_model_ud *salta_l_checkmodel(lua_State *L, int idx);
+
+/* Seconds on a monotonic wall clock (timings). */
+double salta_l_now(void);
 
 void salta_l_open_model(lua_State *L);   /* registers the model metatable */
 
@@ -57,10 +62,22 @@ void salta_l_open_loss(lua_State *L);
 /* core.lbfgsb and core.lm (loptim.c): adds them to the table on top */
 void salta_l_open_optim(lua_State *L);
 
-/* model:simulate_raw(opts, p, x0, times) and the options table it shares
-** with loss:configure (lsim.c); what names the caller in errors. */
-void salta_l_sim_options(lua_State *L, int idx, salta_sim_options *o, const char *what);
+/* model:simulate_raw(opts, p, x0, times) and the options it shares with
+** loss:configure (lsim.c). salta_l_sim_options reads the declared options
+** (salta_sim_option_info) from the table at idx into o: t0 and tf
+** (default 0 and 1), then every option the table gives, for a loss
+** (scope SALTA_L_LOSS) those that mean something to one. A value of the
+** wrong type or outside its range is an error naming `what` (the caller),
+** the option and the value. With nvec > 0 a per-unknown option (atol) may
+** be an array of nvec numbers, read into a scratch vector left on the
+** stack that o borrows (atol_vec). */
+enum { SALTA_L_SIMULATE, SALTA_L_LOSS };
+void salta_l_sim_options(lua_State *L, int idx, salta_sim_options *o, const char *what, int scope, int nvec);
 int salta_l_model_simulate(lua_State *L);
+/* core.sim_options() and core.sim_options_resolve(opts [, "loss"]) */
+int salta_l_sim_option_list(lua_State *L);
+int salta_l_sim_options_resolve(lua_State *L);
+void salta_l_open_sim(lua_State *L);   /* registers the run's metatable */
 /* Pushes a table of a run's statistics (steps, events, ...). */
 void salta_l_pushstats(lua_State *L, const salta_sim_stats *stats);
 

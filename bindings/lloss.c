@@ -107,7 +107,7 @@ static int loss_configure(lua_State *L) {
   loss_ud *u = check_loss(L, 1);
   salta_sim_options o;
   int st;
-  salta_l_sim_options(L, 2, &o, "salta.lsq");   /* a scalar atol: the loss keeps no borrowed arrays */
+  salta_l_sim_options(L, 2, &o, "salta.lsq", SALTA_L_LOSS, 0);   /* a scalar atol: the loss keeps no borrowed arrays */
   if ((st = salta_loss_set_options(u->loss, &o)) ||
       (st = salta_loss_set_blend(u->loss, salta_l_optnumber(L, 2, "blend", 0, "salta.lsq"))))
     return salta_l_raise(L, st, salta_loss_errmsg(u->loss));

@@ -4,29 +4,12 @@
 */
 #include <lua.h>
 #include <lauxlib.h>
-#include <time.h>
 
 #include "lcore.h"
 #include "ljit.h"
 
 static const char *const fn_opts[] = {"f", "g", "h", "e", "r", NULL};
 static const char *const wrt_opts[] = {"x", "z", "p", "t", NULL};
-
-/* A model whose compiled code (its user value) was closed is closed too:
-** its kernels are gone. */
-salta_model_ud *salta_l_checkmodel(lua_State *L, int idx) {
-  salta_model_ud *m = luaL_checkudata(L, idx, SALTA_MODEL_MT);
-  const salta_jit_ud *j;
-  if (!m->model) salta_l_error(L, "salta: the model is closed");
-  lua_getiuservalue(L, idx, 1);
-  j = luaL_testudata(L, -1, SALTA_JIT_MT);
-  if (j && !j->def) {
-    salta_model_free(&m->model);
-    salta_l_error(L, "salta: the model's compiled code is closed");
-  }
-  lua_pop(L, 1);
-  return m;
-}
 
 static int model_close(lua_State *L) {
   salta_model_ud *m = luaL_checkudata(L, 1, SALTA_MODEL_MT);
@@ -149,24 +132,18 @@ static int model_jac(lua_State *L) {
   return 1;
 }
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Evaluates fn's value (or its 4 Jacobians) `reps` times; returns seconds
 ** per repetition. Timing loops live in C so the benchmark measures the
 ** kernels, not the binding. */
 static double time_kernels(salta_model *m, int fn, int jacobians, int reps,
                            const double *x, const double *z, const double *p, double *buf) {
-  double t0 = now();
+  double t0 = salta_l_now();
   int r, w;
   for (r = 0; r < reps; ++r) {
     if (!jacobians) salta_model_eval(m, fn, 0, 0.5, x, z, p, buf);
     else for (w = 0; w < 4; ++w) salta_model_jac(m, fn, 0, w, 0.5, x, z, p, buf);
   }
-  return (now() - t0) / reps;
+  return (salta_l_now() - t0) / reps;
 }
 
 /* bench(reps) -> seconds for f; for f, g, h, guards and all their Jacobians */

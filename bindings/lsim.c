@@ -4,10 +4,12 @@
 */
 #include <lua.h>
 #include <lauxlib.h>
-#include <limits.h>
 #include <string.h>
 
 #include "lcore.h"
+
+/* The simulation of one simulate_raw call, freed by __gc should it raise. */
+#define SALTA_SIM_RUN_MT "salta.sim_run"
 
 /* A table of arrays, one per variable, over the stored outputs/steps. */
 static void push_columns(lua_State *L, int nvar, int nrow, const double *(*row)(void *, int),
@@ -144,50 +146,144 @@ static void push_result(lua_State *L, salta_sim *sim, const salta_model_def *d) 
 }
 
 static int sim_gc(lua_State *L) {
-  salta_sim **s = lua_touserdata(L, 1);
+  salta_sim **s = luaL_checkudata(L, 1, SALTA_SIM_RUN_MT);
   salta_sim_free(s);
   return 0;
 }
 
-/* Reads the simulation options shared by model:simulate_raw and
-** loss:configure from the table at idx into o. */
-/* A string option among names (index into them), def when absent. */
-static int optchoice(lua_State *L, int idx, const char *k, int def, const char *const *names, const char *what) {
-  int i = def;
-  lua_getfield(L, idx, k);
-  if (!lua_isnil(L, -1)) {
-    const char *v = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-    for (i = 0; names[i] && !(v && strcmp(v, names[i]) == 0); ++i) {}
-    if (!names[i]) {
-      int j;
-      const char *given = luaL_tolstring(L, -1, NULL);
-      lua_pushfstring(L, "%s: option '%s' must be one of ", what, k);
-      for (j = 0; names[j]; ++j) lua_pushfstring(L, "%s\"%s\"", j ? ", " : "", names[j]);
-      lua_pushfstring(L, ", got %s", given);
-      lua_concat(L, j + 2);
-      lua_error(L);
-    }
-  }
-  lua_pop(L, 1);
-  return i;
+/* ---- the declared options (salta_sim_option_info) ------------------------ */
+
+/* The index of the string on top among i's choices; an error naming them
+** otherwise. */
+static int choice(lua_State *L, const salta_option_info *i, const char *what) {
+  const char *v = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+  int k, j;
+  for (k = 0; i->choices[k] && !(v && strcmp(v, i->choices[k]) == 0); ++k) {}
+  if (i->choices[k]) return k;
+  v = luaL_tolstring(L, -1, NULL);
+  lua_pushfstring(L, "%s: option '%s' must be one of ", what, i->name);
+  for (j = 0; i->choices[j]; ++j) lua_pushfstring(L, "%s\"%s\"", j ? ", " : "", i->choices[j]);
+  lua_pushfstring(L, ", got %s", v);
+  lua_concat(L, j + 2);
+  return lua_error(L);
 }
 
-void salta_l_sim_options(lua_State *L, int idx, salta_sim_options *o, const char *what) {
-  static const char *const methods[] = {"bdf", "erk", "auto", NULL};
-  static const char *const solvers[] = {"dense", "klu", "auto", NULL};
+/* The per-unknown form of atol on top, an array of nvec numbers, into a
+** scratch vector that o->atol_vec borrows, left on the stack below it. */
+static void read_vector(lua_State *L, salta_sim_options *o, int nvec) {
+  double *v = salta_l_scratch(L, nvec);
+  lua_insert(L, -2);
+  salta_l_checkvec(L, lua_gettop(L), v, nvec, "atol");
+  o->atol_vec = v;
+}
+
+/* Option i from the value on top of the stack into o. */
+static void read_option(lua_State *L, const salta_option_info *i, salta_sim_options *o, const char *what,
+                        int nvec) {
+  char err[256];
+  double v;
+  if (i->type == SALTA_OPTION_BOOLEAN) {
+    v = lua_toboolean(L, -1);
+  } else if (i->type == SALTA_OPTION_CHOICE) {
+    v = choice(L, i, what);
+  } else if ((i->flags & SALTA_OPTION_PER_UNKNOWN) && nvec > 0 && lua_istable(L, -1)) {
+    read_vector(L, o, nvec);
+    return;
+  } else {
+    if (lua_type(L, -1) != LUA_TNUMBER)
+      salta_l_error(L, "%s: option '%s' must be a number, got %s", what, i->name, luaL_typename(L, -1));
+    v = lua_tonumber(L, -1);
+  }
+  if (salta_sim_options_set(o, i->name, v, err, sizeof err)) salta_l_error(L, "%s: %s", what, err);
+}
+
+void salta_l_sim_options(lua_State *L, int idx, salta_sim_options *o, const char *what, int scope, int nvec) {
+  int k, n = salta_sim_option_count();
+  idx = lua_absindex(L, idx);
   luaL_checktype(L, idx, LUA_TTABLE);
   salta_sim_options_init(o, salta_l_optnumber(L, idx, "t0", 0, what), salta_l_optnumber(L, idx, "tf", 1, what));
-  o->rtol = salta_l_optnumber(L, idx, "rtol", o->rtol, what);
-  o->atol = salta_l_optnumber(L, idx, "atol", o->atol, what);
-  o->max_step = salta_l_optnumber(L, idx, "max_step", 0, what);
-  o->init_step = salta_l_optnumber(L, idx, "init_step", 0, what);
-  o->max_order = (int)salta_l_optint(L, idx, "max_order", 0, 1, 5, what);
-  o->max_events = (int)salta_l_optint(L, idx, "max_events", o->max_events, 0, INT_MAX, what);
-  o->zeno_count = (int)salta_l_optint(L, idx, "zeno_count", o->zeno_count, 0, INT_MAX, what);
-  o->zeno_window = salta_l_optnumber(L, idx, "zeno_window", o->zeno_window, what);
-  o->max_steps = (long)salta_l_optint(L, idx, "max_steps", o->max_steps, 1, LONG_MAX, what);
-  o->method = optchoice(L, idx, "method", SALTA_METHOD_AUTO, methods, what);
-  o->linear_solver = optchoice(L, idx, "linear_solver", SALTA_LS_AUTO, solvers, what);
+  for (k = 0; k < n; ++k) {
+    const salta_option_info *i = salta_sim_option_info(k);
+    if ((i->flags & SALTA_OPTION_INTERVAL) || (scope == SALTA_L_LOSS && (i->flags & SALTA_OPTION_SIM_ONLY))) continue;
+    lua_getfield(L, idx, i->name);
+    if (!lua_isnil(L, -1)) read_option(L, i, o, what, nvec);
+    lua_pop(L, 1);
+  }
+}
+
+static void set_bool(lua_State *L, const char *k, int v) {
+  lua_pushboolean(L, v);
+  lua_setfield(L, -2, k);
+}
+
+/* A declared value as Lua sees it: an integer, a choice's name, a boolean. */
+static void push_value(lua_State *L, const salta_option_info *i, double v) {
+  lua_Integer iv;
+  if (i->type == SALTA_OPTION_CHOICE) lua_pushstring(L, i->choices[(int)v]);
+  else if (i->type == SALTA_OPTION_BOOLEAN) lua_pushboolean(L, v != 0);
+  else if (i->type == SALTA_OPTION_INTEGER && lua_numbertointeger(v, &iv)) lua_pushinteger(L, iv);
+  else lua_pushnumber(L, v);
+}
+
+static void push_info(lua_State *L, const salta_option_info *i) {
+  static const char *const types[] = {"number", "integer", "boolean", "choice"};
+  lua_createtable(L, 0, 12);
+  lua_pushstring(L, i->name); lua_setfield(L, -2, "name");
+  lua_pushstring(L, types[i->type]); lua_setfield(L, -2, "type");
+  if (!(i->flags & SALTA_OPTION_INTERVAL)) { push_value(L, i, i->def); lua_setfield(L, -2, "default"); }
+  if (i->def_text) { lua_pushstring(L, i->def_text); lua_setfield(L, -2, "default_text"); }
+  if (i->type == SALTA_OPTION_NUMBER || i->type == SALTA_OPTION_INTEGER) {
+    lua_createtable(L, 4, 0);
+    push_value(L, i, i->lo); lua_rawseti(L, -2, 1);
+    push_value(L, i, i->hi); lua_rawseti(L, -2, 2);
+    lua_pushboolean(L, i->lo_open); lua_rawseti(L, -2, 3);
+    lua_pushboolean(L, i->hi_open); lua_rawseti(L, -2, 4);
+    lua_setfield(L, -2, "range");
+  }
+  if (i->choices) {
+    int k;
+    lua_newtable(L);
+    for (k = 0; i->choices[k]; ++k) { lua_pushstring(L, i->choices[k]); lua_rawseti(L, -2, k + 1); }
+    lua_setfield(L, -2, "choices");
+  }
+  lua_pushstring(L, i->help); lua_setfield(L, -2, "help");
+  set_bool(L, "interval", i->flags & SALTA_OPTION_INTERVAL);
+  set_bool(L, "span", i->flags & SALTA_OPTION_SPAN);
+  set_bool(L, "per_unknown", i->flags & SALTA_OPTION_PER_UNKNOWN);
+  set_bool(L, "sim_only", i->flags & SALTA_OPTION_SIM_ONLY);
+}
+
+/* sim_options() -> the declared options, in order: { name, type ("number",
+** "integer", "boolean", "choice"), default, default_text, range = { lo,
+** hi, lo_open, hi_open }, choices, help, interval, span, per_unknown,
+** sim_only } each */
+int salta_l_sim_option_list(lua_State *L) {
+  int k, n = salta_sim_option_count();
+  lua_createtable(L, n, 0);
+  for (k = 0; k < n; ++k) {
+    push_info(L, salta_sim_option_info(k));
+    lua_rawseti(L, -2, k + 1);
+  }
+  return 1;
+}
+
+/* sim_options_resolve(opts [, "loss"]) -> each declared option's value
+** as the engine would run with it, read from opts as a simulation (or a
+** loss) reads them */
+int salta_l_sim_options_resolve(lua_State *L) {
+  static const char *const scopes[] = {"simulate", "loss", NULL};
+  salta_sim_options o;
+  int k, n = salta_sim_option_count(), scope = luaL_checkoption(L, 2, "simulate", scopes);
+  salta_l_sim_options(L, 1, &o, "sim_options_resolve", scope == 1 ? SALTA_L_LOSS : SALTA_L_SIMULATE, 0);
+  lua_createtable(L, 0, n);
+  for (k = 0; k < n; ++k) {
+    const salta_option_info *i = salta_sim_option_info(k);
+    double v = 0;
+    salta_sim_options_get(&o, i->name, &v);
+    push_value(L, i, v);
+    lua_setfield(L, -2, i->name);
+  }
+  return 1;
 }
 
 /* simulate_raw(opts, p, x0|nil, times) -> result | nil, message, partial */
@@ -196,20 +292,11 @@ int salta_l_model_simulate(lua_State *L) {
   const salta_model_def *d = salta_model_def_get(m);
   salta_sim_options o;
   salta_sim **sim;
-  double *p, *x0 = NULL, *times, *atol = NULL;
+  double *p, *x0 = NULL, *times;
   int nt, st, *sens_dirs = NULL, sens_n = 0;
   luaL_checktype(L, 2, LUA_TTABLE);
   lua_pushfstring(L, "model '%s': simulate", d->name);
-  salta_l_sim_options(L, 2, &o, lua_tostring(L, -1));
-  lua_getfield(L, 2, "record_steps");
-  o.record_steps = lua_toboolean(L, -1);
-  lua_pop(L, 1);
-  lua_getfield(L, 2, "atol_vec");
-  if (!lua_isnil(L, -1)) {
-    atol = salta_l_scratch(L, d->nx + d->nz);
-    salta_l_checkvec(L, lua_absindex(L, -2), atol, d->nx + d->nz, "atol");
-    o.atol_vec = atol;
-  }
+  salta_l_sim_options(L, 2, &o, lua_tostring(L, -1), SALTA_L_SIMULATE, d->nx + d->nz);
   lua_getfield(L, 2, "sens");   /* directions, as salta_sim_set_sens takes them */
   if (!lua_isnil(L, -1)) {
     int k, ns = (int)luaL_len(L, -1);
@@ -233,10 +320,7 @@ int salta_l_model_simulate(lua_State *L) {
   salta_l_checkvec(L, 5, times, nt, "times");
   sim = lua_newuserdatauv(L, sizeof *sim, 0);   /* freed by __gc even on error */
   *sim = NULL;
-  lua_createtable(L, 0, 1);
-  lua_pushcfunction(L, sim_gc);
-  lua_setfield(L, -2, "__gc");
-  lua_setmetatable(L, -2);
+  luaL_setmetatable(L, SALTA_SIM_RUN_MT);
   if ((st = salta_sim_create(sim, m))) return salta_l_raise(L, st, "out of memory");
   if (sens_n > 0 && (st = salta_sim_set_sens(*sim, sens_dirs, sens_n))) return salta_l_raise(L, st, salta_sim_errmsg(*sim));
   st = salta_sim_run(*sim, &o, p, x0, times, nt);
@@ -250,4 +334,10 @@ int salta_l_model_simulate(lua_State *L) {
   push_result(L, *sim, d);
   salta_sim_free(sim);
   return 1;
+}
+
+void salta_l_open_sim(lua_State *L) {
+  static const luaL_Reg none[] = {{NULL, NULL}};
+  salta_l_newclass(L, SALTA_SIM_RUN_MT, none, sim_gc);
+  lua_pop(L, 1);
 }

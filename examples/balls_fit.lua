@@ -1,4 +1,5 @@
--- The seed paper's bouncing-balls experiment (REFERENCE.md §1b, §3.0):
+-- The seed paper's bouncing-balls experiment (models/bouncing_balls.lua's
+-- spec files, the reference's targets and start):
 -- identify gravity g and the restitutions e_g (walls) and e_b (ball-ball)
 -- from the ball positions on 500 uniform times in [0, 1.9], starting from
 -- (8.81, 0.6, 0.7). Adam as the reference (step 1e-2; 300, 300, 600
@@ -16,8 +17,9 @@ os.execute(("mkdir -p '%s'"):format(outdir))
 
 local REF = { [3] = { iters = 300, jax_ad = 1.4e-9, ms = 74 }, [7] = { iters = 300, jax_ad = 1.6e-9, ms = 71 },
   [15] = { iters = 600, jax_ad = 1.35e-5, ms = 110 } }
--- REFERENCE.md §4.2 (the paper's Table 2): error % of g, e_g, e_b, final
--- position MSE, iterations, total s, ms/iter
+-- The paper's Table 2 (results/benchmark_three_N{3,7,15}.json of the
+-- reference code; N = 3 from its commit 7624d60): error % of g, e_g, e_b,
+-- final position MSE, iterations, total s, ms/iter
 local function ref_row(label, g, eg, eb, loss, iters, total, ms)
   return { label = label, errors = { g = g, e_g = eg, e_b = eb }, loss = loss, iterations = iters,
     total_s = total, ms_per_iter = ms }

@@ -118,7 +118,7 @@ for _, c in ipairs(sim_cases) do
 end
 
 print("== loss and gradient by forward sensitivities (rtol = atol = 1e-6, the JAX-AD route's tolerances) ==")
-print("   reference per iteration (REFERENCE.md §4): JAX-AD 28.4 ms Cauer; 74 / 71 / 110 ms balls N = 3 / 7 / 15;")
+print("   reference per iteration (the seed paper's runs): JAX-AD 28.4 ms Cauer; 74 / 71 / 110 ms balls N = 3 / 7 / 15;")
 print("   PyTorch 554 / 1740 / 6652 ms balls")
 local salta = require("salta")
 local summary = {}
@@ -211,6 +211,45 @@ do
       row(("%d free parameters, %s"):format(nfree, route[1]), xs, "ms", 1e3)
     end
   end
+end
+
+print("\n== the IDAS floor: salta's BDF route against IDAS called directly (loss + gradient, rtol = atol = 1e-6) ==")
+print("   floor: examples/bench/floor_idas_cauer.c (residual, Jacobian and sensitivity residuals by hand, IDAS's")
+print("   staggered sensitivities and root finding); the same workload as the Cauer row below, with method = \"bdf\"")
+do
+  local floor_dir = os.getenv("SALTA_FLOOR_DIR") or "build/bench"
+  local fin = dofile("examples/bench/floor_input.lua")
+  local input_dir = tmpdir()
+  local path = input_dir .. "/cauer.txt"
+  local L0, p = fin.write_cauer(path, { default = true })
+  local spec = {}
+  for k, v in pairs(L0.spec) do spec[k] = v end
+  spec.method = "bdf"
+  local L = require("salta.lsq").new(spec)
+  local fl, sl, out = {}, {}, ""
+  for _ = 1, 7 do
+    local f = io.popen(("FLOOR_STATS=1 %s/floor_idas_cauer %s 10 2>&1"):format(floor_dir, path))
+    out = f:read("a")
+    f:close()
+    fl[#fl + 1] = tonumber(out:match("median_us ([%d%.]+)"))
+    local xs = {}
+    for k = 1, 9 do
+      local t0 = clock()
+      L:value_and_grad(p)
+      xs[k] = clock() - t0
+    end
+    sl[#sl + 1] = stats(xs) * 1e6
+  end
+  assert(#fl == 7 and fl[1], "the IDAS floor program did not run: " .. out)
+  local fmed, fmin, fmax = stats(fl)
+  local smed, smin, smax = stats(sl)
+  local st = L:stats()
+  print(("  %-44s IDAS  %8.1f us (min %.1f, max %.1f); %s"):format("Cauer, 501 x 5 states, 7 params", fmed, fmin, fmax,
+    out:match("per evaluation: ([^\n]+)") or "?"))
+  print(("  %-44s salta %8.1f us (min %.1f, max %.1f): %.2fx the IDAS floor; steps %d, residuals %d, Jacobians %d, "
+    .. "guard evaluations %d"):format("", smed, smin, smax, smed / fmed, st.steps, st.residual_evals, st.jacobian_evals,
+    st.guard_evals))
+  os.execute("rm -rf " .. input_dir)
 end
 
 print("\n== the floor: salta's default route against hand-written C (loss + gradient, rtol = atol = 1e-6) ==")

@@ -1,4 +1,4 @@
--- The seed paper's Cauer experiment setup (REFERENCE.md §1a, §3.0), shared
+-- The seed paper's Cauer experiment setup (models/cauer.lua), shared
 -- by the Cauer examples: the model (cc backend), the seven free
 -- parameters, the biased start the reference drew, the five state outputs,
 -- the true values and the 501 uniform target times on [0, 20].

@@ -1,10 +1,12 @@
--- The seed paper's Cauer experiment (REFERENCE.md §1a, §3.0): identify the
--- seven capacitances and inductances of the Cauer low-pass ladder from its
--- five state trajectories on 501 uniform times in [0, 20], starting from the
--- biased values of the reference. Adam as the reference's AD route (step
--- 1e-2, 500 iterations, best snapshot every 5, blended loss with beta 150),
--- then Levenberg-Marquardt from the same start with a continuation on the
--- time horizon.
+-- The seed paper's Cauer experiment ("Differentiable Parameter
+-- Optimization for DAEs with State-Dependent Events"; its reference code
+-- is github.com/ionmatei/diff-dae-events): identify the seven capacitances
+-- and inductances of the Cauer low-pass ladder from its five state
+-- trajectories on 501 uniform times in [0, 20], starting from the biased
+-- values of the reference (examples/cauer_experiment.lua). Adam as the
+-- reference's AD route (step 1e-2, 500 iterations, best snapshot every 5,
+-- blended loss with beta 150), then Levenberg-Marquardt from the same
+-- start with a continuation on the time horizon.
 --
 --   salta examples/cauer_fit.lua [adam|lm|both] [outdir]
 local salta = require("salta")
@@ -31,9 +33,10 @@ print(("Cauer ladder: %d targets x %d states, %d parameters, %d events at the tr
 print(("initial MSE %.4e"):format(mse(START)))
 local results, rows = {}, {}
 
--- as the reference's AD route (REFERENCE.md G9), both fits train on the
--- blended prediction at the true parameters: the training loss is 0 there
--- and smooth across the event times
+-- as the reference's AD route, whose truth is the same blended simulator
+-- at the nominal parameters, both fits train on the blended prediction at
+-- the true parameters: the training loss is 0 there and smooth across the
+-- event times
 local truth_x = {}
 for k, n in ipairs(FREE) do truth_x[k] = truth[n] end
 local blended = salta.lsq{ model = m, times = times, data = data, free = FREE, blend = 150,
@@ -97,8 +100,10 @@ if which == "lm" or which == "both" then
     data = { t = times, C3_v = data.C3_v, C1_v = data.C1_v, L1_i = data.L1_i }, title = "Cauer ladder: fit vs data" })
   results.lm = r
 end
--- REFERENCE.md §4.1: relative errors % of the reported p_opt, the unblended
--- IDA MSE, and the Adam loop's wall time (AD; DA's is not stored)
+-- The reference code's results (results/optimization_cauer_events_{adam,da}.json
+-- of github.com/ionmatei/diff-dae-events): relative errors % of the
+-- reported p_opt, the unblended IDA MSE on linspace(0, 20, 501), and the
+-- Adam loop's wall time (AD; DA's is not stored)
 rows[#rows + 1] = { label = "reference AD (JAX)", loss = 1.3184e-6, iterations = 500, total_s = 26.44,
   ms_per_iter = 28.4, errors = { C1_C = 0.290, C2_C = 1.835, C3_C = 0.009, C4_C = 0.089, C5_C = 3.281,
   L1_L = 1.128, L2_L = 0.041 } }

@@ -4,7 +4,7 @@
 -- its simulated trajectories, starting 3-9 % off: Levenberg-Marquardt on
 -- exact gradients through the events, with a continuation on the horizon.
 -- Writes JSON and a plot to build/demo/.
-print("salta demo: fitting the Cauer ladder (REFERENCE.md §1a) -- examples/cauer_fit.lua lm\n")
+print("salta demo: fitting the Cauer ladder (the seed paper's experiment) -- examples/cauer_fit.lua lm\n")
 arg = { [0] = "examples/cauer_fit.lua", "lm", "build/demo" }
 local results = dofile("examples/cauer_fit.lua")
 local worst = 0

@@ -1,4 +1,5 @@
--- N planar balls in a box (REFERENCE.md §1b): free flight under gravity,
+-- N planar balls in a box (the seed paper's second experiment, as its
+-- exported specs models/specs/*balls*.yaml): free flight under gravity,
 -- four walls with restitution e_g, pairwise collisions with restitution
 -- e_b that reverse both balls' velocities. Events are declared in the
 -- order of the exported specs: per ball [floor, ceiling, left, right], then

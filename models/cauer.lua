@@ -1,5 +1,5 @@
--- The Cauer low-pass ladder with one state-dependent reinit (REFERENCE.md
--- §1a): the Modelica CauerLowPassAnalog circuit with a smooth tanh step
+-- The Cauer low-pass ladder with one state-dependent reinit (the seed
+-- paper's first experiment): the Modelica CauerLowPassAnalog circuit with a smooth tanh step
 -- source and a `when C3_v > 0.5 then reinit(C3_v, 0)` clause. Written in
 -- the Lua DSL; the exported spec of the same model loads with
 -- salta.load_spec and evaluates identically.
@@ -7,8 +7,10 @@
 --   local m = dofile("models/cauer.lua")()      -- or (opts) for backend=...
 local salta = require("salta")
 
--- All 35 parameters of the exported spec, in its order (most are unused
--- aliases of the flattened Modelica model; see REFERENCE.md G1).
+-- All 35 parameters of the exported spec, in its order. Most are unused:
+-- the flattened Modelica model keeps dead aliases (c1..c5, l1, l2 of
+-- C1_C..C5_C, L1_L, L2_L; R1_R, R2_R of R*_R_actual) and the heat-port
+-- and source parameters the equations do not read.
 local PARAMS = {
   {"R1_T_ref", 300.15}, {"R1_T", 300.15}, {"R1_T_heatPort", 300.15},
   {"R2_T_ref", 300.15}, {"R2_T", 300.15}, {"R2_T_heatPort", 300.15},

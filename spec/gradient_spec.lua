@@ -46,7 +46,7 @@ describe("loss gradient by forward sensitivities", function()
     local m = H.model("cauer")
     check_grad("cauer", m, 20, { "L2_i", "L1_i", "C5_v", "C3_v", "C1_v" },
       { "C1_C", "C2_C", "C3_C", "C4_C", "C5_C", "L1_L", "L2_L" },
-      -- the biased start of REFERENCE.md §3.0
+      -- the seed paper's biased start: p_true exp(0.1 u), u = numpy's default_rng(0).uniform(-1, 1, 7)
       { 1.10177047, 0.25193102, 1.53445960, 0.75943693, 0.77315497, 1.41621466, 0.87710816 })
   end)
 

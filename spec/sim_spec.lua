@@ -1,6 +1,7 @@
 -- Hybrid simulation on IDAS against independent references: the event
--- lists of REFERENCE.md §7 and §1a, a closed-form ball simulator, and the
--- algebraic equations after every reset.
+-- lists of spec/data/reference_events.lua (computed apart from salta), a
+-- closed-form ball simulator, and the algebraic equations after every
+-- reset.
 local H = require("helpers")
 local salta = require("salta")
 local REF = dofile("spec/data/reference_events.lua")
@@ -33,7 +34,7 @@ end
 describe("bouncing balls", function()
   for _, N in ipairs({ 3, 7, 15 }) do
     local file = ("dae_specification_bouncing_balls_N%d.yaml"):format(N)
-    it(("N = %d from the spec: events of REFERENCE.md §7"):format(N), function()
+    it(("N = %d from the spec: the analytic event list"):format(N), function()
       local tr = sim(H.spec_model(file), { tf = 1.9 })
       check_event_list(tr:events(), REF[N], "spec N" .. N)
     end)
@@ -73,7 +74,7 @@ describe("bouncing balls", function()
 end)
 
 describe("Cauer ladder", function()
-  it("has the 10 events of REFERENCE.md §1a, x- as listed, and g = 0 after each", function()
+  it("has the 10 events of the reference list, x- as listed, and g = 0 after each", function()
     local m = H.model("cauer")
     local tr = sim(m, { tf = 20, atol = 1e-12 })
     local ev = tr:events()

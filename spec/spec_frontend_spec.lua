@@ -107,7 +107,7 @@ describe("salta.spec files", function()
     end)
   end
 
-  it("evaluates the Cauer f and g as in REFERENCE 1a", function()
+  it("evaluates the Cauer f and g as the equations the spec was exported from", function()
     local m = spec.load(spec_path(CAUER), { structural = false })   -- g's rows as the file has them
     local r = rng(7)
     local x, z = {}, {}

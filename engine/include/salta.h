@@ -9,14 +9,23 @@
 ** Conventions
 **  - Every handle is opaque; create functions take `T **out` and return a
 **    status; free functions take `T **` and set it to NULL (NULL is fine).
-**  - Status codes: SALTA_OK (0) or a negative SALTA_E* code. After an error
-**    the handle's message (salta_*_errmsg) says what failed, naming the
-**    model element, the time and the value. The engine never prints, exits
-**    or aborts.
+**  - Status codes (salta_status): SALTA_OK (0) or a negative SALTA_E*
+**    code, returned as int. After an error the handle's message
+**    (salta_*_errmsg) says what failed, naming the model element, the time
+**    and the value. The engine never prints, exits or aborts.
 **  - Ownership is stated per function: "borrows" (caller keeps ownership and
-**    must keep it alive), "copies", "returns owned".
-**  - Threads: handles are independent; use one handle from one thread at a
-**    time. Kernels are pure and may be shared.
+**    must keep it alive), "copies", "returns owned". A returned pointer
+**    says how long it stays valid; a message (salta_*_errmsg) stays valid
+**    until the next call on its handle (for a model: see below) or the
+**    handle's free.
+**  - Threads: a salta_jit, salta_sim or salta_loss is used by one thread at
+**    a time; different handles may run in different threads at once. A
+**    salta_model is read-only once created: any number of threads may
+**    evaluate it (salta_model_eval, _jac, _jac_dense, _pattern) and run
+**    simulations and losses on it at once, each with its own salta_sim or
+**    salta_loss; salta_model_errmsg gives the calling thread's message.
+**    Free a model only when no call uses it. Kernels are pure and may be
+**    shared. salta_interrupt is process-wide (below).
 */
 #ifndef SALTA_H
 #define SALTA_H
@@ -36,11 +45,12 @@ extern "C" {
 #define SALTA_VERSION_PATCH 0
 #define SALTA_VERSION "0.2.0"
 
+/* A static string, valid for the life of the program. */
 const char *salta_version(void);
 
 /* ---- status codes ---------------------------------------------------- */
 
-enum {
+typedef enum salta_status {
   SALTA_OK = 0,
   SALTA_EMEM = -1,      /* out of memory */
   SALTA_EINPUT = -2,    /* bad argument (sizes, indices, non-finite value) */
@@ -54,7 +64,7 @@ enum {
   SALTA_ENODIFF = -8     /* no gradient at this point: a grazing crossing, an event group that
                             a direction splits with members that do not commute, or (the
                             adjoint) a crossing its discrete trajectory cannot follow */
-};
+} salta_status;
 
 /* ---- interrupts ------------------------------------------------------------ */
 
@@ -106,6 +116,8 @@ typedef struct salta_jit salta_jit;
 /* Returns owned, empty; free with salta_jit_free. */
 int salta_jit_create(salta_jit **out);
 void salta_jit_free(salta_jit **jit);
+/* The last failure's message: owned by the jit, valid until its next
+** compile or its free. */
 const char *salta_jit_errmsg(const salta_jit *jit);
 
 /* Compiles src with the system C compiler (`$CC`, else `cc`, with
@@ -150,32 +162,39 @@ typedef struct salta_model salta_model;
 ** On failure *out is still set for salta_model_errmsg: free it. */
 int salta_model_create(salta_model **out, const salta_model_def *def);
 void salta_model_free(salta_model **model);
+/* The message of the calling thread's last failed evaluation of this
+** model (each thread has its own, so that threads may share a model), else
+** of its creation: valid until the thread's next failed evaluation of a
+** model, or the model's free. */
 const char *salta_model_errmsg(const salta_model *model);
 
+/* The def the model borrows: valid as long as the def (it outlives the
+** model). */
 const salta_model_def *salta_model_def_get(const salta_model *model);
 
 /* Rows of function fn (for SALTA_FN_R: nx), or a negative status. */
 int salta_model_rows(const salta_model *model, salta_fn fn);
 
 /* Evaluates fn at (t, x, z, p) into out (rows(fn) values). `event` selects
-** the event for SALTA_FN_R and is ignored otherwise. */
-int salta_model_eval(salta_model *model, salta_fn fn, int event, double t,
+** the event for SALTA_FN_R and is ignored otherwise. Writes nothing of
+** the model: threads may evaluate one model at once. */
+int salta_model_eval(const salta_model *model, salta_fn fn, int event, double t,
                      const double *x, const double *z, const double *p,
                      double *out);
 
-/* The sparsity pattern of d fn / d wrt (wrt: SALTA_WRT_X/Z/P/T): *nnz
-** entries at (row[k], col[k]), column-major. Borrowed arrays. */
+/* The sparsity pattern of d fn / d wrt: *nnz entries at (row[k], col[k]),
+** column-major. The arrays are the def's: valid as long as the def. */
 int salta_model_pattern(const salta_model *model, salta_fn fn, int event,
-                        int wrt, int *nnz, const int **row, const int **col);
+                        salta_wrt wrt, int *nnz, const int **row, const int **col);
 
 /* Evaluates the nonzeros of d fn / d wrt into vals (nnz values). */
-int salta_model_jac(salta_model *model, salta_fn fn, int event, int wrt,
+int salta_model_jac(const salta_model *model, salta_fn fn, int event, salta_wrt wrt,
                     double t, const double *x, const double *z,
                     const double *p, double *vals);
 
 /* Same, scattered into a dense column-major rows(fn) x ncols(wrt) matrix
 ** with leading dimension ld (entries outside the pattern are set to 0). */
-int salta_model_jac_dense(salta_model *model, salta_fn fn, int event, int wrt,
+int salta_model_jac_dense(const salta_model *model, salta_fn fn, int event, salta_wrt wrt,
                           double t, const double *x, const double *z,
                           const double *p, double *dense, int ld);
 
@@ -183,27 +202,13 @@ int salta_model_jac_dense(salta_model *model, salta_fn fn, int event, int wrt,
 
 typedef struct salta_sim salta_sim;
 
-typedef struct salta_sim_options {
-  double t0, tf;         /* the interval, t0 < tf */
-  double rtol, atol;     /* IDAS tolerances (defaults 1e-6, 1e-8) */
-  const double *atol_vec;/* NULL, or nx + nz absolute tolerances (borrowed) */
-  double max_step;       /* 0: no limit */
-  double init_step;      /* 0: IDAS chooses */
-  int max_order;         /* 1..5; 0: 5 */
-  int max_events;        /* more events is an error (default 10000) */
-  int zeno_count;        /* zeno_count event instants (groups) within zeno_window ... */
-  double zeno_window;    /* ... is a Zeno cascade (defaults 100, 1e-9 (tf - t0)) */
-  long max_steps;        /* internal steps in total (default 1000000) */
-  int record_steps;      /* keep every internal step (t, x, z) */
-  int linear_solver;     /* SALTA_LS_AUTO (default), SALTA_LS_DENSE (LAPACK), SALTA_LS_KLU */
-  int method;            /* SALTA_METHOD_AUTO (default), SALTA_METHOD_BDF (IDAS) or SALTA_METHOD_ERK */
-} salta_sim_options;
-
 /* Linear solvers for the Newton iterations (IDAS, the adjoint's steps):
 ** dense LU, or KLU on the model's compile-time sparsity pattern. AUTO takes
 ** KLU from SALTA_KLU_MIN_N unknowns (nx + nz) on, where its sparsity pays
-** for its overhead (balls N = 7, 28 unknowns: 1.6x faster). */
-enum { SALTA_LS_NONE = -1, SALTA_LS_DENSE = 0, SALTA_LS_KLU = 1, SALTA_LS_AUTO = 2 };
+** for its overhead. NONE: the run solved no linear system (ERK). */
+typedef enum salta_linear_solver {
+  SALTA_LS_NONE = -1, SALTA_LS_DENSE = 0, SALTA_LS_KLU = 1, SALTA_LS_AUTO = 2
+} salta_linear_solver;
 #define SALTA_KLU_MIN_N 16
 
 /* Integrators: IDAS's variable-order BDF for any index-1 model, stiff or
@@ -215,10 +220,74 @@ enum { SALTA_LS_NONE = -1, SALTA_LS_DENSE = 0, SALTA_LS_KLU = 1, SALTA_LS_AUTO =
 ** them); on a stiff model, or a collapsing step, it restarts the run with
 ** BDF, and the simulation object keeps BDF for its later runs. The stats
 ** say which ran. */
-enum { SALTA_METHOD_BDF = 0, SALTA_METHOD_ERK = 1, SALTA_METHOD_AUTO = 2 };
+typedef enum salta_method { SALTA_METHOD_BDF = 0, SALTA_METHOD_ERK = 1, SALTA_METHOD_AUTO = 2 } salta_method;
 
-/* Fills the defaults for [t0, tf]. */
+/* The options of a run. Each field but atol_vec is an option declared
+** below (salta_sim_option_info: its type, default and range);
+** salta_sim_options_init fills the defaults, and a run refuses a value
+** outside its option's range (SALTA_EINPUT naming the option). */
+typedef struct salta_sim_options {
+  double t0, tf;         /* the interval, t0 < tf */
+  double rtol, atol;     /* the tolerances */
+  const double *atol_vec;/* NULL, or nx + nz absolute tolerances (borrowed), instead of atol */
+  double max_step;       /* 0: no limit */
+  double init_step;      /* 0: the integrator chooses */
+  int max_order;         /* BDF's highest order, 1 to 5 */
+  int max_events;        /* more events is an error */
+  int zeno_count;        /* zeno_count event instants (groups) within zeno_window ... */
+  double zeno_window;    /* ... is a Zeno cascade */
+  long max_steps;        /* internal steps in total */
+  int record_steps;      /* keep every internal step (t, x, z): salta_sim_step */
+  salta_linear_solver linear_solver;   /* AUTO, DENSE (LAPACK) or KLU */
+  salta_method method;   /* AUTO, BDF (IDAS) or ERK */
+} salta_sim_options;
+
+/* Fills the declared defaults for [t0, tf]. */
 void salta_sim_options_init(salta_sim_options *o, double t0, double tf);
+
+/* The options, declared: one salta_option_info per field of
+** salta_sim_options (atol_vec is atol's per-unknown form), in a static
+** table. salta.core exports it to Lua, whose option checker, help() and
+** doc/options.md are made from it. */
+typedef enum salta_option_type {
+  SALTA_OPTION_NUMBER = 0,    /* a double within [lo, hi] */
+  SALTA_OPTION_INTEGER = 1,   /* a whole number within [lo, hi] */
+  SALTA_OPTION_BOOLEAN = 2,   /* 0 or 1 */
+  SALTA_OPTION_CHOICE = 3     /* one of choices; the field holds its index */
+} salta_option_type;
+
+/* salta_option_info.flags */
+enum {
+  SALTA_OPTION_INTERVAL = 1,    /* t0 or tf: an argument of salta_sim_options_init, no default */
+  SALTA_OPTION_SPAN = 2,        /* the default is def times (tf - t0) */
+  SALTA_OPTION_PER_UNKNOWN = 4, /* a simulation may give one value per state and algebraic (atol_vec) */
+  SALTA_OPTION_SIM_ONLY = 8     /* means nothing to a loss (salta.lsq does not take it) */
+};
+
+typedef struct salta_option_info {
+  const char *name;            /* the field of salta_sim_options it sets, and Lua's key */
+  salta_option_type type;
+  double def;                  /* the default (a choice's index) */
+  double lo, hi;               /* the range (NUMBER, INTEGER; +-HUGE_VAL: none) ... */
+  int lo_open, hi_open;        /* ... an end excluded when set */
+  const char *const *choices;  /* CHOICE: the names by index, NULL-terminated */
+  const char *def_text;        /* the default in words, where the number alone misleads; or NULL */
+  const char *help;            /* one line: what it does */
+  int flags;                   /* SALTA_OPTION_* */
+} salta_option_info;
+
+/* The number of options, and option k (0 <= k < count): static, valid
+** for the life of the program; NULL for k out of range. */
+int salta_sim_option_count(void);
+const salta_option_info *salta_sim_option_info(int k);
+
+/* Sets option `name` of o to value (a choice: its index; a boolean: 0 or
+** 1), or reads it into *value. SALTA_EINPUT for an unknown name or a value
+** outside the option's range; then, when err is not NULL, a message of at
+** most n bytes (NUL included) names the option, what it must be and the
+** value. */
+int salta_sim_options_set(salta_sim_options *o, const char *name, double value, char *err, size_t n);
+int salta_sim_options_get(const salta_sim_options *o, const char *name, double *value);
 
 typedef struct salta_sim_stats {
   long steps, res_evals, jac_evals;
@@ -226,8 +295,8 @@ typedef struct salta_sim_stats {
   long newton_iters, newton_conv_fails, err_test_fails;
   long alg_newton_iters; /* salta's own Newton on g (initial, after resets) */
   long events;
-  int linear_solver;     /* the one the run used: SALTA_LS_DENSE, SALTA_LS_KLU, or SALTA_LS_NONE (ERK) */
-  int method;            /* the integrator that produced the results: SALTA_METHOD_BDF or _ERK */
+  salta_linear_solver linear_solver;   /* the one the run used: DENSE, KLU, or NONE (ERK) */
+  salta_method method;   /* the integrator that produced the results: BDF or ERK */
   int stiff_restart;     /* AUTO: this run found ERK unstable and restarted with BDF */
   int terminal_event;    /* the terminal event that ended the run, or -1 */
   double t_end;          /* where the run ended: tf, or that event's time */
@@ -287,6 +356,8 @@ typedef struct salta_event_record {
 /* Returns owned; borrows model (which must outlive it). */
 int salta_sim_create(salta_sim **out, salta_model *model);
 void salta_sim_free(salta_sim **sim);
+/* The last failure's message: owned by the simulation, valid until its
+** next call that can fail, or its free. */
 const char *salta_sim_errmsg(const salta_sim *sim);
 
 /* Simulates on [o->t0, o->tf] with parameters p (np values) from x0 (NULL:
@@ -298,15 +369,18 @@ int salta_sim_run(salta_sim *sim, const salta_sim_options *o, const double *p,
                   const double *x0, const double *times, int nt);
 
 /* Output k (0 <= k < nout): borrowed x (nx), z (nz) and y (ny), valid
-** until the next salta_sim_run or salta_sim_free. An index out of range is
-** SALTA_EINPUT with a message naming it (likewise for events, steps and
-** sensitivities below); these calls write only that message. */
+** until the next salta_sim_run, salta_sim_set_sens (which clears the
+** results) or salta_sim_free; likewise for every pointer the calls below
+** return. An index out of range is SALTA_EINPUT with a message naming it
+** (likewise for events, steps and sensitivities below); these calls write
+** only that message. */
 int salta_sim_nout(const salta_sim *sim);
 int salta_sim_out(salta_sim *sim, int k, double *t, const double **x,
                   const double **z, const double **y);
 int salta_sim_nevents(const salta_sim *sim);
 int salta_sim_event(salta_sim *sim, int k, salta_event_record *rec);
-/* Internal steps (with record_steps): t, borrowed x and z. */
+/* Internal steps (with record_steps): t, borrowed x and z (valid as the
+** outputs are). */
 int salta_sim_nsteps(const salta_sim *sim);
 int salta_sim_step(salta_sim *sim, int k, double *t, const double **x,
                    const double **z);
@@ -317,15 +391,18 @@ void salta_sim_stats_get(const salta_sim *sim, salta_sim_stats *stats);
 /* Chooses the sensitivity directions for the next runs: dirs[k] >= 0 is
 ** parameter dirs[k], dirs[k] = -(i + 1) the initial value of state i.
 ** ns = 0 turns sensitivities off; ns above np + nx is refused before dirs
-** is read. Copies dirs. */
+** is read. Copies dirs. Clears the last run's results (outputs, events,
+** steps, sensitivities): their pointers are no longer valid. */
 int salta_sim_set_sens(salta_sim *sim, const int *dirs, int ns);
 int salta_sim_nsens(const salta_sim *sim);
 
 /* At output k: S = d[x; z]/dp (n x ns, column-major, one column per
-** direction) and dy = dy/dp (ny x ns). Borrowed. */
+** direction) and dy = dy/dp (ny x ns). Borrowed, valid as the outputs
+** are. */
 int salta_sim_out_sens(salta_sim *sim, int k, const double **S, const double **dy);
 
-/* Sensitivity data of event record k (borrowed): tau_p = d tau / dp (ns);
+/* Sensitivity data of event record k (borrowed, valid as the outputs
+** are): tau_p = d tau / dp (ns);
 ** s_minus, s_plus = d[x; z]/dp at fixed t just before and after the
 ** event's instant (n x ns); y_minus, y_plus = the outputs there (ny) and
 ** dy_minus, dy_plus their derivatives along the moving event time,
@@ -349,6 +426,8 @@ typedef struct salta_loss salta_loss;
 int salta_loss_create(salta_loss **out, salta_model *model, const double *times, int nt,
                       const int *outputs, int nout, const double *data, const double *weights);
 void salta_loss_free(salta_loss **loss);
+/* The last failure's message: owned by the loss, valid until its next
+** call that can fail, or its free. */
 const char *salta_loss_errmsg(const salta_loss *loss);
 
 /* Simulation options (copied; [t0, tf] must contain the target times). */
@@ -427,15 +506,16 @@ int salta_loss_check_gradient(salta_loss *loss, const double *p, const double *x
 int salta_loss_eval_adjoint(salta_loss *loss, const double *p, const double *x0, int mesh_k,
                             int consistent, double *value, double *grad);
 
-/* The simulation of the last evaluation (borrowed, valid until the loss
-** is freed; its results until the next evaluation), with every output at
-** the target times (and, with sensitivities, their derivatives and the
-** events' sensitivity records): an evaluation computes only what the loss
-** compares, so that this call runs the evaluation's simulation again in
-** full the first time it is made after salta_loss_eval. If that run fails
-** (out of memory, interrupted), the simulation holds what it computed and
-** its message (and the loss's) says why. After salta_loss_eval_adjoint:
-** the adjoint's forward run, as it made it. */
+/* The simulation of the last evaluation: owned by the loss (do not free
+** it), valid until the loss's free; its results, until the loss's next
+** evaluation. It has every output at the target times (and, with
+** sensitivities, their derivatives and the events' sensitivity records):
+** an evaluation computes only what the loss compares, so that this call
+** runs the evaluation's simulation again in full the first time it is
+** made after salta_loss_eval. If that run fails (out of memory,
+** interrupted), the simulation holds what it computed and its message
+** (and the loss's) says why. After salta_loss_eval_adjoint: the
+** adjoint's forward run, as it made it. */
 salta_sim *salta_loss_sim(salta_loss *loss);
 
 /* The statistics of the last evaluation's simulation (as

@@ -47,8 +47,8 @@ typedef struct salta_sparse_def {
   int indep;
 } salta_sparse_def;
 
-/* Which argument a Jacobian differentiates by. */
-enum { SALTA_WRT_X = 0, SALTA_WRT_Z = 1, SALTA_WRT_P = 2, SALTA_WRT_T = 3 };
+/* Which argument a Jacobian differentiates by (the index into d[]). */
+typedef enum salta_wrt { SALTA_WRT_X = 0, SALTA_WRT_Z = 1, SALTA_WRT_P = 2, SALTA_WRT_T = 3 } salta_wrt;
 
 /* A vector function of n rows with its four Jacobians (by x, z, p, t; the
 ** t-Jacobian has one column). */
@@ -63,8 +63,9 @@ typedef struct salta_function_def {
 ** counts toward neither max_events nor the Zeno check). */
 enum { SALTA_EVENT_TERMINAL = 1, SALTA_EVENT_BREAKPOINT = 2 };
 
-/* Event guard crossing directions. */
-enum { SALTA_DIR_DOWN = -1, SALTA_DIR_BOTH = 0, SALTA_DIR_UP = 1 };
+/* Event guard crossing directions (the values of e_direction, an int
+** array so that the struct's layout stays the ABI's). */
+typedef enum salta_dir { SALTA_DIR_DOWN = -1, SALTA_DIR_BOTH = 0, SALTA_DIR_UP = 1 } salta_dir;
 
 typedef struct salta_model_def {
   int abi;                     /* SALTA_ABI_VERSION */

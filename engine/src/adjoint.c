@@ -219,6 +219,8 @@ static int build(salta__adj *a, salta_sim *sim, int mesh_k, const salta_sim_opti
   }
   a->nseg = s + 1;
   a->tau[a->nseg] = stats_t_end(sim);
+  if (!(a->tau_run = malloc(sizeof(double) * ((size_t)a->nseg + 1)))) return salta__fail(a->err, SALTA_EMEM, "out of memory");
+  memcpy(a->tau_run, a->tau, sizeof(double) * ((size_t)a->nseg + 1));
   for (s = 0; s < a->nseg; ++s) {
     int m = a->segs[s].follows ? 1 : mesh_k > 0 ? mesh_k : steps_inside(a, sim, s, NULL) + 1;
     a->segs[s].node0 = (int)total;
@@ -386,13 +388,10 @@ static double doubling_error(const salta__adj *a, const double *coarse, const do
 static int follow_tolerance(salta__adj *a, const salta_sim_options *o, const double *w0) {
   size_t size = (size_t)a->nseg * a->nx + 1;
   double *prev = malloc(sizeof(double) * size), *ends = malloc(sizeof(double) * size), err = 0;
-  double *tau = malloc(sizeof(double) * ((size_t)a->nseg + 1));
   int round, st, have_prev = 0, at = 0, failures = 0;
-  if (!prev || !ends || !tau)
-    return free(prev), free(ends), free(tau), salta__fail(a->err, SALTA_EMEM, "out of memory");
-  memcpy(tau, a->tau, sizeof(double) * ((size_t)a->nseg + 1));
+  if (!prev || !ends) return free(prev), free(ends), salta__fail(a->err, SALTA_EMEM, "out of memory");
   for (round = 0;; ++round) {
-    memcpy(a->tau, tau, sizeof(double) * ((size_t)a->nseg + 1));   /* each solve starts from the run's times */
+    memcpy(a->tau, a->tau_run, sizeof(double) * ((size_t)a->nseg + 1));   /* each solve starts from the run's times */
     if ((st = solve_all(a, w0, ends)) != SALTA_OK) {
       /* a coarse mesh may miss what a finer one follows; not three times */
       if (a->mesh_fail < 0 || round == REFINE_ROUNDS || ++failures == FAILED_REFINES) break;
@@ -410,7 +409,7 @@ static int follow_tolerance(salta__adj *a, const salta_sim_options *o, const dou
     }
     if ((st = refine_mesh(a)) != 0) {
       if (failures > 0 && st == -1) {   /* the solve's own failure says more than the mesh's size */
-        memcpy(a->tau, tau, sizeof(double) * ((size_t)a->nseg + 1));
+        memcpy(a->tau, a->tau_run, sizeof(double) * ((size_t)a->nseg + 1));
         st = solve_all(a, w0, ends);
         break;
       }
@@ -423,7 +422,6 @@ static int follow_tolerance(salta__adj *a, const salta_sim_options *o, const dou
   }
   free(prev);
   free(ends);
-  free(tau);
   return st;
 }
 
@@ -492,7 +490,7 @@ static void free_adj(salta__adj *a) {
   salta__array list[ADJ_ARRAYS];
   salta__arrays_free(list, adj_arrays(a, 0, list));
   salta__arrays_free(list, blend_arrays(a, list));
-  free(a->segs); free(a->tau); free(a->events); free(a->sigma); free(a->w);
+  free(a->segs); free(a->tau); free(a->tau_run); free(a->events); free(a->sigma); free(a->w);
   salta__track_free(&a->track);
   salta__sparselu_free(a->lu_march);
   salta__sparselu_free(a->lu_sweep);

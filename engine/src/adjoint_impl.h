@@ -51,6 +51,8 @@ typedef struct salta__adj {
   salta__adj_seg *segs;
   int *events;                  /* the members of every group, in order */
   double *tau;                  /* nseg + 1 boundaries: t0, the group times, tf */
+  double *tau_run;              /* the same as the forward run found them: a target belongs to
+                                   the segment the run put it in, whatever the discrete times */
   double *sigma;                /* per node: its fraction of its segment */
   int mesh_fail;                /* the segment whose mesh failed the discrete solve, or -1 */
   double *w;                    /* per node: [x; z] */

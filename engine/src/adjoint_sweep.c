@@ -27,10 +27,12 @@ static double dot(const double *u, const double *v, int n) {
   return r;
 }
 
-/* The segment holding target time T (right-continuous at events). */
+/* The segment holding target time T in the forward run (right-continuous
+** at events): a target the run read just before an event is read there
+** even when the discrete event time falls a rounding error before it. */
 static int segment_of(const salta__adj *a, double T) {
   int s = 0;
-  while (s + 1 < a->nseg && a->tau[s + 1] <= T) ++s;
+  while (s + 1 < a->nseg && a->tau_run[s + 1] <= T) ++s;
   return s;
 }
 

@@ -14,7 +14,7 @@
 
 /* The per-guard and per-unknown arrays, each an allocation of its own
 ** (listed once here, for the allocation and for the release). */
-#define EVENT_ARRAYS 36
+#define EVENT_ARRAYS 37
 static size_t event_arrays(salta__events *ev, size_t m, size_t n, salta__array *list) {
   const salta_sparse_def *e = ev->d ? ev->d->e.d : NULL;
   size_t nnz[4] = {e ? (size_t)e[SALTA_WRT_X].nnz : 0, e ? (size_t)e[SALTA_WRT_Z].nnz : 0, 0,
@@ -26,7 +26,7 @@ static size_t event_arrays(salta__events *ev, size_t m, size_t n, salta__array *
     SALTA__ARRAY(ev->fire, m), SALTA__ARRAY(ev->stuck_list, m), SALTA__ARRAY(ev->next, m),
     SALTA__ARRAY(ev->in_group, m), SALTA__ARRAY(ev->fired_now, m), SALTA__ARRAY(ev->entering, m),
     SALTA__ARRAY(ev->stuck_t, m), SALTA__ARRAY(ev->leave_t, m), SALTA__ARRAY(ev->arm_t, m),
-    SALTA__ARRAY(ev->band0, m), SALTA__ARRAY(ev->band, m), SALTA__ARRAY(ev->g_start, m),
+    SALTA__ARRAY(ev->band0, m), SALTA__ARRAY(ev->band, m), SALTA__ARRAY(ev->side, m), SALTA__ARRAY(ev->g_start, m),
     SALTA__ARRAY(ev->g_probe, m), SALTA__ARRAY(ev->g_work, m), SALTA__ARRAY(ev->rate, m),
     SALTA__ARRAY(ev->rscale, m), SALTA__ARRAY(ev->rate_p, m), SALTA__ARRAY(ev->rscale_p, m),
     SALTA__ARRAY(ev->quiet_margin, m), SALTA__ARRAY(ev->g_pre, m), SALTA__ARRAY(ev->rate0, m),
@@ -219,6 +219,8 @@ static int rearm_after(salta__events *ev, double tau, const double *wp) {
     else
       ev->arming[j] = fabs(e) <= ev->band[j] ? SALTA__STUCK : SALTA__DISARMED;
     ev->entering[j] = 0;
+    if (ev->in_group[j] && d->e_direction[j] == SALTA_DIR_BOTH) ev->side[j] = -ev->side[j];   /* it crossed */
+    salta__note_side(ev, j, e);
     if (ev->arming[j] == SALTA__STUCK) ev->stuck_t[j] = tau;
     if (ev->arming[j] == SALTA__STUCK && d->e_direction[j] != SALTA_DIR_BOTH) ev->stuck_list[nstuck++] = j;
   }
@@ -330,6 +332,7 @@ int salta__events_step_done(salta__events *ev, double t) {
                          "events accumulate there",
                          d->name, d->e_names[j], ev->stuck_t[j], e, t, ev->ncounted);
     if (ev->arm_t[j] <= t) ev->arming[j] = SALTA__ARMED;
+    salta__note_side(ev, j, e);
   }
   memcpy(ev->g_start, ev->g_probe, sizeof(double) * (size_t)ev->ne);
   memcpy(ev->rate0, ev->rate1, sizeof(double) * (size_t)ev->ne);
@@ -358,6 +361,8 @@ int salta__events_start(salta__events *ev, const salta_sim_options *o, double t0
     ev->band0[j] = ev->band[j] = 1e-9 * fmax(1.0, fabs(e));
     ev->arming[j] = salta__is_clear(ev, j, e) ? SALTA__ARMED : SALTA__DISARMED;
     ev->entering[j] = 0;
+    ev->side[j] = 0;
+    salta__note_side(ev, j, e);
   }
   return SALTA_OK;
 }

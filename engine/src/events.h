@@ -47,7 +47,11 @@ typedef struct salta__event_rec {
 } salta__event_rec;
 
 /* A guard's bracket of its earliest crossing in a step. */
-typedef struct salta__bracket { double lo, hi, elo, ehi; int guard, refined; } salta__bracket;
+typedef struct salta__bracket {
+  double lo, hi, elo, ehi;
+  int guard, refined;
+  int narrowed;                 /* to the guard's first crossing in it (locate.c) */
+} salta__bracket;
 
 /* Base samples of the interpolant per step (locate.c halves the intervals
 ** between them where a guard could change sides unseen). */
@@ -63,6 +67,8 @@ typedef struct salta__events {
   double *arm_t;                /* in the step just located: from when it is armed
                                    (INFINITY: not armed in it) */
   double *band0, *band;         /* "at zero": its value scale; and widened by its rate */
+  double *side;                 /* a two-sided guard's side (+1, -1) where last seen clear;
+                                   0 before that */
   double *g_start;              /* guard values where the current step starts */
   double *g_probe;              /* guard values at the located instant (or the step's end) */
   double *g_work;               /* scratch: every guard at a probe of one, or of the end rates */
@@ -104,13 +110,18 @@ typedef struct salta__events {
 } salta__events;
 
 /* Sides. Down guards fire at e <= 0, up guards at e >= 0, two-sided ones
-** where e changes sign from the step's start. */
+** where e leaves the side it was last seen clear on (side). */
 static inline int salta__on_firing_side(const salta__events *ev, int j, double e) {
   switch (ev->d->e_direction[j]) {
     case SALTA_DIR_DOWN: return e <= 0;
     case SALTA_DIR_UP: return e >= 0;
-    default: return e * ev->g_start[j] <= 0;
+    default: return e * (ev->side[j] != 0 ? ev->side[j] : ev->g_start[j]) <= 0;
   }
+}
+
+/* A two-sided guard seen clear of zero at e is on e's side from now on. */
+static inline void salta__note_side(salta__events *ev, int j, double e) {
+  if (ev->d->e_direction[j] == SALTA_DIR_BOTH && fabs(e) > 0.1 * ev->band[j]) ev->side[j] = e > 0 ? 1 : -1;
 }
 
 /* Strictly off the side a guard fires from; two-sided guards clear of

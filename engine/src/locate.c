@@ -105,7 +105,7 @@ static int first_crossing(salta__events *ev, const salta__interp *ip, salta__bra
 
 static int refine(salta__events *ev, const salta__interp *ip, salta__bracket b, double *t_cross) {
   int side = 0, it, j = b.guard, st;
-  if ((st = first_crossing(ev, ip, &b))) return st;
+  if (!b.narrowed && (st = first_crossing(ev, ip, &b))) return st;
   for (it = 0; it < 200; ++it) {
     double tol = salta__time_tol(b.hi), tm, e;
     if (b.hi - b.lo <= tol) break;
@@ -160,32 +160,25 @@ static int sample_step(salta__events *ev, const salta__interp *ip, double t_star
 #define MAXD(a, b) ((a) > (b) ? (a) : (b))   /* fmax is a libm call the loops cannot vectorise */
 #define MIND(a, b) ((a) < (b) ? (a) : (b))
 
-/* A guard quadratic in time along the step (bodies in free flight): the
-** parabola through samples 0, 2 and 4 predicts samples 1 and 3 to 1e-9 of
-** the guard's scale. Its range over the step is then known exactly, and
-** its quiet margin is its distance from zero when that range keeps one
-** side (else the chord bound's margin stands). Branch-free, so that the
-** loop over the guards vectorises. */
-static void quadratic_margin(salta__events *ev, const double *ts) {
+/* Whether guard j is quadratic in time along the step (bodies in free
+** flight): the parabola through samples 0, 2 and 4 predicts samples 1 and
+** 3 to 1e-9 of the guard's scale. Its range over the step is then known
+** exactly: the distance of that range from zero when it keeps one side
+** (its quiet margin), else 0. */
+static double quadratic_margin(const salta__events *ev, int j, const double *ts) {
   const double *G = ev->samples;
+  const size_t ne = (size_t)ev->ne;
   const double h = ts[SALTA__SAMPLES] - ts[0], t2 = ts[2] - ts[0], u1 = ts[1] - ts[0], u3 = ts[3] - ts[0];
-  const double i2 = 1 / t2, i4 = 1 / (h - t2), ih = 1 / h;
-  const int ne = ev->ne;
-  const double *g0 = G, *g1 = G + ne, *g2 = G + 2 * (size_t)ne, *g3 = G + 3 * (size_t)ne, *g4 = G + 4 * (size_t)ne;
-  double *mg = ev->quiet_margin;
-  int j;
-  for (j = 0; j < ne; ++j) {
-    double d1 = (g2[j] - g0[j]) * i2, c2 = ((g4[j] - g2[j]) * i4 - d1) * ih, c1 = d1 - c2 * t2;
-    double e1 = g0[j] + u1 * (c1 + c2 * u1) - g1[j], e3 = g0[j] + u3 * (c1 + c2 * u3) - g3[j];
-    double scale = 1e-9 * MAXD(MAXD(fabs(g0[j]), fabs(g2[j])), fabs(g4[j]));
-    double tv = -0.5 * c1 / c2, pv = g0[j] + tv * (c1 + c2 * tv);
-    int inside = (tv > 0) & (tv < h), keeps;
-    double lo = MIND(g0[j], g4[j]), hi = MAXD(g0[j], g4[j]);
-    lo = inside ? MIND(lo, pv) : lo;
-    hi = inside ? MAXD(hi, pv) : hi;
-    keeps = (fabs(e1) <= scale) & (fabs(e3) <= scale) & (lo * hi > 0);
-    mg[j] = keeps ? MAXD(mg[j], MIND(fabs(lo), fabs(hi))) : mg[j];
+  const double g0 = G[j], g1 = G[ne + j], g2 = G[2 * ne + j], g3 = G[3 * ne + j], g4 = G[4 * ne + j];
+  double d1 = (g2 - g0) / t2, c2 = ((g4 - g2) / (h - t2) - d1) / h, c1 = d1 - c2 * t2;
+  double scale = 1e-9 * MAXD(MAXD(fabs(g0), fabs(g2)), fabs(g4)), lo = MIND(g0, g4), hi = MAXD(g0, g4), tv;
+  if (!(fabs(g0 + u1 * (c1 + c2 * u1) - g1) <= scale && fabs(g0 + u3 * (c1 + c2 * u3) - g3) <= scale)) return 0;
+  tv = c2 != 0 ? -0.5 * c1 / c2 : -1;
+  if (tv > 0 && tv < h) {
+    double pv = g0 + tv * (c1 + c2 * tv);
+    lo = MIND(lo, pv), hi = MAXD(hi, pv);
   }
+  return lo * hi > 0 ? MIND(fabs(lo), fabs(hi)) : 0;
 }
 
 /* Each guard's curvature bound K: twice the largest change of its rate per
@@ -197,8 +190,9 @@ static void quadratic_margin(salta__events *ev, const double *ts) {
 ** calls or branches, so that they vectorise. */
 static void mark_quiet(salta__events *ev, const double *ts) {
   enum { S = SALTA__SAMPLES };
-  const double *G = ev->samples, *r0 = ev->rate0, *r1 = ev->rate1;
-  double *K = ev->kbound, *mg = ev->quiet_margin, *prev = ev->scratch, *rmax = prev + ev->ne, *vmax = rmax + ev->ne;
+  const double *restrict G = ev->samples, *restrict r0 = ev->rate0, *restrict r1 = ev->rate1;
+  double *restrict K = ev->kbound, *restrict mg = ev->quiet_margin, *restrict prev = ev->scratch;
+  double *restrict rmax = prev + ev->ne, *restrict vmax = rmax + ev->ne;
   double iw[S], sag[S], idt[S + 1], pt[S + 2];
   const int ne = ev->ne;
   int i, j;
@@ -237,7 +231,6 @@ static void mark_quiet(salta__events *ev, const double *ts) {
       mg[j] = MIND(mg[j], c);
     }
   }
-  quadratic_margin(ev, ts);
 }
 
 /* ---- one guard along the step ------------------------------------------------------ */
@@ -302,7 +295,7 @@ static int scan_guard(salta__events *ev, const salta__interp *ip, int j, const d
   int armed = ev->arming[j] == SALTA__ARMED, i, probes = 0, st;
   *found = 0;
   ev->arm_t[j] = armed ? ts[0] : INFINITY;
-  if (!armed && arms_at(ev, j, ts[0], G[j])) armed = 1, ev->arm_t[j] = ts[0];
+  if (!armed && arms_at(ev, j, ts[0], G[j])) armed = 1, ev->arm_t[j] = ts[0], salta__note_side(ev, j, G[j]);
   for (i = 0; i < SALTA__SAMPLES; ++i) {
     int top = 0;
     stack[top++] = (span){ts[i], G[(size_t)i * ne + j], ts[i + 1], G[(size_t)(i + 1) * ne + j], 0};
@@ -331,12 +324,12 @@ static int scan_guard(salta__events *ev, const salta__interp *ip, int j, const d
         continue;
       }
       if (armed && salta__on_firing_side(ev, j, s.gb)) {
-        b->guard = j, b->refined = 0;
+        b->guard = j, b->refined = 0, b->narrowed = 0;
         b->lo = s.a, b->elo = s.ga, b->hi = s.b, b->ehi = s.gb;
         *found = 1;
         return SALTA_OK;
       }
-      if (!armed && arms_at(ev, j, s.b, s.gb)) armed = 1, ev->arm_t[j] = s.b;
+      if (!armed && arms_at(ev, j, s.b, s.gb)) armed = 1, ev->arm_t[j] = s.b, salta__note_side(ev, j, s.gb);
     }
   }
   return SALTA_OK;
@@ -388,6 +381,7 @@ static int quiet_arming(salta__events *ev, int j, int armed, const double *ts) {
   for (i = 0; i <= SALTA__SAMPLES; ++i)
     if (arms_at(ev, j, ts[i], ev->samples[(size_t)i * ev->ne + j])) {
       ev->arm_t[j] = ts[i];
+      salta__note_side(ev, j, ev->samples[(size_t)i * ev->ne + j]);
       break;
     }
   return 1;
@@ -426,6 +420,14 @@ static int earliest(salta__events *ev, const salta__interp *ip, int nb, double *
     for (k = 1; k < nb; ++k) {
       double e = ev->g_probe[br[k].guard], t_k;
       if (br[k].refined || !(br[k].lo < *best)) continue;
+      /* to its first crossing first: the guard may cross and come back
+      ** inside a bracket that reaches past the best time */
+      if (!br[k].narrowed) {
+        if ((st = first_crossing(ev, ip, &br[k]))) return st;
+        if (ev->bad_guard >= 0) return bad_guard_error(ev);
+        br[k].narrowed = 1;
+        if (!(br[k].lo < *best)) continue;
+      }
       if (br[k].hi > *best) {
         if (!salta__on_firing_side(ev, br[k].guard, e) || simultaneous(&br[k], e, *best)) continue;
         br[k].hi = *best, br[k].ehi = e;
@@ -465,6 +467,7 @@ int salta__events_locate(salta__events *ev, const salta__interp *ip, double t_st
   for (j = 0; j < ne; ++j) {
     int found = 0, armed = ev->arming[j] == SALTA__ARMED;
     ev->crossing[j] = 0;
+    if (!(ev->quiet_margin[j] > 0)) ev->quiet_margin[j] = quadratic_margin(ev, j, ts);   /* the few the chord did not settle */
     if (ev->quiet_margin[j] > 0 && quiet_arming(ev, j, armed, ts)) continue;
     if ((st = scan_guard(ev, ip, j, ts, &ev->brackets[nb], &found))) return st;
     if (found) ev->crossing[j] = 1, ++nb;

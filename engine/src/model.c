@@ -3,6 +3,7 @@
 ** evaluation API.
 */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,8 +14,25 @@
 
 struct salta_model {
   const salta_model_def *def;
-  char err[SALTA_ERRMSG_SIZE];
+  char err[SALTA_ERRMSG_SIZE];   /* creation's message; written only by salta_model_create */
 };
+
+/* An evaluation's failure. Evaluations write no field of the model, so
+** that threads may share it: each thread keeps the message of its own
+** last failed evaluation, and the model it was about. */
+static _Thread_local const salta_model *failed_model;
+static _Thread_local char failed_err[SALTA_ERRMSG_SIZE];
+
+static int eval_fail(const salta_model *m, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int eval_fail(const salta_model *m, int status, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(failed_err, sizeof failed_err, fmt, ap);
+  va_end(ap);
+  failed_model = m;
+  return status;
+}
 
 static const char *const fn_names[] = {"f", "g", "h", "guard", "reset"};
 static const char *const wrt_names[] = {"x", "z", "p", "t"};
@@ -200,12 +218,14 @@ int salta_model_create(salta_model **out, const salta_model_def *def) {
 
 void salta_model_free(salta_model **model) {
   if (!model || !*model) return;
+  if (failed_model == *model) failed_model = NULL;
   free(*model);
   *model = NULL;
 }
 
 const char *salta_model_errmsg(const salta_model *model) {
-  return model ? model->err : "no model";
+  if (!model) return "no model";
+  return model == failed_model ? failed_err : model->err;
 }
 
 const salta_model_def *salta_model_def_get(const salta_model *model) {
@@ -220,29 +240,26 @@ int salta_model_rows(const salta_model *model, salta_fn fn) {
   return f ? f->n : SALTA_EINPUT;
 }
 
-/* Resolves (fn, event) or sets the error. */
-static const salta_function_def *select_fn(salta_model *m, salta_fn fn, int event) {
+/* Resolves (fn, event) or sets the thread's error. */
+static const salta_function_def *select_fn(const salta_model *m, salta_fn fn, int event) {
   const salta_function_def *f = function_of(m->def, fn, event);
   if (!f) {
     if ((unsigned)fn <= SALTA_FN_R)
-      salta__fail(m->err, SALTA_EINPUT, "model '%s': no event %d (model has %d)",
-                  m->def->name, event, m->def->ne);
+      eval_fail(m, SALTA_EINPUT, "model '%s': no event %d (model has %d)", m->def->name, event, m->def->ne);
     else
-      salta__fail(m->err, SALTA_EINPUT, "model '%s': unknown function %d", m->def->name, (int)fn);
+      eval_fail(m, SALTA_EINPUT, "model '%s': unknown function %d", m->def->name, (int)fn);
   }
   return f;
 }
 
-static int kernel_failed(salta_model *m, salta_fn fn, int event, double t) {
+static int kernel_failed(const salta_model *m, salta_fn fn, int event, double t) {
   if (fn == SALTA_FN_R)
-    return salta__fail(m->err, SALTA_EKERNEL,
-                       "model '%s': the implicit reset of event '%s' did not converge at t = %.17g",
-                       m->def->name, m->def->e_names[event], t);
-  return salta__fail(m->err, SALTA_EKERNEL, "model '%s': kernel %s failed at t = %.17g",
-                     m->def->name, fn_names[fn], t);
+    return eval_fail(m, SALTA_EKERNEL, "model '%s': the implicit reset of event '%s' did not converge at t = %.17g",
+                     m->def->name, m->def->e_names[event], t);
+  return eval_fail(m, SALTA_EKERNEL, "model '%s': kernel %s failed at t = %.17g", m->def->name, fn_names[fn], t);
 }
 
-int salta_model_eval(salta_model *model, salta_fn fn, int event, double t,
+int salta_model_eval(const salta_model *model, salta_fn fn, int event, double t,
                      const double *x, const double *z, const double *p,
                      double *out) {
   const salta_function_def *f;
@@ -255,9 +272,9 @@ int salta_model_eval(salta_model *model, salta_fn fn, int event, double t,
 }
 
 int salta_model_pattern(const salta_model *model, salta_fn fn, int event,
-                        int wrt, int *nnz, const int **row, const int **col) {
+                        salta_wrt wrt, int *nnz, const int **row, const int **col) {
   const salta_function_def *f;
-  if (!model || wrt < 0 || wrt > 3) return SALTA_EINPUT;
+  if (!model || (unsigned)wrt > SALTA_WRT_T) return SALTA_EINPUT;
   if (!(f = function_of(model->def, fn, event))) return SALTA_EINPUT;
   if (nnz) *nnz = f->d[wrt].nnz;
   if (row) *row = f->d[wrt].row;
@@ -265,21 +282,20 @@ int salta_model_pattern(const salta_model *model, salta_fn fn, int event,
   return SALTA_OK;
 }
 
-int salta_model_jac(salta_model *model, salta_fn fn, int event, int wrt,
+int salta_model_jac(const salta_model *model, salta_fn fn, int event, salta_wrt wrt,
                     double t, const double *x, const double *z,
                     const double *p, double *vals) {
   const salta_function_def *f;
   if (!model) return SALTA_EINPUT;
-  if (wrt < 0 || wrt > 3)
-    return salta__fail(model->err, SALTA_EINPUT, "model '%s': unknown Jacobian argument %d",
-                       model->def->name, wrt);
+  if ((unsigned)wrt > SALTA_WRT_T)
+    return eval_fail(model, SALTA_EINPUT, "model '%s': unknown Jacobian argument %d", model->def->name, (int)wrt);
   if (!(f = select_fn(model, fn, event))) return SALTA_EINPUT;
   if (f->d[wrt].nnz == 0) return SALTA_OK;
   if (f->d[wrt].eval(t, x, z, p, vals)) return kernel_failed(model, fn, event, t);
   return SALTA_OK;
 }
 
-int salta_model_jac_dense(salta_model *model, salta_fn fn, int event, int wrt,
+int salta_model_jac_dense(const salta_model *model, salta_fn fn, int event, salta_wrt wrt,
                           double t, const double *x, const double *z,
                           const double *p, double *dense, int ld) {
   const salta_function_def *f;
@@ -288,14 +304,14 @@ int salta_model_jac_dense(salta_model *model, salta_fn fn, int event, int wrt,
   int k, j, cols, st;
   if (!model) return SALTA_EINPUT;
   if (!(f = select_fn(model, fn, event))) return SALTA_EINPUT;
-  if (wrt < 0 || wrt > 3 || ld < f->n)
-    return salta__fail(model->err, SALTA_EINPUT, "model '%s': bad Jacobian argument %d or leading dimension %d",
-                       model->def->name, wrt, ld);
+  if ((unsigned)wrt > SALTA_WRT_T || ld < f->n)
+    return eval_fail(model, SALTA_EINPUT, "model '%s': bad Jacobian argument %d or leading dimension %d",
+                     model->def->name, (int)wrt, ld);
   s = &f->d[wrt];
   cols = wrt_cols(model->def, wrt);
   for (j = 0; j < cols; ++j) memset(dense + (size_t)j * ld, 0, sizeof(double) * f->n);
   vals = malloc(sizeof(double) * ((size_t)s->nnz + 1));
-  if (!vals) return salta__fail(model->err, SALTA_EMEM, "out of memory");
+  if (!vals) return eval_fail(model, SALTA_EMEM, "out of memory");
   st = s->nnz ? salta_model_jac(model, fn, event, wrt, t, x, z, p, vals) : SALTA_OK;
   if (st == SALTA_OK)
     for (k = 0; k < s->nnz; ++k) dense[(size_t)s->col[k] * ld + s->row[k]] = vals[k];

@@ -11,6 +11,7 @@
 #include "arrays.h"
 #include "errors.h"
 #include "integrator.h"
+#include "options.h"
 #include "sim_impl.h"
 #include "sparselu.h"
 #include "start.h"
@@ -263,11 +264,10 @@ static int segment_loop(salta_sim *s, const salta__integrator *it, const double 
 /* ---- the run ------------------------------------------------------------------------ */
 
 int salta__sim_check_options(const salta_sim_options *o, const salta_model_def *d, char *err) {
+  int st;
   if (!(o->t0 < o->tf) || !isfinite(o->t0) || !isfinite(o->tf))
     return salta__fail(err, SALTA_EINPUT, "model '%s': need finite t0 < tf, got [%g, %g]", d->name, o->t0, o->tf);
-  if (!(o->rtol > 0) || !(o->atol > 0) || !isfinite(o->rtol) || !isfinite(o->atol))
-    return salta__fail(err, SALTA_EINPUT, "model '%s': tolerances must be positive and finite (rtol %g, atol %g)",
-                       d->name, o->rtol, o->atol);
+  if ((st = salta__options_check(o, d->name, err))) return st;
   {
     /* far from 0, doubles are spaced too widely for steps and event times to
     ** meet the tolerance over the run (t0 = 1e15: 0.125 s apart) */
@@ -278,23 +278,6 @@ int salta__sim_check_options(const salta_sim_options *o, const salta_model_def *
                          "more than rtol x (tf - t0) = %g, so steps and event times cannot meet the tolerance; "
                          "shift the time axis to start near 0", d->name, o->t0, o->tf, ulp, o->rtol * (o->tf - o->t0));
   }
-  if (o->rtol < 1e-14)
-    return salta__fail(err, SALTA_EINPUT, "model '%s': rtol %g is below what double precision resolves (use >= 1e-14)",
-                       d->name, o->rtol);
-  if (!(o->max_step >= 0) || !(o->init_step >= 0) || !isfinite(o->max_step) || !isfinite(o->init_step))
-    return salta__fail(err, SALTA_EINPUT, "model '%s': max_step (%g) and init_step (%g) must be finite and >= 0",
-                       d->name, o->max_step, o->init_step);
-  if (o->max_order < 0 || o->max_order > 5)
-    return salta__fail(err, SALTA_EINPUT, "model '%s': max_order must be 1 to 5 (0: 5), got %d", d->name, o->max_order);
-  if (o->max_events < 0 || o->zeno_count < 0 || o->max_steps < 1)
-    return salta__fail(err, SALTA_EINPUT, "model '%s': max_events (%d) and zeno_count (%d) must be >= 0, max_steps (%ld) >= 1",
-                       d->name, o->max_events, o->zeno_count, o->max_steps);
-  if (!(o->zeno_window >= 0) || !isfinite(o->zeno_window))
-    return salta__fail(err, SALTA_EINPUT, "model '%s': zeno_window must be finite and >= 0, got %g", d->name, o->zeno_window);
-  if (o->method != SALTA_METHOD_BDF && o->method != SALTA_METHOD_ERK && o->method != SALTA_METHOD_AUTO)
-    return salta__fail(err, SALTA_EINPUT, "model '%s': unknown method %d", d->name, o->method);
-  if (o->linear_solver != SALTA_LS_DENSE && o->linear_solver != SALTA_LS_KLU && o->linear_solver != SALTA_LS_AUTO)
-    return salta__fail(err, SALTA_EINPUT, "model '%s': unknown linear solver %d", d->name, o->linear_solver);
   return SALTA_OK;
 }
 
@@ -399,7 +382,7 @@ static int consistent_start(salta_sim *s, const salta_sim_options *o, const doub
 
 /* One run with the integrator method (BDF or ERK; watch: ERK returns
 ** SALTA__ESTIFF on a stiff model). */
-static int run_with(salta_sim *s, const salta_sim_options *o, int method, int watch, const double *x0,
+static int run_with(salta_sim *s, const salta_sim_options *o, salta_method method, int watch, const double *x0,
                     const double *times, int nt) {
   salta__integrator it = {NULL, NULL};
   salta__integrator_env env;
@@ -433,7 +416,8 @@ static void reset_stats(salta_sim *s, const salta_sim_options *o) {
 /* The run with the chosen integrator; AUTO's ERK that finds the model
 ** stiff starts over with BDF, which the simulation keeps. */
 static int run_chosen(salta_sim *s, const salta_sim_options *o, const double *x0, const double *times, int nt) {
-  int st, method = o->method == SALTA_METHOD_AUTO ? s->auto_method : o->method;
+  salta_method method = o->method == SALTA_METHOD_AUTO ? s->auto_method : o->method;
+  int st;
   st = run_with(s, o, method, o->method == SALTA_METHOD_AUTO && method == SALTA_METHOD_ERK, x0, times, nt);
   if (st != SALTA__ESTIFF) return st;
   if (s->ns > 0) salta__sens_free(&s->sens);
@@ -491,20 +475,6 @@ int salta__sim_run_planned(salta_sim *s, const salta_sim_options *o, const doubl
 }
 
 /* ---- lifecycle and queries ------------------------------------------------------------ */
-
-void salta_sim_options_init(salta_sim_options *o, double t0, double tf) {
-  memset(o, 0, sizeof *o);
-  o->t0 = t0;
-  o->tf = tf;
-  o->rtol = 1e-6;
-  o->atol = 1e-8;
-  o->max_events = 10000;
-  o->zeno_count = 100;   /* 0 turns the cascade test off */
-  o->zeno_window = 1e-9 * (tf - t0);
-  o->max_steps = 1000000;
-  o->linear_solver = SALTA_LS_AUTO;
-  o->method = SALTA_METHOD_AUTO;
-}
 
 int salta_sim_create(salta_sim **out, salta_model *model) {
   salta_sim *s;

@@ -60,7 +60,7 @@ struct salta_sim {
   salta__sens sens;             /* during a run with ns > 0 */
   salta__results res;
   salta__run run;
-  int auto_method;              /* what SALTA_METHOD_AUTO runs: ERK until a run finds the model stiff */
+  salta_method auto_method;     /* what SALTA_METHOD_AUTO runs: ERK until a run finds the model stiff */
   salta_sim_stats stats;
   char err[SALTA_ERRMSG_SIZE];
 };

@@ -67,10 +67,10 @@ int main(void) {
   CHECK(salta_sim_run(sim, &o, p, NULL, NULL, 0) == SALTA_OK);
   salta_sim_options_init(&o, 0, 1.0);
   o.max_events = -5;
-  CHECK_FAILS(salta_sim_run(sim, &o, p, NULL, times, 2), salta_sim_errmsg(sim), "max_events (-5)");
+  CHECK_FAILS(salta_sim_run(sim, &o, p, NULL, times, 2), salta_sim_errmsg(sim), "option 'max_events' must be an integer from 0 to 2147483647, got -5");
   salta_sim_options_init(&o, 0, 1.0);
   o.max_order = 9;
-  CHECK_FAILS(salta_sim_run(sim, &o, p, NULL, times, 2), salta_sim_errmsg(sim), "max_order must be 1 to 5 (0: 5), got 9");
+  CHECK_FAILS(salta_sim_run(sim, &o, p, NULL, times, 2), salta_sim_errmsg(sim), "option 'max_order' must be an integer from 1 to 5, got 9");
   CHECK_FAILS(salta_sim_set_sens(sim, &dir, -1), salta_sim_errmsg(sim), "got -1");
   CHECK_FAILS(salta_sim_set_sens(sim, &neg, 1), salta_sim_errmsg(sim), "direction -2");
   {

@@ -11,15 +11,7 @@
 ** same sensitivity jump (sens.c). The algebraics are eliminated: g is
 ** linear in z with a constant g_z, inverted once per evaluation.
 **
-** Input file: numbers separated by whitespace (NaN marks a missing datum):
-**   V_offset V_height V_startTime R1 R2     fixed parameters (V_signalSource_*,
-**                                           R1_R_actual, R2_R_actual)
-**   C1 C2 C3 C4 C5 L1 L2                    free parameters, in gradient order
-**   L2_i L1_i C5_v C3_v C1_v                start state
-**   t0 tf rtol atol
-**   nt
-**   nt rows: t  L2_i L1_i C5_v C3_v C1_v    target time and data
-** (examples/bench/floor_input.lua writes it from salta.)
+** The input file: floor_cauer_model.h.
 **
 **   gcc -std=c11 -O2 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L floor_cauer.c -lm
 **   ./a.out INPUT [REPEATS]
@@ -32,11 +24,9 @@
 #include <time.h>
 
 #include "floor_harness.h"
+#include "floor_cauer_model.h"
 
-enum { NX = 5, NZ = 3, NP = 7, NM = NX * (1 + NP), SAMPLES = 4 };
-enum { L2I, L1I, C5V, C3V, C1V };          /* states */
-enum { Z5, Z3, Z1 };                       /* algebraics: C5_v', C3_v', C1_v' */
-enum { PC1, PC2, PC3, PC4, PC5, PL1, PL2 };  /* free parameters */
+enum { NM = NX * (1 + NP), SAMPLES = 4 };
 
 /* The Dormand-Prince 5(4) tableau as in erk.c. */
 static const double DP_C[7] = {0, 1.0 / 5, 3.0 / 10, 4.0 / 5, 8.0 / 9, 1, 1};
@@ -55,16 +45,7 @@ static const double DP_DENSE[7] = {-12715105075.0 / 11282082432.0, 0, 8748747970
                                    -10690763975.0 / 1880347072.0, 701980252875.0 / 199316789632.0,
                                    -1453857185.0 / 822651844.0, 69997945.0 / 29380423.0};
 
-typedef struct problem {
-  double voff, vh, vt0, r1, r2;  /* fixed parameters */
-  double p[NP];                  /* free parameters */
-  double x0[NX];
-  double t0, tf, rtol, atol;
-  int nt, nres;                  /* targets; finite data entries */
-  double *times, *data;          /* data: nt x NX, by time */
-} problem;
-
-/* What one parameter set fixes. */
+/* What one parameter set fixes: the Cauer's g_z^-1 and the tolerances. */
 typedef struct model {
   const problem *pb;
   double Gi[NZ][NZ];  /* g_z^-1 (g = G z + c(t, x)) */
@@ -83,61 +64,21 @@ typedef struct erk {
 /* The loss and gradient accumulated over the targets, in time order. */
 typedef struct acc { double L, g[NP], scale; int k; } acc;
 
-/* ---- the model ---------------------------------------------------------------- */
+/* ---- the model (floor_cauer_model.h) ---------------------------------------- */
 
 static int setup(model *md, const problem *pb) {
-  const double *p = pb->p;
-  double G[NZ][NZ] = {{-(p[PC5] + p[PC4]), p[PC4], 0},
-                      {0, p[PC2], -(p[PC1] + p[PC2])},
-                      {-p[PC4], p[PC4] + p[PC3] + p[PC2], -p[PC2]}};
-  double det;
-  int i, j, k;
+  int k;
   md->pb = pb;
-  for (i = 0; i < NZ; ++i)   /* adjugate: cofactor (j, i) */
-    for (j = 0; j < NZ; ++j) {
-      int r0 = (j + 1) % 3, r1 = (j + 2) % 3, c0 = (i + 1) % 3, c1 = (i + 2) % 3;
-      md->Gi[i][j] = G[r0][c0] * G[r1][c1] - G[r0][c1] * G[r1][c0];
-    }
-  det = G[0][0] * md->Gi[0][0] + G[0][1] * md->Gi[1][0] + G[0][2] * md->Gi[2][0];
-  if (!(fabs(det) > 0)) return -1;
-  for (i = 0; i < NZ; ++i)
-    for (j = 0; j < NZ; ++j) md->Gi[i][j] /= det;
+  if (cauer_inverse(pb->p, md->Gi)) return -1;
   for (k = 0; k < NM; ++k) {
-    double pk = k < NX ? 1.0 : fabs(p[k / NX - 1]);
+    double pk = k < NX ? 1.0 : fabs(pb->p[k / NX - 1]);
     md->atol[k] = pb->atol / (pk > 0 ? pk : 1.0);
   }
   return 0;
 }
 
-/* z = -G^-1 c(t, x). */
-static void solve_z(const model *md, double t, const double *x, double *z) {
-  const problem *pb = md->pb;
-  double V = pb->voff + pb->vh * (1 + tanh(50 * (t - pb->vt0))) / 2;
-  double c[NZ] = {x[L2I] - x[C5V] / pb->r2, -x[L1I] + (V - x[C1V]) / pb->r1, x[L2I] - x[L1I]};
-  int i;
-  for (i = 0; i < NZ; ++i) z[i] = -(md->Gi[i][0] * c[0] + md->Gi[i][1] * c[1] + md->Gi[i][2] * c[2]);
-}
-
-static void flow(const model *md, const double *x, const double *z, double *xdot) {
-  const double *p = md->pb->p;
-  xdot[L2I] = (x[C3V] - x[C5V]) / p[PL2];
-  xdot[L1I] = (x[C1V] - x[C3V]) / p[PL1];
-  xdot[C5V] = z[Z5];
-  xdot[C3V] = z[Z3];
-  xdot[C1V] = z[Z1];
-}
-
-/* r += dg/dp_k at fixed z (g is bilinear in the capacitances and z). */
-static void add_gp(int k, const double *z, double *r) {
-  switch (k) {
-    case PC1: r[1] -= z[Z1]; break;
-    case PC2: r[1] += z[Z3] - z[Z1]; r[2] += z[Z3] - z[Z1]; break;
-    case PC3: r[2] += z[Z3]; break;
-    case PC4: r[0] += z[Z3] - z[Z5]; r[2] += z[Z3] - z[Z5]; break;
-    case PC5: r[0] -= z[Z5]; break;
-    default: break;   /* the inductances are not in g */
-  }
-}
+static void solve_z(const model *md, double t, const double *x, double *z) { cauer_solve_z(md->pb, md->Gi, t, x, z); }
+static void flow(const model *md, const double *x, const double *z, double *xdot) { cauer_flow(md->pb->p, x, z, xdot); }
 
 /* Y' = [f; f_x s + f_z s_z + f_p] with s_z = -G^-1 (g_x s + g_p). */
 static void rhs(const model *md, double t, const double *Y, double *Yp) {
@@ -151,7 +92,7 @@ static void rhs(const model *md, double t, const double *Y, double *Yp) {
     const double *s = Y + NX * (k + 1);
     double *sp = Yp + NX * (k + 1);
     double r[NZ] = {s[L2I] - s[C5V] / pb->r2, -s[L1I] - s[C1V] / pb->r1, s[L2I] - s[L1I]};
-    add_gp(k, z, r);
+    cauer_add_gp(k, z, r);
     sp[L2I] = (s[C3V] - s[C5V]) / p[PL2];
     sp[L1I] = (s[C1V] - s[C3V]) / p[PL1];
     if (k == PL2) sp[L2I] -= (Y[C3V] - Y[C5V]) / (p[PL2] * p[PL2]);
@@ -452,32 +393,6 @@ static int evaluate(const problem *pb, erk *r, double *loss, double *grad) {
 }
 
 /* ---- input and timing (floor_harness.h) -------------------------------------------------------------- */
-
-static int read_problem(const char *path, problem *pb) {
-  FILE *f = fopen(path, "r");
-  double fixed[5], head[4], nt;
-  int k, st = -1;
-  memset(pb, 0, sizeof *pb);
-  if (!f) return -1;
-  if (nums(f, fixed, 5) || nums(f, pb->p, NP) || nums(f, pb->x0, NX) || nums(f, head, 4) || num(f, &nt) ||
-      !(nt >= 1 && nt < 1e8))
-    goto done;
-  pb->voff = fixed[0], pb->vh = fixed[1], pb->vt0 = fixed[2], pb->r1 = fixed[3], pb->r2 = fixed[4];
-  pb->t0 = head[0], pb->tf = head[1], pb->rtol = head[2], pb->atol = head[3];
-  pb->nt = (int)nt;
-  pb->times = malloc(sizeof(double) * (size_t)pb->nt);
-  pb->data = malloc(sizeof(double) * (size_t)pb->nt * NX);
-  if (!pb->times || !pb->data) goto done;
-  for (k = 0; k < pb->nt; ++k) {
-    int j;
-    if (num(f, pb->times + k) || nums(f, pb->data + (size_t)k * NX, NX)) goto done;
-    for (j = 0; j < NX; ++j) pb->nres += !isnan(pb->data[(size_t)k * NX + j]);
-  }
-  st = pb->nres > 0 ? 0 : -1;
-done:
-  fclose(f);
-  return st;
-}
 
 typedef struct run { const problem *pb; erk *r; } run;
 

@@ -389,40 +389,52 @@ local function function_def(prefix, exprs, vars, chunks, rows, n)
     patterns
 end
 
+-- The def's field name = value, for a list of them.
+local function field(list, name, value) list[#list + 1] = ("  .%s = %s,"):format(name, value) end
+
+-- e_input: per event, the checked read (0-based) whose piece index it
+-- moves, or -1; into chunks and fields when any event has one.
+local function emit_event_reads(m, checks, chunks, fields)
+  local index, e_input, any = {}, {}, false
+  for k, c in ipairs(checks) do index[c.key] = k - 1 end
+  for j = 1, #m.e do
+    local info = (m.e_input or {})[j]
+    local u = info and info.read.use
+    e_input[j] = u and index[u.table.hash .. ":" .. u.arg.id] or -1
+    any = any or e_input[j] >= 0
+  end
+  if any then
+    chunks[#chunks + 1] = int_array("e_input", e_input)
+    field(fields, "e_input", "e_input")
+  end
+end
+
 -- The reads of input tables the engine checks inside their tables
--- (m.input_checks: "affine" ones at t0 and tf, the others at t0), and the
--- piece indices of a given start state (m.hidden inputs, each from the
--- states at t0, an earlier index replaced by its own expression): their
--- kernels and arrays into chunks, their def fields through field.
-local function input_reads(m, chunks, field)
+-- (m.input_checks: "affine" ones at t0 and tf, the others at t0), with
+-- the events that move their pieces: kernels and arrays into chunks, the
+-- def's fields into fields.
+local function emit_input_checks(m, chunks, fields)
   local checks, args, lo, hi, affine, names, texts = m.input_checks or {}, {}, {}, {}, {}, {}, {}
+  if #checks == 0 then return end
   for k, c in ipairs(checks) do
     args[k], lo[k], hi[k] = c.arg, c.table.t[1], c.table.t[#c.table.t]
     affine[k], names[k], texts[k] = c.how == "affine" and 1 or 0, c.name, expr.show(c.arg)
   end
-  if #checks > 0 then
-    local index, e_input, any = {}, {}, false
-    for k, c in ipairs(checks) do index[c.key] = k - 1 end
-    for j = 1, #m.e do
-      local info = (m.e_input or {})[j]
-      local u = info and info.read.use
-      e_input[j] = u and index[u.table.hash .. ":" .. u.arg.id] or -1
-      any = any or e_input[j] >= 0
-    end
-    if any then
-      chunks[#chunks + 1] = int_array("e_input", e_input)
-      field("e_input", "e_input")
-    end
-    chunks[#chunks + 1] = kernel("k_input_args", args)
-    chunks[#chunks + 1] = double_array("input_lo", lo)
-    chunks[#chunks + 1] = double_array("input_hi", hi)
-    chunks[#chunks + 1] = "static const unsigned char input_affine[] = {" .. table.concat(affine, ",") .. "};"
-    chunks[#chunks + 1] = name_array("input_name", names)
-    chunks[#chunks + 1] = name_array("input_arg", texts)
-    field("ninputs", #checks)
-    for _, f in ipairs({ "input_lo", "input_hi", "input_affine", "input_name", "input_arg" }) do field(f, f) end
-    field("input_args", "k_input_args")
-  end
+  emit_event_reads(m, checks, chunks, fields)
+  chunks[#chunks + 1] = kernel("k_input_args", args)
+  chunks[#chunks + 1] = double_array("input_lo", lo)
+  chunks[#chunks + 1] = double_array("input_hi", hi)
+  chunks[#chunks + 1] = "static const unsigned char input_affine[] = {" .. table.concat(affine, ",") .. "};"
+  chunks[#chunks + 1] = name_array("input_name", names)
+  chunks[#chunks + 1] = name_array("input_arg", texts)
+  field(fields, "ninputs", #checks)
+  for _, f in ipairs({ "input_lo", "input_hi", "input_affine", "input_name", "input_arg" }) do field(fields, f, f) end
+  field(fields, "input_args", "k_input_args")
+end
+
+-- The piece indices of a given start state (m.hidden inputs), each from
+-- the states at t0 (an earlier index replaced by its own expression).
+local function emit_held(m, chunks, fields)
   local held, rows, earlier = {}, {}, {}
   for _, h in ipairs(m.hidden or {}) do
     if h.kind == "input" then
@@ -431,14 +443,13 @@ local function input_reads(m, chunks, field)
       rows[#rows + 1] = h.index
     end
   end
-  if #rows > 0 then
-    table.sort(rows)
-    chunks[#chunks + 1] = kernel("k_held", held, rows)
-    field("held", "k_held")
-  end
+  if #rows == 0 then return end
+  table.sort(rows)
+  chunks[#chunks + 1] = kernel("k_held", held, rows)
+  field(fields, "held", "k_held")
 end
 
--- The engine's BLAKE2b digest of a string, as 32 hex digits (the JIT cache key).
+-- The 128-bit BLAKE2b digest of a string, as 32 hex digits (the JIT cache key).
 M.hash = require("salta.core").hash
 
 local PRELUDE = [[
@@ -447,41 +458,39 @@ static inline double salta_sigmoid_(double u) { return 1.0 / (1.0 + exp(-u)); }
 static inline double salta_sign_(double u) { return (double)((u > 0) - (u < 0)); }
 ]]
 
--- generate(m, abi, symbol): C source for model m.
--- m: { name, x_names, z_names, p_names, y_names, e_names, x_start, z_start,
---      p_nominal, e_dir, vars = {x=, z=, p=, t=}, f, g, h, e, r,
---      start (nil, or start values as expressions of p), e_terminal and
---      e_breakpoint (nil, or per event whether it ends the run / is an
---      input's breakpoint), the structural compiler's z_block, nblocks,
---      block_stage, z_segments and pivots ({dummy, equation, pivot, scale}) }
--- abi: the text of salta_kernel.h; symbol: the name of the def constant.
-function M.generate(m, abi, symbol)
-  local chunks = { "/* generated by salta; do not edit */",
-    abi, PRELUDE }
-  for _, tab in ipairs(m.input_tables or {}) do chunks[#chunks + 1] = tab:c_source() end
-  local vars = { x = m.vars.x, z = m.vars.z, p = m.vars.p, t = { m.vars.t } }
-  local F = function_def("k_f", m.f, vars, chunks)
-  local G = function_def("k_g", m.g, vars, chunks)
-  local H = function_def("k_h", m.h, vars, chunks)
-  local E = function_def("k_e", m.e, vars, chunks)
-  local e_one = "0"
-  local seen = {}
-  local implicit = false
+-- The kernels of f, g, h and the guards (and of one guard alone, unless a
+-- guard is implicit: its Newton can fail, so it stays in k_e) into
+-- chunks: their salta_function_def initialisers and e_one's.
+local function emit_functions(m, vars, chunks)
+  local defs = {}
+  for _, fn in ipairs({ "f", "g", "h", "e" }) do defs[fn] = function_def("k_" .. fn, m[fn], vars, chunks) end
+  local implicit, seen = false, {}
   for _, e in ipairs(m.e) do implicit = implicit or has_implicit(e, seen) end
-  if #m.e > 0 and not implicit then   -- an implicit guard's Newton can fail: keep it in k_e
+  defs.e_one = "0"
+  if #m.e > 0 and not implicit then
     chunks[#chunks + 1] = guard_kernel("k_e_one", m.e)
-    e_one = "k_e_one"
+    defs.e_one = "k_e_one"
   end
-  local S = m.start and function_def("k_x0", m.start, vars, chunks)
+  return defs
+end
+
+-- y_state: for each output, the state it is (0-based), else -1; whether
+-- any output is a state.
+local function emit_y_state(m, chunks)
   local y_state, any_state = {}, false
   for i, e in ipairs(m.h) do
     y_state[i] = e.op == "var" and e.kind == "x" and e.index - 1 or -1
     any_state = any_state or y_state[i] >= 0
   end
   if any_state then chunks[#chunks + 1] = int_array("y_state", y_state) end
-  -- m.r[j] holds the states reset j sets, by index (one set to itself
-  -- keeps its value): its kernel and Jacobians have those rows alone, and
-  -- the engine applies the identity to the others
+  return any_state
+end
+
+-- m.r[j] holds the states reset j sets, by index (one set to itself keeps
+-- its value): its kernel and Jacobians have those rows alone, and the
+-- engine applies the identity to the others. The resets' initialisers and
+-- the rows each assigns (CSR: ptr, rows).
+local function emit_reset_kernels(m, vars, chunks)
   local assign_ptr, assign_rows, R = { 0 }, {}, {}
   for j, r in ipairs(m.r) do
     local list = {}
@@ -493,14 +502,18 @@ function M.generate(m, abi, symbol)
     assign_ptr[j + 1] = #assign_rows
     R[j] = function_def("k_r" .. (j - 1), r, vars, chunks, list, #m.x_names)
   end
-  chunks[#chunks + 1] = name_array("x_names", m.x_names)
-  chunks[#chunks + 1] = name_array("z_names", m.z_names)
-  chunks[#chunks + 1] = name_array("p_names", m.p_names)
-  chunks[#chunks + 1] = name_array("y_names", m.y_names)
-  chunks[#chunks + 1] = name_array("e_names", m.e_names)
-  chunks[#chunks + 1] = double_array("x_start", m.x_start)
-  chunks[#chunks + 1] = double_array("z_start", m.z_start)
-  chunks[#chunks + 1] = double_array("p_nominal", m.p_nominal)
+  return R, assign_ptr, assign_rows
+end
+
+-- The names, start and nominal values and guard directions; then the
+-- resets' table and their assigned rows.
+local function emit_tables(m, chunks, R, assign_ptr, assign_rows)
+  for _, field in ipairs({ "x_names", "z_names", "p_names", "y_names", "e_names" }) do
+    chunks[#chunks + 1] = name_array(field, m[field])
+  end
+  for _, field in ipairs({ "x_start", "z_start", "p_nominal" }) do
+    chunks[#chunks + 1] = double_array(field, m[field])
+  end
   chunks[#chunks + 1] = int_array("e_dir", m.e_dir)
   if #R > 0 then
     chunks[#chunks + 1] = "static const salta_function_def resets[] = {\n  "
@@ -508,7 +521,12 @@ function M.generate(m, abi, symbol)
     chunks[#chunks + 1] = int_array("r_assign_ptr", assign_ptr)
     chunks[#chunks + 1] = int_array("r_assign_rows", assign_rows)
   end
-  -- SALTA_EVENT_TERMINAL = 1, SALTA_EVENT_BREAKPOINT = 2
+end
+
+-- The events' flags (SALTA_EVENT_TERMINAL = 1, SALTA_EVENT_BREAKPOINT =
+-- 2), if any is set, and the states' modes, if any; whether each was
+-- emitted.
+local function emit_flags_and_modes(m, chunks)
   local flags, any_flag = {}, false
   for j = 1, #m.e do
     flags[j] = ((m.e_terminal or {})[j] and 1 or 0) | ((m.e_breakpoint or {})[j] and 2 or 0)
@@ -523,21 +541,23 @@ function M.generate(m, abi, symbol)
     for i = 1, #m.x_names do idx[i] = m.x_mode[i] and m.x_mode[i] - 1 or -1 end
     chunks[#chunks + 1] = int_array("x_mode", idx)
   end
-  -- the def, field by name (an absent one is 0 or NULL): the structure's
-  -- fields (tail) are known with their chunks, the others once the source
-  -- is hashed
-  local fields, tail = {}, {}
-  local function field(list, name, value) list[#list + 1] = ("  .%s = %s,"):format(name, value) end
+  return any_flag, any_mode
+end
+
+-- The structure of g = 0 (blocks, stages, the explicit algebraics'
+-- kernel) and index reduction's pivots: into chunks, their def fields
+-- into fields.
+local function emit_structure(m, chunks, fields)
   if m.z_block and #m.z_names > 0 then
     chunks[#chunks + 1] = int_array("z_block", m.z_block)
     chunks[#chunks + 1] = int_array("block_stage", m.block_stage)
     local any = false
     for _, seg in ipairs(m.z_segments) do any = any or #seg > 0 end
     if any then chunks[#chunks + 1] = assign_kernel("k_zassign", m.z_segments) end
-    field(tail, "nblocks", m.nblocks)
-    field(tail, "z_block", "z_block")
-    if any then field(tail, "z_assign", "k_zassign") end
-    if m.nblocks > 0 then field(tail, "block_stage", "block_stage") end
+    field(fields, "nblocks", m.nblocks)
+    field(fields, "z_block", "z_block")
+    if any then field(fields, "z_assign", "k_zassign") end
+    if m.nblocks > 0 then field(fields, "block_stage", "block_stage") end
   end
   if m.pivots and #m.pivots > 0 then
     local exprs, dummies, eqs = {}, {}, {}
@@ -547,34 +567,67 @@ function M.generate(m, abi, symbol)
     chunks[#chunks + 1] = kernel("k_pivots", exprs)
     chunks[#chunks + 1] = name_array("pivot_dummy", dummies)
     chunks[#chunks + 1] = name_array("pivot_eq", eqs)
-    field(tail, "npivots", #m.pivots)
-    field(tail, "pivots", "k_pivots")
-    field(tail, "pivot_dummy", "pivot_dummy")
-    field(tail, "pivot_eq", "pivot_eq")
+    field(fields, "npivots", #m.pivots)
+    for _, f in ipairs({ "pivot_dummy", "pivot_eq" }) do field(fields, f, f) end
+    field(fields, "pivots", "k_pivots")
   end
-  input_reads(m, chunks, function(name, value) field(tail, name, value) end)
-  local body = table.concat(chunks, "\n")
-  local hash = M.hash(body .. symbol)
+end
+
+-- The salta_model_def constant, field by name (an absent one is 0 or
+-- NULL), from the parts emitted before (d; d.fields: those whose chunks
+-- set them).
+local function model_def(m, symbol, hash, d)
+  local fields = {}
   local function array(name, n, value) if n > 0 then field(fields, name, value or name) end end
   field(fields, "abi", "SALTA_ABI_VERSION")
   field(fields, "name", c_string(m.name))
   field(fields, "hash", c_string(hash))
   for _, c in ipairs({ { "nx", m.x_names }, { "nz", m.z_names }, { "np", m.p_names }, { "ny", m.y_names },
                        { "ne", m.e_names } }) do field(fields, c[1], #c[2]) end
-  array("x_names", #m.x_names); array("z_names", #m.z_names); array("p_names", #m.p_names)
-  array("y_names", #m.y_names); array("e_names", #m.e_names)
-  array("x_start", #m.x_names); array("z_start", #m.z_names); array("p_nominal", #m.p_names)
+  for _, c in ipairs({ { "x_names", m.x_names }, { "z_names", m.z_names }, { "p_names", m.p_names },
+                       { "y_names", m.y_names }, { "e_names", m.e_names }, { "x_start", m.x_names },
+                       { "z_start", m.z_names }, { "p_nominal", m.p_names } }) do array(c[1], #c[2]) end
   array("e_direction", #m.e_names, "e_dir")
-  field(fields, "f", F); field(fields, "g", G); field(fields, "h", H); field(fields, "e", E)
-  array("r", #R, "resets"); array("r_assign_ptr", #R); array("r_assign_rows", #assign_rows)
-  if e_one ~= "0" then field(fields, "e_one", e_one) end
-  if any_state then field(fields, "y_state", "y_state") end
-  if S then field(fields, "start", S) end
-  if any_flag then field(fields, "e_flags", "e_flags") end
-  if any_mode then field(fields, "x_mode", "x_mode") end
-  for _, f in ipairs(tail) do fields[#fields + 1] = f end
-  local def = table.concat({ "const salta_model_def " .. symbol .. " = {", table.concat(fields, "\n"), "};", "" }, "\n")
-  return body .. "\n" .. def, hash
+  for _, fn in ipairs({ "f", "g", "h", "e" }) do field(fields, fn, d[fn]) end
+  array("r", #d.R, "resets"); array("r_assign_ptr", #d.R); array("r_assign_rows", #d.assign_rows)
+  if d.e_one ~= "0" then field(fields, "e_one", d.e_one) end
+  if d.any_state then field(fields, "y_state", "y_state") end
+  if d.S then field(fields, "start", d.S) end
+  if d.any_flag then field(fields, "e_flags", "e_flags") end
+  if d.any_mode then field(fields, "x_mode", "x_mode") end
+  for _, f in ipairs(d.fields) do fields[#fields + 1] = f end
+  return table.concat({ "const salta_model_def " .. symbol .. " = {", table.concat(fields, "\n"), "};", "" }, "\n")
+end
+
+-- generate(m, abi, symbol): C source for model m.
+-- m: { name, x_names, z_names, p_names, y_names, e_names, x_start, z_start,
+--      p_nominal, e_dir, vars = {x=, z=, p=, t=}, f, g, h, e, r,
+--      start (nil, or start values as expressions of p), e_terminal and
+--      e_breakpoint (nil, or per event whether it ends the run / is an
+--      input's breakpoint), x_mode (nil, or per state the event that sets
+--      its mode), input_tables, the structural compiler's z_block,
+--      nblocks, block_stage, z_segments and pivots ({dummy, equation,
+--      pivot, scale}), input_checks, hidden and e_input (the input reads
+--      the engine checks, the pieces a given start state's indices take) }
+-- abi: the text of salta_kernel.h; symbol: the name of the def constant.
+function M.generate(m, abi, symbol)
+  local chunks = { "/* generated by salta; do not edit */",
+    abi, PRELUDE }
+  for _, tab in ipairs(m.input_tables or {}) do chunks[#chunks + 1] = tab:c_source() end
+  local vars = { x = m.vars.x, z = m.vars.z, p = m.vars.p, t = { m.vars.t } }
+  local d = emit_functions(m, vars, chunks)
+  d.S = m.start and function_def("k_x0", m.start, vars, chunks)
+  d.any_state = emit_y_state(m, chunks)
+  d.R, d.assign_ptr, d.assign_rows = emit_reset_kernels(m, vars, chunks)
+  emit_tables(m, chunks, d.R, d.assign_ptr, d.assign_rows)
+  d.any_flag, d.any_mode = emit_flags_and_modes(m, chunks)
+  d.fields = {}
+  emit_structure(m, chunks, d.fields)
+  emit_input_checks(m, chunks, d.fields)
+  emit_held(m, chunks, d.fields)
+  local body = table.concat(chunks, "\n")
+  local hash = M.hash(body .. symbol)
+  return body .. "\n" .. model_def(m, symbol, hash, d), hash
 end
 
 return M

@@ -1,6 +1,6 @@
 -- salta.covariance: the linearised covariance of least-squares parameter
 -- estimates, s^2 (J'J)^-1 in natural units (what scipy's curve_fit returns
--- as pcov), from a salta.lsq loss at its fitted parameters.
+-- as pcov), from a loss (salta.loss_interface) at its fitted parameters.
 --
 --   local cov, err = require("salta.covariance").at(loss, x)
 
@@ -58,11 +58,11 @@ function M.at(loss, x)
   if m <= n then return nil, ("%d data for %d parameters: no residual degrees of freedom"):format(m, n) end
   -- the loss's residuals are r = w (y - d) / sqrt(N) with N the data of
   -- their loss (of their experiment, for salta.experiments): unscaled here
-  local counts = loss.residual_counts and loss:residual_counts()
+  local counts = loss:residual_counts()
   local A, ssr = {}, 0
   for i = 1, n do A[i] = {}; for j = 1, n do A[i][j] = 0 end end
   for row, Jr in ipairs(J) do
-    local u = math.sqrt(counts and counts[row] or m)
+    local u = math.sqrt(counts[row])
     ssr = ssr + (u * r[row]) ^ 2
     for i = 1, n do
       local ji = u * Jr[i] / (loss.log[i] and x[i] or 1)   -- d/d log p = p d/dp
@@ -77,10 +77,9 @@ function M.at(loss, x)
     return nil, ("J'J is singular at '%s': the data do not determine it apart from the others"):format(
       loss.free[bad])
   end
-  -- known sigma (loss.absolute_sigma): the residuals are in units of their
-  -- standard deviations, so s^2 is 1
-  local absolute = loss.absolute_sigma or (loss.absolute and loss:absolute())
-  local s2 = absolute and 1 or ssr / (m - n)
+  -- known sigma: the residuals are in units of their standard deviations,
+  -- so s^2 is 1
+  local s2 = loss:absolute() and 1 or ssr / (m - n)
   for i = 1, n do for j = 1, n do inv[i][j] = inv[i][j] * s2 end end
   return inv
 end

@@ -10,9 +10,8 @@
 -- Every other free parameter of an experiment's loss is local to it and
 -- is named "<name>@<experiment>" (e.g. "x0.C3_v@exp2"). The free
 -- parameters are the shared ones, then each experiment's local ones. E has
--- the interface of a salta.lsq loss (value, grad, value_and_grad,
--- residuals, jacobian, window, stats), so salta.fit, every optimiser and the
--- covariance work unchanged. The value is the sum of the experiments'
+-- the interface of a loss (salta.loss_interface), so salta.fit, every
+-- optimiser and the covariance work unchanged. The value is the sum of the experiments'
 -- losses; residuals and Jacobian rows are theirs, concatenated.
 --
 -- Under mpirun (salta.mpi) the experiments are split across the ranks
@@ -21,6 +20,7 @@
 
 local mpi = require("salta.mpi")
 local options = require("salta.options")
+local interface = require("salta.loss_interface")
 
 local M = {}
 
@@ -50,9 +50,8 @@ function M.new(spec)
   end
   local used = {}
   for i, L in ipairs(losses) do
-    if type(L) ~= "table" or type(L.free) ~= "table" or not L.core then
-      fail("losses[%d] is not a salta.lsq loss", i)
-    end
+    local missing = interface.missing(L)
+    if missing then fail("losses[%d] is not a salta.lsq loss (%s)", i, missing) end
     local en = names[i] or ("exp" .. i)
     if used[en] then fail("two experiments are named '%s'", en) end
     used[en], self.names[i] = true, en
@@ -176,7 +175,7 @@ function Experiments:rows()
     local total = 0
     for i, L in ipairs(self.losses) do
       off[i] = total
-      counts[i] = L.core:nresid()
+      counts[i] = #L:residual_counts()
       total = total + counts[i]
     end
     self.row_offsets, self.row_counts, self.nrows = off, counts, total
@@ -216,7 +215,7 @@ end
 
 -- Known sigma in every experiment (the covariance's scale is then fixed).
 function Experiments:absolute()
-  for _, L in ipairs(self.losses) do if not L.absolute_sigma then return false end end
+  for _, L in ipairs(self.losses) do if not L:absolute() then return false end end
   return true
 end
 
@@ -237,7 +236,7 @@ function Experiments:window(t_end)
   for k, v in pairs(self) do w[k] = v end
   w.losses, w.row_offsets = {}, nil
   for i, L in ipairs(self.losses) do
-    w.losses[i] = L.times[1] <= t_end and L:window(t_end) or M.empty(L)
+    w.losses[i] = #L.times > 0 and L.times[1] <= t_end and L:window(t_end) or M.empty(L)
   end
   local times = {}
   for _, t in ipairs(self.times) do if t <= t_end then times[#times + 1] = t end end
@@ -245,17 +244,31 @@ function Experiments:window(t_end)
   return w
 end
 
--- A stand-in for an experiment with no targets in a window.
+-- A stand-in for an experiment with no targets in a window: a loss of no
+-- residuals (salta.loss_interface), free as L.
 function M.empty(L)
-  local e = { free = L.free, log = L.log, times = {}, t0 = L.t0, dirs = L.dirs, base_p = L.base_p,
-    core = { nresid = function() return 0 end } }
-  local zeros = function() local g = {} for k = 1, #L.free do g[k] = 0 end return g end
-  function e.value() return 0 end
-  function e.value_and_grad() return 0, zeros() end
-  function e.residuals() return {} end
-  function e.jacobian() return {} end
+  local e = { free = L.free, log = L.log, times = {}, t0 = L.t0 }
+  -- a zero gradient at p, which must be a point of L's free parameters
+  local function zeros(p)
+    if type(p) ~= "table" or (#p ~= #L.free and not (#p == 0 and next(p))) then
+      error(("salta.experiments: %s parameter values, expected %d (%s)"):format(type(p) == "table" and #p or "no",
+        #L.free, table.concat(L.free, ", ")), 3)
+    end
+    local g = {}
+    for k = 1, #L.free do g[k] = 0 end
+    return g
+  end
+  function e.value(_, p) zeros(p) return 0 end
+  function e.value_and_grad(_, p) return 0, zeros(p) end
+  function e.grad(_, p) return zeros(p) end
+  function e.residuals(_, p) zeros(p) return {} end
+  function e.jacobian(_, p) zeros(p) return {} end
+  function e.residual_counts() return {} end
+  function e.absolute() return L:absolute() end
   function e.mesh_check() return true end
   function e.nominal(_, c) return L:nominal(c) end
+  function e.window() return e end
+  function e.stats() return {} end
   return e
 end
 

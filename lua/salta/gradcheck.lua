@@ -17,14 +17,6 @@ local M = {}
 
 local DEFAULT_H = 1e-4
 
--- A loss of the same spec with some options replaced.
-local function twin(loss, changes)
-  local spec = {}
-  for k, v in pairs(loss.spec) do spec[k] = v end
-  for k, v in pairs(changes) do spec[k] = v end
-  return require("salta.lsq").new(spec)
-end
-
 -- The reference gradient of a loss at p (Richardson differences from
 -- steps h and h/2, salta_loss_grad_fd) and its error estimate.
 local function richardson(loss, p, h)
@@ -35,10 +27,10 @@ end
 local function routes(loss, p)
   local list = {
     { "sens", function() return loss:grad(p) end },
-    { "sens, erk", function() return twin(loss, { method = "erk" }):grad(p) end },
-    { "sens, bdf", function() return twin(loss, { method = "bdf" }):grad(p) end },
+    { "sens, erk", function() return loss:twin({ method = "erk" }):grad(p) end },
+    { "sens, bdf", function() return loss:twin({ method = "bdf" }):grad(p) end },
     { "adjoint", function() return loss:grad(p, { method = "adjoint" }) end },
-    { "adjoint, bdf", function() return twin(loss, { method = "bdf" }):grad(p, { method = "adjoint" }) end },
+    { "adjoint, bdf", function() return loss:twin({ method = "bdf" }):grad(p, { method = "adjoint" }) end },
     { "fd", function() return loss:fd_grad(p) end },
   }
   return list
@@ -110,7 +102,7 @@ function M.check(loss, opts)
   local rtol_ref = opts.rtol_ref or math.max(1e-13, math.min(1e-10, rtol / 1000))
   local tol = opts.tol or math.max(1e3 * rtol, 1e-8)
   local h = opts.h or DEFAULT_H
-  local tight = twin(loss, { rtol = rtol_ref, atol = (loss.spec.atol or rtol) * rtol_ref / rtol })
+  local tight = loss:twin({ rtol = rtol_ref, atol = (loss.spec.atol or rtol) * rtol_ref / rtol })
   local rep = setmetatable({ parameters = loss.free, at = p, rtol = rtol, rtol_ref = rtol_ref, tol = tol, h = h,
     reference = {}, reference_err = {}, routes = {} }, Report)
   local texts = {}

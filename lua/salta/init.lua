@@ -83,6 +83,11 @@ function salta.load_spec(path, opts)
   return require("salta.spec").load(path, opts)
 end
 
+-- a Base Modelica file (doc/modelica.md)
+function salta.load_modelica(path, opts)
+  return require("salta.modelica").load(path, opts)
+end
+
 -- help(topic | object): the overview; an option topic's options ("fit",
 -- "lsq", ...: salta.options); or what an object is and its methods.
 local function methods_of(v)

@@ -10,6 +10,9 @@
 --   loss:window(t_end)   the same loss over the targets at t <= t_end
 --   loss:stats()   the last evaluation's run: steps, events, method, ...
 --
+-- The loss interface salta.fit relies on is stated in salta.loss_interface;
+-- this is its reference implementation.
+--
 -- L(p) = mean over the finite data entries of (w (y(t_k) - data))^2 (w
 -- the output's weight, divided by sigma when given); the residuals are r =
 -- w (y - data) / sqrt(N), so that L = sum r^2. p is an array in the order of `free` or a
@@ -108,6 +111,79 @@ local function after_end(v)
   error(("salta.lsq: after_end must be \"error\" or \"drop\", got %s"):format(tostring(v)), 0)
 end
 
+-- The same, from a helper of M.new: the error names M.new's caller.
+local function fail_new(fmt, ...) error(("salta.lsq: " .. fmt):format(...), 4) end
+
+-- The outputs compared (spec.outputs, or the model's that the data name),
+-- their 1-based indices in the model's outputs, and the data flat, row
+-- per target time.
+local function compared(spec, model, times, columns)
+  local outs, outputs = index_of(model.outputs), spec.outputs
+  if not outputs then
+    outputs = {}
+    for _, n in ipairs(model.outputs) do if columns[n] then outputs[#outputs + 1] = n end end
+    if #outputs == 0 then fail_new("data names none of the outputs of model '%s'", model.name) end
+  end
+  local out_idx, flat = {}, {}
+  for j, n in ipairs(outputs) do
+    out_idx[j] = outs[n] or fail_new("'%s' is not an output of model '%s' (outputs: %s)", tostring(n),
+      model.name, table.concat(model.outputs, ", "))
+    local col = columns[n] or fail_new("no data for output '%s'", n)
+    if type(col) ~= "table" then fail_new("data for '%s' must be an array of numbers, got %s", n, type(col)) end
+    if #col ~= #times then fail_new("data for '%s' has %d values, expected %d (one per time)", n, #col, #times) end
+    for k = 1, #times do
+      if type(col[k]) ~= "number" then
+        fail_new("data for '%s' at row %d (t = %s) is %s, not a number (NaN, 0/0, marks a missing value)", n, k,
+          tostring(times[k]), type(col[k]) == "string" and ("the string '" .. col[k] .. "'") or tostring(col[k]))
+      end
+    end
+  end
+  for k = 1, #times do
+    if type(times[k]) ~= "number" then fail_new("times[%d] is %s, not a number", k, tostring(times[k])) end
+  end
+  for k = 1, #times do
+    for j, n in ipairs(outputs) do flat[(k - 1) * #outputs + j] = columns[n][k] end
+  end
+  return outputs, out_idx, flat
+end
+
+-- A weight per output compared, from spec.weights (by name or in order);
+-- nil without.
+local function output_weights(spec, outputs)
+  if not spec.weights then return nil end
+  local weights = {}
+  for j, n in ipairs(outputs) do
+    weights[j] = (spec.weights[n] or spec.weights[j]) or fail_new("no weight for output '%s'", n)
+  end
+  return weights
+end
+
+-- The free directions of spec.free (parameter names, or "x0.<state>" for
+-- start values) in the engine's encoding (salta_sim_set_sens): parameter
+-- i (from 0), or -(i + 1) for state i's start value; and whether each is
+-- log-transformed (spec.transform: "log" for all, or a table by name).
+local function free_directions(spec, model)
+  local pidx, xidx = index_of(model.params), index_of(model.states)
+  local dirs, log = {}, {}
+  for k, n in ipairs(spec.free or {}) do
+    local st = type(n) == "string" and n:match("^x0%.(.+)$")
+    if st then
+      dirs[k] = -(xidx[st] or fail_new("free '%s': no state '%s'", n, st))
+      if model:start_follows_params() then
+        fail_new("free '%s': the start values of model '%s' depend on the parameters; free those parameters "
+          .. "instead, or give the start values as numbers", n, model.name)
+      end
+    else
+      dirs[k] = (pidx[n] or fail_new("free '%s' is not a parameter of model '%s'", tostring(n), model.name)) - 1
+    end
+    local tr = spec.transform
+    if type(tr) == "table" then tr = tr[n] end
+    if tr ~= nil and tr ~= "log" and tr ~= "none" then fail_new("transform of '%s' must be \"log\" or \"none\"", n) end
+    log[k] = tr == "log"
+  end
+  return dirs, log
+end
+
 function M.new(spec)
   if type(spec) ~= "table" then fail("expected a table") end
   if type(spec.free) == "string" then
@@ -117,70 +193,17 @@ function M.new(spec)
   local model = spec.model
   if type(model) ~= "table" or not model.core then fail("model must be a salta model") end
   local times, columns = load_data(spec, model)
-  local outs = index_of(model.outputs)
-  local outputs = spec.outputs
-  if not outputs then
-    outputs = {}
-    for _, n in ipairs(model.outputs) do if columns[n] then outputs[#outputs + 1] = n end end
-    if #outputs == 0 then fail("data names none of the outputs of model '%s'", model.name) end
-  end
-  local out_idx, flat = {}, {}
-  for j, n in ipairs(outputs) do
-    out_idx[j] = outs[n] or fail("'%s' is not an output of model '%s' (outputs: %s)", tostring(n),
-      model.name, table.concat(model.outputs, ", "))
-    local col = columns[n] or fail("no data for output '%s'", n)
-    if type(col) ~= "table" then fail("data for '%s' must be an array of numbers, got %s", n, type(col)) end
-    if #col ~= #times then fail("data for '%s' has %d values, expected %d (one per time)", n, #col, #times) end
-    for k = 1, #times do
-      if type(col[k]) ~= "number" then
-        fail("data for '%s' at row %d (t = %s) is %s, not a number (NaN, 0/0, marks a missing value)", n, k,
-          tostring(times[k]), type(col[k]) == "string" and ("the string '" .. col[k] .. "'") or tostring(col[k]))
-      end
-    end
-  end
-  for k = 1, #times do
-    if type(times[k]) ~= "number" then fail("times[%d] is %s, not a number", k, tostring(times[k])) end
-  end
-  for k = 1, #times do
-    for j, n in ipairs(outputs) do flat[(k - 1) * #outputs + j] = columns[n][k] end
-  end
-  local weights
-  if spec.weights then
-    weights = {}
-    for j, n in ipairs(outputs) do
-      weights[j] = (spec.weights[n] or spec.weights[j]) or fail("no weight for output '%s'", n)
-    end
-  end
+  local outputs, out_idx, flat = compared(spec, model, times, columns)
   local self = setmetatable({ model = model, outputs = outputs, times = times, spec = spec,
     columns = columns }, Loss)
-  self.core = core.loss(model.core, times, out_idx, flat, weights)
+  self.core = core.loss(model.core, times, out_idx, flat, output_weights(spec, outputs))
   -- known standard deviations: residuals (y - d) / sigma, and standard
   -- errors on that scale (not re-estimated from the residuals)
   local dw = sigma_weights(spec.sigma, outputs, times, columns)
   if dw then self.core:datum_weights(dw) end
   self.absolute_sigma = dw ~= nil
-
-  -- free directions: parameter names, or "x0.<state>" for initial values;
-  -- dirs in the engine's encoding (salta_sim_set_sens): parameter i (from
-  -- 0), or -(i + 1) for state i's initial value
-  local pidx, xidx = index_of(model.params), index_of(model.states)
   self.free = spec.free or {}
-  self.dirs, self.log = {}, {}
-  for k, n in ipairs(self.free) do
-    local st = type(n) == "string" and n:match("^x0%.(.+)$")
-    if st then
-      self.dirs[k] = -(xidx[st] or fail("free '%s': no state '%s'", n, st))
-      if model:start_follows_params() then
-        fail("free '%s': the start values of model '%s' depend on the parameters; free those parameters "
-          .. "instead, or give the start values as numbers", n, model.name)
-      end
-    else
-      self.dirs[k] = (pidx[n] or fail("free '%s' is not a parameter of model '%s'", tostring(n), model.name)) - 1
-    end
-    local tr = type(spec.transform) == "table" and spec.transform[n] or spec.transform
-    if tr ~= nil and tr ~= "log" and tr ~= "none" then fail("transform of '%s' must be \"log\" or \"none\"", n) end
-    self.log[k] = tr == "log"
-  end
+  self.dirs, self.log = free_directions(spec, model)
   self.base_p = model:vector("params", spec.params, model.params, model.p0)
   self.base_x0 = spec.x0 and model:vector("x0", spec.x0, model.states, model.x0) or nil
   self.t0 = spec.t0 or math.min(0, times[1])
@@ -188,13 +211,26 @@ function M.new(spec)
   -- appearing at the end of the horizon then enters the predictions with a
   -- weight below 1e-13 instead of jumping in at the last target
   self.tf = spec.tf or (times[#times] + ((spec.blend or 0) > 0 and 30 / spec.blend or 0))
-  self.options = { t0 = self.t0, tf = self.tf, rtol = spec.rtol, atol = spec.atol,
-    max_events = spec.max_events, max_step = spec.max_step, blend = spec.blend,
-    linear_solver = spec.linear_solver, max_steps = spec.max_steps, zeno_count = spec.zeno_count,
-    zeno_window = spec.zeno_window, method = spec.method, free = #self.dirs > 0 and self.dirs or nil,
-    drop_after_end = after_end(spec.after_end) }
+  self.options = options.engine_values(spec)
+  self.options.t0, self.options.tf, self.options.blend = self.t0, self.tf, spec.blend
+  self.options.free, self.options.drop_after_end = #self.dirs > 0 and self.dirs or nil, after_end(spec.after_end)
   self.core:configure(self.options)
   return self
+end
+
+-- A copy of the spec the loss was made from.
+local function spec_of(self)
+  local spec = {}
+  for k, v in pairs(self.spec) do spec[k] = v end
+  return spec
+end
+
+-- twin(changes): a loss of the same spec with the options in changes
+-- replaced (salta.gradcheck's tighter and other-method twins).
+function Loss:twin(changes)
+  local spec = spec_of(self)
+  for k, v in pairs(changes) do spec[k] = v end
+  return M.new(spec)
 end
 
 -- The full parameter vector and initial state for free values p.
@@ -392,6 +428,17 @@ function Loss:residuals(p)
   return r
 end
 
+-- residual_counts(): every residual is divided by sqrt of the count of
+-- finite data, N (salta.loss_interface).
+function Loss:residual_counts()
+  local n, out = self.core:nresid(), {}
+  for i = 1, n do out[i] = n end
+  return out
+end
+
+-- absolute(): whether the residuals are in units of known sigma.
+function Loss:absolute() return self.absolute_sigma end
+
 function Loss:jacobian(p)
   local _, J = call(self, p, "j")
   for _, row in ipairs(J) do apply_log(self, p, row) end
@@ -420,8 +467,7 @@ function Loss:window(t_end)
   if #times == 0 then
     error(("salta.lsq: window(%g) holds no target (the first is at t = %g)"):format(t_end, self.times[1]), 2)
   end
-  local spec = {}
-  for k, v in pairs(self.spec) do spec[k] = v end
+  local spec = spec_of(self)
   spec.data, spec.outputs, spec.tf = {}, self.outputs, nil
   for _, n in ipairs(self.outputs) do
     local col, out = self.columns[n], {}
@@ -459,8 +505,7 @@ function Loss:predict(p)
     end
     -- the user's options, with zero data and neither weights nor sigma: its
     -- residuals are the predictions
-    local spec = {}
-    for k, v in pairs(self.spec) do spec[k] = v end
+    local spec = spec_of(self)
     spec.times, spec.data, spec.outputs, spec.weights, spec.sigma = self.times, zeros, self.outputs, nil, nil
     spec.t0, spec.tf = self.t0, self.tf
     self.zero_twin = M.new(spec)

@@ -314,6 +314,34 @@ local function traced_events(d, spec, T, X, Z, P, U, U_reset)
   return seen
 end
 
+-- f traced into d.f: the continuous states' derivatives, then zeros for
+-- the discrete variables (constant between events).
+local function traced_f(d, spec, T, X, Z, P, U)
+  local name, ncont, xn = d.name, d.n_continuous, d.x_names
+  local res = ncont > 0 and trace(name, "f", spec.f, T, X, Z, P, U) or {}
+  if type(res) == "table" and not expr.is_node(res) then
+    for k in pairs(res) do
+      if d.discrete[k] then
+        error(("model '%s', f: gives a derivative for discrete variable '%s'; discrete variables change only "
+          .. "in the resets of events"):format(name, k), 0)
+      end
+    end
+  end
+  d.f = ncont > 0 and collect(name, "f", res, { table.unpack(xn, 1, ncont) }) or {}
+  for i = ncont + 1, #xn do d.f[i] = expr.ZERO end
+end
+
+-- Every closure traced into d, in the order that numbers the nodes: f,
+-- g, then (the modes of if-expressions off) h and the events. Returns the
+-- events' names.
+local function traced_equations(d, spec, T, X, Z, P, U, U_other)
+  traced_f(d, spec, T, X, Z, P, U)
+  traced_g(d, spec, d.name, d.z_names, T, X, Z, P, U)
+  cond.modes_off()
+  traced_h(d, spec, T, X, Z, P, U)
+  return traced_events(d, spec, T, X, Z, P, U, U_other)
+end
+
 -- Builds the symbolic description of a salta.dae{} table.
 local function describe(spec)
   local name = spec.name or "model"
@@ -344,7 +372,7 @@ local function describe(spec)
   local d = {
     name = name, x_names = xn, z_names = zn, p_names = pn, x_start = x0, z_start = z0,
     p_nominal = p0, vars = { x = xv, z = zv, p = pv, t = T },
-    n_continuous = ncont, discrete = {}, x_mode = {},
+    n_continuous = ncont, discrete = {}, x_mode = {}, inputs = spec.inputs,
   }
   for i, n in ipairs(dn) do d.discrete[n] = boolean[i] and "boolean" or "number" end
   d.start = start_values(name, xn, x0, x0_fns, P, pv, p0)
@@ -352,27 +380,9 @@ local function describe(spec)
   -- modes of if-expressions in f and g and the pieces of inputs stay
   -- constant between events
   cond.begin(name, #xn + 1)
-  local cn = { table.unpack(xn, 1, ncont) }
-  local seen
-  local ok, err = pcall(function()
-    local res = ncont > 0 and trace(name, "f", spec.f, T, X, Z, P, U) or {}
-    if type(res) == "table" and not expr.is_node(res) then
-      for k in pairs(res) do
-        if d.discrete[k] then
-          error(("model '%s', f: gives a derivative for discrete variable '%s'; discrete variables change only "
-            .. "in the resets of events"):format(name, k), 0)
-        end
-      end
-    end
-    d.f = ncont > 0 and collect(name, "f", res, cn) or {}
-    for i = ncont + 1, #xn do d.f[i] = expr.ZERO end
-    traced_g(d, spec, name, zn, T, X, Z, P, U)
-    cond.modes_off()
-    traced_h(d, spec, T, X, Z, P, U)
-    seen = traced_events(d, spec, T, X, Z, P, U, U_other)
-  end)
+  local ok, seen = pcall(traced_equations, d, spec, T, X, Z, P, U, U_other)
   local hidden = cond.finish()
-  if not ok then error(err, 0) end
+  if not ok then error(seen, 0) end
   hybrid.add_hidden_states(d, hidden)
   hybrid.add_hidden_events(d, name, seen)
   d.input_tables, d.input_checks = hybrid.input_tables(uses_held, uses_other, T)
@@ -423,12 +433,14 @@ end
 local function build(desc, opts)
   opts = opts or {}
   check_names(desc)
+  -- the description as traced, before the structural compiler rewrites it (model:to_modelica)
+  local source = require("salta.modelica_export").snapshot(desc)
   if opts.structural ~= false then require("salta.structure").compile(desc) end
   local core_model, info = jit.compile(desc, opts)
   local self = setmetatable({
     name = desc.name, core = core_model, symbolic = desc, compile_info = info,
     states = desc.x_names, algebraics = desc.z_names, params = desc.p_names,
-    outputs = desc.y_names, events = desc.e_names, structure = desc.structure,
+    outputs = desc.y_names, events = desc.e_names, structure = desc.structure, source = source,
   }, Model)
   self.x0, self.z0, self.p0 = {}, {}, {}
   for i, n in ipairs(desc.x_names) do self.x0[n] = desc.x_start[i] end
@@ -526,35 +538,33 @@ function Model:jacobian(fn, wrt, t, x, z, p, event)
   return J, rows, cols
 end
 
--- m:simulate{ t0=, tf=, times=, params=, x0=, rtol=, atol=, max_events=,
--- record_steps=, max_step=, init_step=, max_order=, zeno_count=,
--- zeno_window=, max_steps=, linear_solver= "auto"|"dense"|"klu", method = "auto"|"bdf"|"erk" }
--- -> trajectory. times defaults to 101 uniform
--- points; atol may be a number or one value per state and algebraic.
+-- m:simulate{ t0=, tf=, times=, params=, x0=, and the engine's options
+-- (rtol=, atol=, method=, ...: salta.help("simulate")) } -> trajectory.
+-- times defaults to 101 uniform points (or the model file's experiment
+-- interval); atol may be a number or one value per state and algebraic.
 function Model:simulate(opts)
   opts = opts or {}
   options.check("simulate", opts, ("model '%s': simulate"):format(self.name))
-  local t0 = opts.t0 or 0.0
+  local ex = self.experiment or {}   -- a model file's defaults (Modelica's experiment annotation)
+  local t0 = opts.t0 or ex.t0 or 0.0
   local times = opts.times
-  local tf = opts.tf or (times and times[#times])
+  local tf = opts.tf or (times and times[#times]) or ex.tf
   if not tf then error(("model '%s': simulate needs tf or times"):format(self.name), 2) end
   if not times then
+    local n = ex.interval and tf == ex.tf and t0 == (ex.t0 or 0.0) and math.ceil((tf - t0) / ex.interval - 1e-9) or 100
     times = {}
-    for i = 0, 100 do times[i + 1] = t0 + (tf - t0) * i / 100 end
+    for i = 0, n do times[i + 1] = t0 + (tf - t0) * i / n end
   end
-  local raw_opts = {
-    t0 = t0, tf = tf, rtol = opts.rtol, max_events = opts.max_events,
-    record_steps = opts.record_steps, max_step = opts.max_step, init_step = opts.init_step,
-    max_order = opts.max_order, zeno_count = opts.zeno_count, zeno_window = opts.zeno_window,
-    max_steps = opts.max_steps, linear_solver = opts.linear_solver, method = opts.method,
-  }
-  if type(opts.atol) == "table" then raw_opts.atol_vec = opts.atol else raw_opts.atol = opts.atol end
+  local raw_opts = options.engine_values(opts)
+  raw_opts.t0, raw_opts.tf, raw_opts.rtol = t0, tf, opts.rtol or ex.rtol
   local p = self:vector("params", opts.params, self.params, self.p0)
   local x0 = opts.x0 and self:vector("x0", opts.x0, self.states, self.x0) or nil
   local raw, err = self.core:simulate_raw(raw_opts, p, x0, times)
   -- the engine names model, element and time
   if not raw then error(self:explain(err), 0) end
-  return require("salta.trajectory").new(self, raw, { t0 = t0, tf = tf })
+  local tr = require("salta.trajectory").new(self, raw, { t0 = t0, tf = tf })
+  if self.after_simulate then self:after_simulate(tr, p) end   -- a model file's asserts
+  return tr
 end
 
 -- Whether a start value of the model's own states is an expression of
@@ -575,6 +585,11 @@ end
 -- (salta.errcode(err)) the engine's status.
 function Model:explain(err)
   return require("salta.structure").explain(self.structure, err)
+end
+
+-- m:to_modelica(path): the model as Base Modelica (salta.modelica_export).
+function Model:to_modelica(path)
+  return require("salta.modelica_export").write(self, path)
 end
 
 function Model:c_source()

@@ -16,6 +16,10 @@
 -- returns the same result.
 
 local mpi = require("salta.mpi")
+local plan_of = require("salta.fit_plan")
+local run = require("salta.fit_run")
+local horizon = require("salta.fit_horizon")
+local clock = require("salta.core").clock
 
 local M = {}
 
@@ -55,7 +59,7 @@ end
 -- corner 0; 2^k of them fill the 2^k strata of every dimension), by Gray
 -- code.
 local function sobol(K, n)
-  if n > #SOBOL + 1 then error(("salta.fit: sobol sampling covers %d parameters, got %d"):format(#SOBOL + 1, n), 4) end
+  if n > #SOBOL + 1 then error(("salta.fit: sobol sampling covers %d parameters, got %d"):format(#SOBOL + 1, n), 5) end
   local dirs, x, out = {}, {}, {}
   for d = 1, n do dirs[d], x[d] = sobol_directions(d), 0 end
   out[1] = {}
@@ -92,30 +96,32 @@ local function latin(K, n, rnd)
 end
 
 -- A list of starts, checked: each an array of one value per free
--- parameter or a table by name (whose names salta.fit checks).
+-- parameter or a table by name (whose names salta.fit checks). Errors
+-- name the caller of salta.fit (level 4: M.starts tail-calls this).
 local function given_starts(loss, given)
   local n = #loss.free
   local what = ("each an array of %d values (%s) or a table by name"):format(n, table.concat(loss.free, ", "))
   if #given == 0 then
     error(("salta.fit: starts must be a count >= 1 or a non-empty list of starts (%s), got an empty table")
-      :format(what), 5)
+      :format(what), 4)
   end
   for i, s in ipairs(given) do
     if type(s) ~= "table" or next(s) == nil or (#s > 0 and #s ~= n) then
       error(("salta.fit: starts[%d] must be a start (%s), got %s"):format(i, what,
-        type(s) == "table" and ("%d values"):format(#s) or tostring(s)), 5)
+        type(s) == "table" and ("%d values"):format(#s) or tostring(s)), 4)
     end
     for k, name in ipairs(loss.free) do
       local v = #s > 0 and s[k] or s[name]
       if type(v) ~= "number" then
-        error(("salta.fit: starts[%d] gives %s for '%s', not a number"):format(i, tostring(v), name), 5)
+        error(("salta.fit: starts[%d] gives %s for '%s', not a number"):format(i, tostring(v), name), 4)
       end
     end
   end
   return given
 end
 
--- The starts: given, or K points of the box.
+-- The starts: given, or K points of the box. Errors name the caller of
+-- salta.fit (level 4).
 function M.starts(loss, spec, lower, upper)
   local given = spec.starts
   if type(given) == "table" then return given_starts(loss, given) end
@@ -203,9 +209,50 @@ function M.run(starts, fit_one, rebuild)
     return a.index < b.index
   end)
   local best = outcomes[1]
-  if best.failed then error("salta.fit: every start failed; the first: " .. tostring(best.message), 3) end
+  if best.failed then error("salta.fit: every start failed; the first: " .. tostring(best.message), 4) end
   local fit = local_fits[best.index] or rebuild(best)
   return outcomes, fit
+end
+
+-- A fit result from an outcome gathered from another rank.
+local function from_outcome(spec, loss, o)
+  return {
+    method = spec.method or "lm", free = loss.free, x = o.x, loss = o.loss, iterations = math.tointeger(o.iterations),
+    evaluations = math.tointeger(o.evaluations), status = o.message or "-", converged = o.converged,
+    start = o.start, truth = spec.truth, total_s = 0, history = { loss = {}, gnorm = {}, ms = {}, params = {} },
+    lsq = loss, ms_per_iter = 0,
+  }
+end
+
+-- fit(spec): salta.fit{ starts = ... }: the starts from the box [lower,
+-- upper], a local fit from each (salta.fit_run, or a horizon
+-- continuation); LM's fits run unbounded, the others within the box. The
+-- best fit's result, with every start's outcome (starts) and the wall
+-- time (multistart_s).
+function M.fit(spec)
+  local loss = spec.loss
+  local lower = plan_of.by_name(loss, spec.lower, "lower", function() return -math.huge end)
+  local upper = plan_of.by_name(loss, spec.upper, "upper", function() return math.huge end)
+  local starts = M.starts(loss, spec, lower, upper)
+  for i, s in ipairs(starts) do starts[i] = plan_of.by_name(loss, s, ("starts[%d]"):format(i)) end
+  local local_spec = {}
+  for k, v in pairs(spec) do local_spec[k] = v end
+  local_spec.starts, local_spec.sampling, local_spec.seed = nil, nil, nil
+  local_spec.print_every = spec.print_every or 0
+  if (spec.method or "lm") == "lm" then local_spec.lower, local_spec.upper = nil, nil end
+  local plan = plan_of.prepare(local_spec)
+  local t0 = clock()
+  local outcomes, best = M.run(starts, function(start)
+    if local_spec.horizon then
+      local p = {}
+      for k, v in pairs(plan) do p[k] = v end
+      p.start = start
+      return horizon.fit(local_spec, p)
+    end
+    return run.once(local_spec, plan, loss, start)
+  end, function(o) return from_outcome(spec, loss, o) end)
+  best.starts, best.multistart_s = outcomes, clock() - t0
+  return best
 end
 
 return M

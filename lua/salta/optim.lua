@@ -1,7 +1,9 @@
 -- salta.optim: optimisers over plain functions of a parameter array.
 --
---   adam(fg, x0, opts)     the reference's Adam (REFERENCE.md §3.0), with
---                          optional clipping to bounds and best snapshots
+--   adam(fg, x0, opts)     Adam as the seed paper's experiments run it
+--                          (bias-corrected moments on the raw
+--                          parameters), with optional clipping to bounds
+--                          and best snapshots
 --   lbfgsb(fg, x0, opts)   L-BFGS-B 3.0 (liblbfgsb) with bounds
 --   lm(rj, x0, m, opts)    Levenberg-Marquardt (MINPACK lmder), m residuals
 --
@@ -230,6 +232,66 @@ function M.lbfgsb(fg, x0, opts)
     converged = converged, history = h }
 end
 
+local function sum_sq(v)
+  local f = 0
+  for i = 1, #v do f = f + v[i] * v[i] end
+  return f
+end
+
+-- LM's residuals (what = "r") or Jacobian ("j") at x for lmder, in run s.
+-- lmder takes a Jacobian only at accepted points, right after their
+-- residuals: the last residual evaluation before a Jacobian is accepted.
+-- A failure is kept in s.failure and raised.
+local function lm_evaluate(s, x, what)
+  local ok, v = pcall(s.rj, x, what)
+  local bad = not ok and tostring(v) or non_finite(v, what == "r" and "the residuals'" or "the Jacobian's")
+  if what == "j" then s.acc_x, s.acc_f = s.last_x, s.last_f end
+  if bad then
+    s.failure = bad
+    error(bad, 0)
+  end
+  if what == "r" then
+    s.nfev = s.nfev + 1
+    s.last_x, s.last_f = copy(x), sum_sq(v)
+  end
+  return v
+end
+
+-- The gradient 2 J'r at the final point after a last step without a
+-- Jacobian (one more Jacobian), so that the history's gnorm is a number;
+-- nil when that Jacobian fails.
+local function final_gradient(rj, x, r)
+  local okj, J = pcall(rj, x, "j")
+  if not (okj and type(J) == "table") then return nil end
+  local g = {}
+  for k = 1, #x do g[k] = 0 end
+  for i, row in ipairs(J) do
+    for k = 1, #x do g[k] = g[k] + 2 * row[k] * r[i] end
+  end
+  return g
+end
+
+-- lmder reports at each Jacobian (an iteration, g = 2 J'r) and once at
+-- the end, where g is nil: that report is the final point when a last
+-- step was taken without a new Jacobian, and no iteration. Returns
+-- whether the run stops (a callback or a shared stop rule, kept in s.rule).
+local function lm_progress(s, x, r, g)
+  local f, opts = sum_sq(r), s.opts
+  local ms = (clock() - s.t0) * 1e3
+  s.t0 = clock()
+  local step = step_norm(x, s.xprev)
+  if not g and (s.iters == 0 or step == 0) then return false end
+  if g then s.iters = s.iters + 1 end
+  record(s.h, x, f, g or final_gradient(s.rj, x, r), ms)
+  progress(opts, g and s.iters or "end", f, g and norm(g), step, ms)
+  s.xprev = copy(x)
+  if not g then return false end
+  if opts.callback and opts.callback(s.iters, x, f) then return true end
+  s.rule, s.rule_converged = stop_rule(opts, opts.max_iter, s.iters, f, g, s.prev_f)
+  s.prev_f = f
+  return s.rule ~= nil
+end
+
 -- Levenberg-Marquardt (MINPACK lmder). m: the number of residuals.
 -- opts: ftol, xtol (1e-12), gtol (0), max_eval (100 (n + 1)), the shared
 -- tol, rel_tol and max_iter (none by default), factor (the
@@ -237,75 +299,20 @@ end
 -- smaller one keeps the first steps inside the event structure of the start).
 function M.lm(rj, x0, m, opts)
   opts = opts or {}
-  local h = new_history()
-  local t0, iters, xprev = clock(), 0, copy(x0)
-  -- lmder takes a Jacobian only at accepted points, right after their
-  -- residuals: the last residual evaluation before a Jacobian is accepted
-  local last_x, last_f, acc_x, acc_f, failure, nfev = nil, nil, nil, nil, nil, 0
-  local rule, rule_converged, prev_f   -- a shared stop rule that ended the run; the last iteration's loss
-  local function eval(x, what)
-    local ok, v = pcall(rj, x, what)
-    local bad = not ok and tostring(v) or non_finite(v, what == "r" and "the residuals'" or "the Jacobian's")
-    if what == "j" then acc_x, acc_f = last_x, last_f end
-    if bad then
-      failure = bad
-      error(bad, 0)
-    end
-    if what == "r" then
-      nfev = nfev + 1
-      local f = 0
-      for i = 1, #v do f = f + v[i] * v[i] end
-      last_x, last_f = copy(x), f
-    end
-    return v
-  end
-  -- lmder reports at each Jacobian (an iteration, g = 2 J'r) and once at
-  -- the end, where g is nil: that report is the final point when a last
-  -- step was taken without a new Jacobian, and no iteration
-  local function on_iteration(x, r, g)
-    local f = 0
-    for i = 1, #r do f = f + r[i] * r[i] end
-    local ms = (clock() - t0) * 1e3
-    t0 = clock()
-    local step = step_norm(x, xprev)
-    if not g and (iters == 0 or step == 0) then return false end
-    if g then iters = iters + 1 end
-    -- the final point after a last step without a Jacobian: its gradient
-    -- 2 J'r for the history (one more Jacobian), so that gnorm is a number
-    local gh = g
-    if not gh then
-      local okj, J = pcall(rj, x, "j")
-      if okj and type(J) == "table" then
-        gh = {}
-        for k = 1, #x do gh[k] = 0 end
-        for i, row in ipairs(J) do
-          for k = 1, #x do gh[k] = gh[k] + 2 * row[k] * r[i] end
-        end
-      end
-    end
-    record(h, x, f, gh, ms)
-    progress(opts, g and iters or "end", f, g and norm(g), step, ms)
-    xprev = copy(x)
-    if not g then return false end
-    if opts.callback and opts.callback(iters, x, f) then return true end
-    rule, rule_converged = stop_rule(opts, opts.max_iter, iters, f, g, prev_f)
-    prev_f = f
-    return rule ~= nil
-  end
-  local ok, x, info, msg, _, njev, r = pcall(core.lm, eval, x0, m, {
+  local s = { rj = rj, opts = opts, h = new_history(), t0 = clock(), iters = 0, xprev = copy(x0), nfev = 0 }
+  local ok, x, info, msg, _, njev, r = pcall(core.lm, function(xx, what) return lm_evaluate(s, xx, what) end, x0, m, {
     ftol = opts.ftol, xtol = opts.xtol, gtol = opts.gtol, maxfev = opts.max_eval or 100 * (#x0 + 1),
     factor = opts.factor,
-    progress = on_iteration, nprint = 1 })
+    progress = function(xx, rr, g) return lm_progress(s, xx, rr, g) end, nprint = 1 })
   if not ok then
-    if not failure then error(x, 0) end   -- from the callback or the log
+    if not s.failure then error(x, 0) end   -- from the callback or the log
     -- before the first Jacobian, the start itself failed
-    return stopped(opts, ("a trial point after iteration %d"):format(iters), failure, #h.f > 0 and acc_x,
-      acc_f, { iterations = iters, evaluations = nfev, history = h })
+    return stopped(opts, ("a trial point after iteration %d"):format(s.iters), s.failure, #s.h.f > 0 and s.acc_x,
+      s.acc_f, { iterations = s.iters, evaluations = s.nfev, history = s.h })
   end
-  local f = 0
-  for i = 1, #r do f = f + r[i] * r[i] end
-  return { x = x, f = f, iterations = njev, evaluations = nfev, status = rule or msg,
-    converged = rule and rule_converged or (not rule and info >= 1 and info <= 4), history = h, info = info }
+  local rule = s.rule
+  return { x = x, f = sum_sq(r), iterations = njev, evaluations = s.nfev, status = rule or msg,
+    converged = rule and s.rule_converged or (not rule and info >= 1 and info <= 4), history = s.h, info = info }
 end
 
 return M

@@ -5,6 +5,13 @@
 -- error naming the option and the value.
 --
 --   options.check("lsq", spec, "salta.lsq", 2)
+--
+-- The options of a simulation (and of a loss's simulations) are declared
+-- in the engine (engine/src/options.c, salta_sim_option_info), which
+-- checks them on every run; this file takes them from there, and declares
+-- the options only Lua functions take (fit, profiles, plots, ...).
+
+local core = require("salta.core")
 
 local M = {}
 
@@ -13,12 +20,62 @@ local M = {}
 -- "function", or several joined by "|"; "any" accepts anything. The
 -- default is what the option is when left out, as text for the docs; a
 -- range { low, high, low_open, high_open } bounds a numeric option. The
--- checker, salta.help(topic) and doc/options.md (tools/options_doc.lua)
--- all read this table.
+-- checker, salta.help(topic) and doc/options.md (salta.docgen) all read
+-- this table.
 local INF = math.huge
 local POSITIVE, NONNEG, FRACTION = { 0, INF, true }, { 0, INF }, { 0, 1, false, true }
-local FINITE = { -INF, INF, true, true }
-local RTOL = { 1e-14, 1, false, true }
+
+-- A number as the docs write it: 5, 1e-6, 0.999.
+local function number_text(v)
+  if v == math.floor(v) and math.abs(v) < 2 ^ 53 then return ("%d"):format(v) end
+  for digits = 6, 17 do
+    local s = ("%." .. digits .. "g"):format(v)
+    if tonumber(s) == v then return (s:gsub("e([-+])0*(%d)", "e%1%2"):gsub("e%+", "e")) end
+  end
+end
+
+local ENGINE_TYPES = { number = "number", integer = "integer", boolean = "boolean", choice = "string" }
+
+-- The default of engine option o in words; defaults: the topic's own words
+-- for t0 and tf, which the caller chooses.
+local function engine_default(o, defaults)
+  if o.interval then return defaults[o.name] end
+  if o.default_text then return o.default_text end
+  if o.type == "choice" then return '"' .. o.default .. '"' end
+  if o.type == "boolean" then return tostring(o.default) end
+  return number_text(o.default)
+end
+
+-- The engine's options as entries of a topic: "simulate" (a simulation's),
+-- or "lsq" (a loss's: a single atol, none that means nothing to a loss).
+local function engine_options(scope, defaults)
+  local out = {}
+  for _, o in ipairs(core.sim_options()) do
+    if not (scope == "lsq" and o.sim_only) then
+      local vector = o.per_unknown and scope == "simulate"
+      out[#out + 1] = { o.name, ENGINE_TYPES[o.type] .. (vector and "|table" or ""), engine_default(o, defaults),
+        o.range, o.help .. (vector and ": a number, or one per state and algebraic" or "") }
+    end
+  end
+  return out
+end
+
+-- The range of engine option name (rtol's bounds a twin's rtol too).
+local function engine_range(name)
+  for _, o in ipairs(core.sim_options()) do
+    if o.name == name then return o.range end
+  end
+end
+local RTOL = engine_range("rtol")
+
+-- The entries of lists, in order, as one list.
+local function concat(...)
+  local out = {}
+  for _, list in ipairs({ ... }) do
+    for _, o in ipairs(list) do out[#out + 1] = o end
+  end
+  return out
+end
 
 local TOPICS = {
   { "dae", "salta.dae{...}: a model", {
@@ -46,26 +103,12 @@ local TOPICS = {
     { "reset", "function", "no reset", nil, "function(t, x, z, p, u) returning the states (and discrete variables) it sets, from the left limits" },
     { "terminal", "boolean", "false", nil, "the run ends at the event's time" },
   } },
-  { "simulate", "model:simulate{...}", {
-    { "t0", "number", "0", FINITE, "start time" },
-    { "tf", "number", "the last of times", FINITE, "end time" },
+  { "simulate", "model:simulate{...}", concat(engine_options("simulate", { t0 = "0", tf = "the last of times" }), {
     { "times", "table", "101 times on [t0, tf]", nil, "output times, sorted, inside [t0, tf]" },
     { "params", "table", "the nominal values", nil, "parameter values, an array or a table by name" },
     { "x0", "table", "the start values", nil, "the start state, an array or a table by name (overrides start functions)" },
-    { "rtol", "number", "1e-6", RTOL, "relative tolerance" },
-    { "atol", "number|table", "1e-8", nil, "absolute tolerance: a number or one per state and algebraic" },
-    { "method", "string", '"auto"', nil, "integrator: \"auto\" (ERK, BDF when it finds the model stiff), \"erk\" or \"bdf\"" },
-    { "linear_solver", "string", '"auto"', nil, "BDF's linear solver: \"auto\" (KLU from 16 unknowns on), \"dense\" or \"klu\"" },
-    { "max_step", "number", "0 (none)", NONNEG, "largest step" },
-    { "init_step", "number", "0 (the integrator's choice)", NONNEG, "first step" },
-    { "max_order", "integer", "5", nil, "BDF's highest order (1 to 5)" },
-    { "max_steps", "integer", "1000000", nil, "steps before the run is refused" },
-    { "max_events", "integer", "10000", nil, "events before the run is refused" },
-    { "zeno_count", "integer", "100", nil, "this many event instants (groups) within zeno_window are a Zeno error (0: off)" },
-    { "zeno_window", "number", "1e-9 (tf - t0)", NONNEG, "see zeno_count" },
-    { "record_steps", "boolean", "false", nil, "keep the integrator's steps in tr.steps" },
-  } },
-  { "lsq", "salta.lsq{...}: a least-squares loss", {
+  }) },
+  { "lsq", "salta.lsq{...}: a least-squares loss", concat({
     { "model", "table", "-", nil, "the model" },
     { "data", "table|string", "-", nil, "data columns by output name, or a CSV file with a column t or time" },
     { "times", "table", "the data's t column", nil, "target times (with a CSV, must agree with its t column)" },
@@ -77,19 +120,8 @@ local TOPICS = {
     { "blend", "number", "0 (off)", NONNEG, "sigmoid blending across events with this sharpness (1/time)" },
     { "params", "table", "the nominal values", nil, "values of the parameters that are not free" },
     { "x0", "table", "the start values", nil, "the start state" },
-    { "t0", "number", "min(0, first time)", FINITE, "start time" },
-    { "tf", "number", "the last time", FINITE, "end time (30 blend widths later with blend)" },
-    { "rtol", "number", "1e-6", RTOL, "relative tolerance" },
-    { "atol", "number", "1e-8", POSITIVE, "absolute tolerance" },
-    { "method", "string", '"auto"', nil, "integrator, as in simulate" },
-    { "linear_solver", "string", '"auto"', nil, "as in simulate" },
-    { "max_step", "number", "0 (none)", NONNEG, "as in simulate" },
-    { "max_steps", "integer", "1000000", nil, "as in simulate" },
-    { "max_events", "integer", "10000", nil, "as in simulate" },
-    { "zeno_count", "integer", "100", nil, "as in simulate" },
-    { "zeno_window", "number", "1e-9 (tf - t0)", NONNEG, "as in simulate" },
     { "after_end", "string", '"error"', nil, "targets past a terminal event: \"error\" or \"drop\" (zero residuals)" },
-  } },
+  }, engine_options("lsq", { t0 = "min(0, first time)", tf = "the last time (30 blend widths later with blend)" })) },
   { "grad", "the options of loss:value, grad, value_and_grad", {
     { "method", "string", '"sens"', nil, "gradient route: \"sens\" (forward sensitivities), \"adjoint\" or \"fd\" (central differences)" },
     { "mesh", "integer|string", '"steps"', nil, "adjoint: \"steps\" (the integrator's) or K uniform nodes per segment" },
@@ -196,17 +228,31 @@ local TOPICS = {
 }
 M.TOPICS = TOPICS
 
--- name -> { key -> type } and name -> { key -> range }, from TOPICS.
+-- name -> { key -> type } and name -> { key -> range }, from TOPICS; an
+-- option declared twice in a topic (here and in the engine, say) is an
+-- error.
 local TABLES, RANGES = {}, {}
 for _, topic in ipairs(TOPICS) do
   local types, ranges = {}, {}
   for _, o in ipairs(topic[3]) do
+    assert(not types[o[1]], ("salta.options: topic %s declares option '%s' twice"):format(topic[1], o[1]))
     types[o[1]] = o[2]
     if o[4] then ranges[o[1]] = o[4] end
   end
   TABLES[topic[1]], RANGES[topic[1]] = types, ranges
 end
 M.TABLES, M.RANGES = TABLES, RANGES
+
+-- engine_values(tbl): the engine's options that tbl gives (t0 and tf
+-- left to the caller), as model:simulate and salta.lsq pass them to
+-- salta.core, which reads every declared option by name.
+function M.engine_values(tbl)
+  local out = {}
+  for _, o in ipairs(core.sim_options()) do
+    if not o.interval then out[o.name] = tbl[o.name] end
+  end
+  return out
+end
 
 local function in_range(v, r)
   if v ~= v then return false end
@@ -215,9 +261,14 @@ local function in_range(v, r)
   return true
 end
 
-local function describe_range(r)
-  local lo = r[1] == -INF and "" or ((r[3] and "> " or ">= ") .. tostring(r[1]))
-  local hi = r[2] == INF and "" or ((r[4] and "< " or "<= ") .. tostring(r[2]))
+-- What a value of range r (of an option of types) must be: ">= 0", "an
+-- integer from 1 to 5", ... (the engine's words for its own options).
+local function describe_range(r, types)
+  if types == "integer" and r[1] > -INF and r[2] < INF then
+    return ("an integer from %s to %s"):format(number_text(r[1]), number_text(r[2]))
+  end
+  local lo = r[1] == -INF and "" or ((r[3] and "> " or ">= ") .. number_text(r[1]))
+  local hi = r[2] == INF and "" or ((r[4] and "< " or "<= ") .. number_text(r[2]))
   if lo ~= "" and hi ~= "" then return lo .. " and " .. hi end
   if lo == "" and hi == "" then return "finite" end
   return lo .. hi
@@ -306,7 +357,7 @@ function M.check(name, tbl, caller)
     end
     local r = RANGES[name] and RANGES[name][k]
     if r and type(v) == "number" and not in_range(v, r) then
-      error(("%s: option '%s' must be %s, got %s"):format(caller, k, describe_range(r), tostring(v)), level)
+      error(("%s: option '%s' must be %s, got %s"):format(caller, k, describe_range(r, types), tostring(v)), level)
     end
   end
   return tbl
@@ -319,7 +370,7 @@ function M.describe(topic)
       local lines = { ("%s: %s"):format(t[1], t[2]) }
       for _, o in ipairs(t[3]) do
         lines[#lines + 1] = ("  %-14s %-14s default %s"):format(o[1], o[2], o[3])
-        lines[#lines + 1] = ("  %-14s %s%s"):format("", o[5], o[4] and (" (" .. describe_range(o[4]) .. ")") or "")
+        lines[#lines + 1] = ("  %-14s %s%s"):format("", o[5], o[4] and (" (" .. describe_range(o[4], o[2]) .. ")") or "")
       end
       return table.concat(lines, "\n")
     end
@@ -335,7 +386,9 @@ end
 -- doc/options.md: every option table as Markdown (generated: make doc).
 function M.markdown()
   local out = { "# salta options", "",
-    "Generated from `lua/salta/options.lua` by `make doc`; `spec/doc_spec.lua` fails when this file is stale.",
+    "Generated by `make doc` from the engine's option declarations (`engine/src/options.c`: a simulation's",
+    "options and a loss's) and `lua/salta/options.lua` (the others); `spec/doc_spec.lua` fails when this",
+    "file is stale.",
     "Every function checks its option table against these declarations: an unknown key is an error that",
     "suggests the nearest valid one, a value of the wrong type or out of range an error naming it.",
     "`salta.help(\"<topic>\")` prints a topic in the REPL.", "" }
@@ -347,7 +400,7 @@ function M.markdown()
     out[#out + 1] = "| option | type | default | description |"
     out[#out + 1] = "|---|---|---|---|"
     for _, o in ipairs(t[3]) do
-      local desc = o[5] .. (o[4] and (" (" .. describe_range(o[4]) .. ")") or "")
+      local desc = o[5] .. (o[4] and (" (" .. describe_range(o[4], o[2]) .. ")") or "")
       out[#out + 1] = ("| `%s` | %s | %s | %s |"):format(o[1], o[2]:gsub("|", " or "), o[3]:gsub("|", "\\|"),
         desc:gsub("|", "\\|"))
     end

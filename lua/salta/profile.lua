@@ -14,26 +14,49 @@
 
 local mpi = require("salta.mpi")
 local options = require("salta.options")
+local plan_of = require("salta.fit_plan")
+local run = require("salta.fit_run")
 
 local M = {}
 
--- A loss with free parameter k held at value: the other free parameters.
+-- A loss with free parameter k held at value: a loss of the interface
+-- salta.loss_interface over the other free parameters.
 local View = {}
 View.__index = View
 
 local function view(loss, k, value)
-  local v = setmetatable({ base = loss, k = k, value = value, free = {}, log = {} }, View)
+  local v = setmetatable({ base = loss, k = k, held = value, free = {}, log = {} }, View)
   for i, n in ipairs(loss.free) do
     if i ~= k then v.free[#v.free + 1], v.log[#v.log + 1] = n, loss.log[i] end
   end
   v.times, v.t0 = loss.times, loss.t0
   return v
 end
+M.view = view
 
+-- The base loss's point: p (an array over the view's free parameters, or
+-- a table by their names) with the held value.
 function View:full(p)
+  if type(p) ~= "table" then error("salta.profile: parameters must be an array or a table by name", 3) end
+  if #p == 0 and next(p) ~= nil then
+    local out = {}
+    for key, v in pairs(p) do
+      if key == self.base.free[self.k] then
+        error(("salta.profile: '%s' is held at %.17g, not free (free: %s)"):format(key, self.held,
+          table.concat(self.free, ", ")), 3)
+      end
+      out[key] = v
+    end
+    out[self.base.free[self.k]] = self.held
+    return out
+  end
+  if #p ~= #self.free then
+    error(("salta.profile: %d parameter values, expected %d (%s)"):format(#p, #self.free,
+      table.concat(self.free, ", ")), 3)
+  end
   local out, j = {}, 0
   for i = 1, #self.base.free do
-    if i == self.k then out[i] = self.value else j = j + 1; out[i] = p[j] end
+    if i == self.k then out[i] = self.held else j = j + 1; out[i] = p[j] end
   end
   return out
 end
@@ -57,14 +80,18 @@ function View:jacobian(p)
   return J
 end
 function View:mesh_check(p, o) return self.base:mesh_check(self:full(p), o) end
-function View:nominal(i) return nil end
+function View:nominal() return nil end
+function View:residual_counts() return self.base:residual_counts() end
+function View:absolute() return self.base:absolute() end
+function View:window(t_end) return view(self.base:window(t_end), self.k, self.held) end
+function View:stats() return self.base:stats() end
 
 -- chi^2 at free values p: residuals unscaled by their loss's data count.
 local function chi2(loss, p)
   local r = loss:residuals(p)
-  local counts = loss.residual_counts and loss:residual_counts()
+  local counts = loss:residual_counts()
   local s = 0
-  for i, x in ipairs(r) do s = s + x * x * (counts and counts[i] or #r) end
+  for i, x in ipairs(r) do s = s + x * x * counts[i] end
   return s, #r
 end
 
@@ -94,10 +121,18 @@ local function bounds(opts, name, est)
   return lo, hi
 end
 
--- profile(fit, name, opts): opts (topic profile) points (default 11),
--- range = {lo, hi} or span (relative half-width, default 0.1), method (the
--- fit's), print_every (default 0).
-function M.run(fit_mod, fit, name, opts)
+-- A re-fit of view v from start: the fit's own optimiser, or opts.method.
+local function refit(fit, v, start, opts)
+  local spec = { loss = v, start = start, method = opts.method or fit.method, print_every = opts.print_every or 0 }
+  local plan = plan_of.prepare(spec)
+  return run.once(spec, plan, v, plan.start)
+end
+
+-- run(fit, name, opts): the profile of free parameter name of fit (a
+-- salta.fit_report Fit); opts (topic profile) points (default 11), range =
+-- {lo, hi} or span (relative half-width, default 0.1), method (the fit's),
+-- print_every (default 0).
+function M.run(fit, name, opts)
   opts = options.check("profile", opts or {}, "salta.fit: profile")
   if opts.range and opts.span then
     error("salta.fit: profile: give option 'range' or option 'span', not both", 3)
@@ -112,7 +147,7 @@ function M.run(fit_mod, fit, name, opts)
   local points = math.tointeger(opts.points or 11)
   local lo, hi = bounds(opts, name, est)
   local chi_min, m = chi2(loss, fit.x)
-  local absolute = loss.absolute_sigma or (loss.absolute and loss:absolute())
+  local absolute = loss:absolute()
   local dof = m - #fit.free
   local threshold = absolute and chi_min + 3.84 or chi_min * (1 + 3.84 / math.max(dof, 1))
   local self = setmetatable({ name = name, estimate = est, values = {}, chi2 = {}, chi2_min = chi_min,
@@ -130,8 +165,7 @@ function M.run(fit_mod, fit, name, opts)
     local i = dir < 0 and mid or mid + 1
     while i >= 1 and i <= points do
       local v = view(loss, k, vals[i])
-      local r = fit_mod.fit{ loss = v, start = start, method = opts.method or fit.method,
-        print_every = opts.print_every or 0 }
+      local r = refit(fit, v, start, opts)
       self.chi2[i] = chi2(loss, v:full(r.x))
       start = r.x
       order[#order + 1], starts[i] = i, r.x

@@ -11,6 +11,8 @@ local files = require("salta.files")
 local cond = require("salta.cond")
 local input = require("salta.input")
 local hybrid = require("salta.hybrid")
+local frontend = require("salta.frontend")
+local event_names, make_vars, with_inputs = frontend.event_names, frontend.make_vars, frontend.with_inputs
 
 local M = {}
 
@@ -207,22 +209,6 @@ end
 
 -- Events ----------------------------------------------------------------------------
 
--- The comment when it names one clause only, else when<i>; never twice.
-local function event_names(clauses)
-  local count, names, used = {}, {}, {}
-  for _, c in ipairs(clauses) do
-    if type(c.comment) == "string" then count[c.comment] = (count[c.comment] or 0) + 1 end
-  end
-  for j, c in ipairs(clauses) do
-    local n = (type(c.comment) == "string" and c.comment ~= "" and count[c.comment] == 1) and c.comment
-      or ("when" .. j)
-    local base, k = n, 1
-    while used[n] do k = k + 1; n = base .. "_" .. k end
-    used[n], names[j] = true, n
-  end
-  return names
-end
-
 -- The when clauses and their elsewhen branches, each an event (an
 -- elsewhen branch is its own event: branches firing at one instant form a
 -- group, so two setting one variable are an error, not a priority).
@@ -255,12 +241,6 @@ local function parse_events(d, env, env_reinit, list)
 end
 
 -- Description -------------------------------------------------------------------------
-
-local function make_vars(kind, names)
-  local v = {}
-  for i, n in ipairs(names) do v[i] = expr.var(kind, i, n) end
-  return v
-end
 
 -- describe_spec(tbl, name): the decoded spec table as a model description.
 -- Start values written as expressions of the parameters: parsed into
@@ -313,18 +293,6 @@ local function parse_inputs(d, list, dir)
     inputs[u.name] = tab
   end
   return inputs
-end
-
--- An environment whose input names read their table: name(arg), or the
--- name alone at time; reads are collected in uses (held: piece by piece).
-local function with_inputs(env, d, inputs, uses, held)
-  local proxy = input.proxy(d.name, inputs, uses, d.vars.t, held)
-  local out = setmetatable({}, { __index = env })
-  for n in pairs(inputs) do
-    local read = proxy[n]
-    out[n] = function(arg) return read(arg or d.vars.t) end
-  end
-  return out
 end
 
 -- describe_spec(tbl, name, dir): the decoded spec table as a model
@@ -381,6 +349,7 @@ function M.describe_spec(tbl, name, dir)
   for _, n in ipairs(d.e_names) do seen[n] = true end
   hybrid.add_hidden_events(d, name, seen)
   d.input_tables, d.input_checks = hybrid.input_tables(uses_held, uses_other, d.vars.t)
+  d.inputs = inputs
   return d
 end
 

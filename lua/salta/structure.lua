@@ -212,63 +212,56 @@ local function start_env(d)
   return env
 end
 
-local function reduce_index(d, info)
-  local zset = {}
-  for _, v in ipairs(d.vars.z) do zset[v] = true end
-  local ncont = d.n_continuous or #d.vars.x
-  local xidx = {}
-  for i = 1, ncont do
-    if d.f[i] ~= expr.ZERO then xidx[d.vars.x[i]] = i end
-  end
-  local rows, parent_deps, done = {}, {}, {}
-  for i, e in ipairs(d.g) do rows[i] = e; parent_deps[i] = {} end
-  local dummy, dummies, pivots = {}, {}, {}
-  local env = start_env(d)
-  local k = 1
-  while k <= #rows do
-    local e = rows[k]
-    if not done[k] and #z_deps(e, zset) == 0 then
-      done[k] = true
-      if #rows > 4 * #d.g + 8 then fail(d, "index reduction does not end (equation %s)", expr.show(d.g[1])) end
-      -- the dummy: a state new at this level, largest |de/ds| at the start
-      local best, bestv, grad2
-      for _, v in ipairs(expr.sorted_deps(e)) do
-        if xidx[v] and not dummy[v] and not parent_deps[k][v] then
-          local dv = expr.diff(e, v)
-          local s = math.abs(expr.eval(dv, env))
-          if not best or s > bestv or (s == bestv and v.index < best.index) then best, bestv = v, s end
-          grad2 = grad2 and expr.add(grad2, expr.mul(dv, dv)) or expr.mul(dv, dv)
-        end
-      end
-      if not best then
-        fail(d, "structurally singular: equation 0 = %s constrains no state whose derivative f gives, "
-          .. "so no index reduction can make it solvable", expr.show(e))
-      end
-      dummy[best] = true
-      dummies[#dummies + 1] = best
-      -- the pivot, de/d(dummy), must stay away from 0 against the gradient
-      -- over the states the dummy was chosen from: the engine checks it
-      -- along the run (a constant one cannot vanish)
-      local piv = expr.diff(e, best)
-      if piv.op ~= "const" or piv.value == 0 then
-        pivots[#pivots + 1] = { dummy = best.name, equation = expr.show(e), pivot = piv,
-          scale = expr.unary("sqrt", grad2) }
-      end
-      -- d e / dt along x' = f
-      local de = expr.diff(e, d.vars.t)
-      for _, v in ipairs(expr.sorted_deps(e)) do
-        if xidx[v] then de = expr.add(de, expr.mul(expr.diff(e, v), d.f[xidx[v]])) end
-      end
-      rows[#rows + 1] = de
-      local pd = {}
-      for v in pairs(expr.deps(e)) do pd[v] = true end
-      parent_deps[#rows] = pd
-      info.differentiated[#info.differentiated + 1] = { equation = expr.show(e), dummy = best.name }
+-- The dummy of constraint e (row k of st.rows): the state new at this
+-- level whose partial derivative is largest at the start values; and the
+-- squared gradient of e over the candidates, as an expression.
+local function choose_dummy(d, st, e, k)
+  local best, bestv, grad2
+  for _, v in ipairs(expr.sorted_deps(e)) do
+    if st.xidx[v] and not st.dummy[v] and not st.parent_deps[k][v] then
+      local dv = expr.diff(e, v)
+      local s = math.abs(expr.eval(dv, st.env))
+      if not best or s > bestv or (s == bestv and v.index < best.index) then best, bestv = v, s end
+      grad2 = grad2 and expr.add(grad2, expr.mul(dv, dv)) or expr.mul(dv, dv)
     end
-    k = k + 1
   end
-  if #dummies == 0 then return end
-  for _, v in ipairs(dummies) do
+  if not best then
+    fail(d, "structurally singular: equation 0 = %s constrains no state whose derivative f gives, "
+      .. "so no index reduction can make it solvable", expr.show(e))
+  end
+  return best, grad2
+end
+
+-- Differentiates constraint row k: its dummy made algebraic, its pivot
+-- kept for the engine's check, and d e / dt along x' = f appended as a row.
+local function differentiate(d, info, st, k)
+  local e = st.rows[k]
+  local best, grad2 = choose_dummy(d, st, e, k)
+  st.dummy[best] = true
+  st.dummies[#st.dummies + 1] = best
+  -- the pivot, de/d(dummy), must stay away from 0 against the gradient
+  -- over the states the dummy was chosen from: the engine checks it
+  -- along the run (a constant one cannot vanish)
+  local piv = expr.diff(e, best)
+  if piv.op ~= "const" or piv.value == 0 then
+    st.pivots[#st.pivots + 1] = { dummy = best.name, equation = expr.show(e), pivot = piv,
+      scale = expr.unary("sqrt", grad2) }
+  end
+  local de = expr.diff(e, d.vars.t)
+  for _, v in ipairs(expr.sorted_deps(e)) do
+    if st.xidx[v] then de = expr.add(de, expr.mul(expr.diff(e, v), d.f[st.xidx[v]])) end
+  end
+  st.rows[#st.rows + 1] = de
+  local pd = {}
+  for v in pairs(expr.deps(e)) do pd[v] = true end
+  st.parent_deps[#st.rows] = pd
+  info.differentiated[#info.differentiated + 1] = { equation = expr.show(e), dummy = best.name }
+end
+
+-- The dummies must stay algebraic: no reset may set one, and a state must
+-- be left to integrate.
+local function check_dummies(d, st)
+  for _, v in ipairs(st.dummies) do
     for j, r in ipairs(d.r) do
       if r[v.index] ~= nil and r[v.index] ~= v then
         fail(d, "event '%s' resets '%s', which index reduction made algebraic (a dummy derivative)",
@@ -277,30 +270,57 @@ local function reduce_index(d, info)
     end
   end
   local left = 0
-  for i = 1, ncont do if not dummy[d.vars.x[i]] then left = left + 1 end end
+  for i = 1, st.ncont do if not st.dummy[d.vars.x[i]] then left = left + 1 end end
   if left == 0 then
     local names, eqs = {}, {}
-    for q, v in ipairs(dummies) do names[q] = "'" .. v.name .. "'" end
-    for q = 1, #d.g do if #z_deps(d.g[q], zset) == 0 then eqs[#eqs + 1] = "0 = " .. expr.show(d.g[q]) end end
+    for q, v in ipairs(st.dummies) do names[q] = "'" .. v.name .. "'" end
+    for q = 1, #d.g do if #z_deps(d.g[q], st.zset) == 0 then eqs[#eqs + 1] = "0 = " .. expr.show(d.g[q]) end end
     fail(d, "index reduction leaves no differential state: the constraints %s fix %s (every state), so "
       .. "the model has no dynamics to integrate", table.concat(eqs, ", "), table.concat(names, ", "))
   end
+end
+
+-- The description rewritten: the dummies become algebraics, g gains the
+-- differentiated rows, and the pivots are renumbered with it.
+local function make_dummies_algebraic(d, info, st)
   local keep_x, keep_z, new_z = {}, {}, {}
-  for i = 1, #d.vars.x do keep_x[i] = not dummy[d.vars.x[i]] end
+  for i = 1, #d.vars.x do keep_x[i] = not st.dummy[d.vars.x[i]] end
   for i = 1, #d.vars.z do keep_z[i] = true end
-  for _, v in ipairs(dummies) do new_z[#new_z + 1] = { name = v.name, start = d.x_start[v.index], var = v } end
-  d.g = rows
+  for _, v in ipairs(st.dummies) do new_z[#new_z + 1] = { name = v.name, start = d.x_start[v.index], var = v } end
+  d.g = st.rows
   local go = renumber(d, keep_x, keep_z, new_z, {})
-  for _, pv in ipairs(pivots) do pv.pivot, pv.scale = go(pv.pivot), go(pv.scale) end
-  d.pivots = pivots
+  for _, pv in ipairs(st.pivots) do pv.pivot, pv.scale = go(pv.pivot), go(pv.scale) end
+  d.pivots = st.pivots
   local made_algebraic = {}
-  for _, v in ipairs(dummies) do
+  for _, v in ipairs(st.dummies) do
     info.dummies[#info.dummies + 1] = v.name
     made_algebraic[v.name] = true
   end
   for _, al in ipairs(info.aliases) do
     if al.kind == "x" and made_algebraic[al.of] then al.kind = "z" end
   end
+end
+
+local function reduce_index(d, info)
+  local st = { zset = {}, xidx = {}, rows = {}, parent_deps = {}, dummy = {}, dummies = {}, pivots = {},
+    env = start_env(d), ncont = d.n_continuous or #d.vars.x }
+  for _, v in ipairs(d.vars.z) do st.zset[v] = true end
+  for i = 1, st.ncont do
+    if d.f[i] ~= expr.ZERO then st.xidx[d.vars.x[i]] = i end
+  end
+  for i, e in ipairs(d.g) do st.rows[i] = e; st.parent_deps[i] = {} end
+  local done, k = {}, 1
+  while k <= #st.rows do
+    if not done[k] and #z_deps(st.rows[k], st.zset) == 0 then
+      done[k] = true
+      if #st.rows > 4 * #d.g + 8 then fail(d, "index reduction does not end (equation %s)", expr.show(d.g[1])) end
+      differentiate(d, info, st, k)
+    end
+    k = k + 1
+  end
+  if #st.dummies == 0 then return end
+  check_dummies(d, st)
+  make_dummies_algebraic(d, info, st)
 end
 
 -- 3. BLT --------------------------------------------------------------------------
@@ -397,19 +417,12 @@ local function tear(rows, vars)
 end
 M.tear = tear
 
-local function blt(d, info)
-  local nz = #d.vars.z
-  if #d.g ~= nz then
-    fail(d, "g has %d equations for %d algebraic variables%s", #d.g, nz,
-      #info.dummies > 0 and " after index reduction" or "")
-  end
-  if nz == 0 then
-    d.z_block, d.nblocks, d.z_segments = {}, 0, { {} }
-    return
-  end
-  local zset = {}
+-- The incidence of g's rows on the algebraics and a matching of rows to
+-- algebraics (row_of[col], col_of[row]); an error naming the equations
+-- and algebraics left over when g is structurally singular.
+local function matched(d)
+  local nz, zset, adj = #d.vars.z, {}, {}
   for _, v in ipairs(d.vars.z) do zset[v] = true end
-  local adj = {}
   for i, e in ipairs(d.g) do
     adj[i] = {}
     for _, v in ipairs(z_deps(e, zset)) do adj[i][#adj[i] + 1] = v.index end
@@ -425,89 +438,130 @@ local function blt(d, info)
       .. "algebraics they could solve for (each algebraic needs its own equation)",
       table.concat(bad_vars, ", "), table.concat(bad_rows, "; "))
   end
+  return adj, row_of, col_of
+end
+
+-- The blocks of g in the order they are solved (Tarjan's components of
+-- the matched rows' dependencies).
+local function components(adj, row_of, col_of)
   local succ = {}
-  for i = 1, nz do
+  for i = 1, #adj do
     succ[i] = {}
     for _, c in ipairs(adj[i]) do
       if c ~= col_of[i] then succ[i][#succ[i] + 1] = row_of[c] end
     end
   end
-  local comps = tarjan(nz, succ)
-  -- stages: a component needs the Newton stages before it done; the
-  -- blocks of one stage do not read each other and are solved together
-  local g, z_block, segments, sizes, block_stage = {}, {}, {}, {}, {}
-  local comp_of, need, newton = {}, {}, {}
-  local nblocks, nstages = 0, 0
-  local function segment(k)
-    for q = #segments + 1, k do segments[q] = {} end
-    return segments[k]
+  return tarjan(#adj, succ)
+end
+
+-- The staging of the blocks: a component needs the Newton stages before
+-- it done; the blocks of one stage do not read each other and are solved
+-- together. b holds what the code generator gets (g, z_block, segments,
+-- block_stage) and the count of blocks and stages.
+local function new_staging()
+  return { g = {}, z_block = {}, segments = {}, sizes = {}, block_stage = {}, comp_of = {}, need = {}, newton = {},
+    nblocks = 0, nstages = 0 }
+end
+
+-- Segment k of the explicit algebraics (made on first use, with those
+-- before it).
+local function segment(b, k)
+  for q = #b.segments + 1, k do b.segments[q] = {} end
+  return b.segments[k]
+end
+
+local function assign(seg, v, e) seg[#seg + 1] = { index = v.index, var = v, expr = e } end
+
+-- A Newton block of component ci over the variables of list (size of them).
+local function block(b, ci, stage, list, size)
+  for _, v in ipairs(list) do b.z_block[v.index] = b.nblocks end
+  b.block_stage[b.nblocks + 1] = stage
+  b.nblocks, b.nstages = b.nblocks + 1, math.max(b.nstages, stage + 1)
+  b.sizes[#b.sizes + 1] = size
+  b.newton[ci] = true
+end
+
+-- A scalar component: an assignment when its equation is linear in its
+-- unknown, else a Newton block of one.
+local function stage_scalar(b, info, ci, stage, v, e)
+  local sol = expr.solve_linear(e, v)
+  b.g[v.index] = e
+  if sol then
+    assign(segment(b, stage + 1), v, sol)
+    b.z_block[v.index] = -1
+    info.explicit = info.explicit + 1
+  else
+    block(b, ci, stage, { v }, 1)
   end
-  local function assign(seg, v, e) seg[#seg + 1] = { index = v.index, var = v, expr = e } end
-  for ci, comp in ipairs(comps) do
-    local vars, rows, stage = {}, {}, 0
-    for q, r in ipairs(comp) do
-      rows[q], vars[q] = d.g[r], d.vars.z[col_of[r]]
-      comp_of[col_of[r]] = ci
-    end
-    for _, r in ipairs(comp) do
-      for _, c in ipairs(adj[r]) do
-        local dc = comp_of[c]
-        if dc ~= ci then stage = math.max(stage, need[dc] + (newton[dc] and 1 or 0)) end
-      end
-    end
-    need[ci] = stage
-    local function block(list, size)
-      for _, v in ipairs(list) do z_block[v.index] = nblocks end
-      block_stage[nblocks + 1] = stage
-      nblocks, nstages = nblocks + 1, math.max(nstages, stage + 1)
-      sizes[#sizes + 1] = size
-      newton[ci] = true
-    end
-    if #comp == 1 then
-      local v, e = vars[1], rows[1]
-      local sol = expr.solve_linear(e, v)
-      g[v.index] = e
-      if sol then
-        assign(segment(stage + 1), v, sol)
-        z_block[v.index] = -1
-        info.explicit = info.explicit + 1
-      else
-        block({ v }, 1)
-      end
-    else
-      local assigns, tearing, residual = tear(rows, vars)
-      local inner = {}
-      for _, a in ipairs(assigns) do inner[a.var] = expr.subst(a.expr, inner) end
-      local reduced = {}
-      for q, e in ipairs(residual) do reduced[q] = expr.subst(e, inner) end
-      local loop = { size = #comp, tearing = #tearing, names = {} }
-      for q, v in ipairs(tearing) do loop.names[q] = v.name end
-      info.loops[#info.loops + 1] = loop
-      local sol = #tearing == 1 and expr.solve_linear(reduced[1], tearing[1])
-      -- the equations g keeps: the loop's own, with the residuals in the
-      -- tearing variables alone (what a Newton on them evaluates)
-      if sol then
-        assign(segment(stage + 1), tearing[1], sol)
-        z_block[tearing[1].index] = -1
-        g[tearing[1].index] = reduced[1]
-        loop.explicit = true
-        info.explicit = info.explicit + 1
-      else
-        for q, v in ipairs(tearing) do g[v.index] = reduced[q] end
-        block(tearing, #tearing)
-      end
-      local seg = segment(stage + (newton[ci] and 2 or 1))
-      for _, a in ipairs(assigns) do
-        assign(seg, a.var, a.expr)
-        z_block[a.var.index] = -1
-        g[a.var.index] = a.row
-        info.explicit = info.explicit + 1
-      end
+end
+
+-- A loop: torn; its residuals in the tearing variables alone are what g
+-- keeps (what a Newton on them evaluates), solved explicitly when there is
+-- one, linear in its one tearing variable; the torn assignments follow.
+local function stage_loop(b, info, ci, stage, rows, vars)
+  local assigns, tearing, residual = tear(rows, vars)
+  local inner = {}
+  for _, a in ipairs(assigns) do inner[a.var] = expr.subst(a.expr, inner) end
+  local reduced = {}
+  for q, e in ipairs(residual) do reduced[q] = expr.subst(e, inner) end
+  local loop = { size = #rows, tearing = #tearing, names = {} }
+  for q, v in ipairs(tearing) do loop.names[q] = v.name end
+  info.loops[#info.loops + 1] = loop
+  local sol = #tearing == 1 and expr.solve_linear(reduced[1], tearing[1])
+  if sol then
+    assign(segment(b, stage + 1), tearing[1], sol)
+    b.z_block[tearing[1].index] = -1
+    b.g[tearing[1].index] = reduced[1]
+    loop.explicit = true
+    info.explicit = info.explicit + 1
+  else
+    for q, v in ipairs(tearing) do b.g[v.index] = reduced[q] end
+    block(b, ci, stage, tearing, #tearing)
+  end
+  local seg = segment(b, stage + (b.newton[ci] and 2 or 1))
+  for _, a in ipairs(assigns) do
+    assign(seg, a.var, a.expr)
+    b.z_block[a.var.index] = -1
+    b.g[a.var.index] = a.row
+    info.explicit = info.explicit + 1
+  end
+end
+
+-- Component ci (rows of g): its stage, after the Newton stages of the
+-- components it reads, then its blocks.
+local function stage_component(d, info, b, ci, comp, adj, col_of)
+  local vars, rows, stage = {}, {}, 0
+  for q, r in ipairs(comp) do
+    rows[q], vars[q] = d.g[r], d.vars.z[col_of[r]]
+    b.comp_of[col_of[r]] = ci
+  end
+  for _, r in ipairs(comp) do
+    for _, c in ipairs(adj[r]) do
+      local dc = b.comp_of[c]
+      if dc ~= ci then stage = math.max(stage, b.need[dc] + (b.newton[dc] and 1 or 0)) end
     end
   end
-  segment(nstages + 1)
-  d.g, d.z_block, d.nblocks, d.z_segments, d.block_stage = g, z_block, nblocks, segments, block_stage
-  info.blocks, info.stages = sizes, nstages
+  b.need[ci] = stage
+  if #comp == 1 then stage_scalar(b, info, ci, stage, vars[1], rows[1])
+  else stage_loop(b, info, ci, stage, rows, vars) end
+end
+
+local function blt(d, info)
+  local nz = #d.vars.z
+  if #d.g ~= nz then
+    fail(d, "g has %d equations for %d algebraic variables%s", #d.g, nz,
+      #info.dummies > 0 and " after index reduction" or "")
+  end
+  if nz == 0 then
+    d.z_block, d.nblocks, d.z_segments = {}, 0, { {} }
+    return
+  end
+  local adj, row_of, col_of = matched(d)
+  local b = new_staging()
+  for ci, comp in ipairs(components(adj, row_of, col_of)) do stage_component(d, info, b, ci, comp, adj, col_of) end
+  segment(b, b.nstages + 1)
+  d.g, d.z_block, d.nblocks, d.z_segments, d.block_stage = b.g, b.z_block, b.nblocks, b.segments, b.block_stage
+  info.blocks, info.stages = b.sizes, b.nstages
 end
 
 -- add_stats(structure, stats): a run's stats gain the sizes of the

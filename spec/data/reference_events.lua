@@ -1,5 +1,9 @@
--- Reference event lists at nominal parameters (REFERENCE.md §7, an
--- independent analytic computation): {time, clause index (0-based)}.
+-- Reference event lists at nominal parameters, computed apart from salta:
+-- the bouncing balls' analytically (between events every ball flies on a
+-- parabola, so each guard is a polynomial in time), {time, clause index
+-- (0-based, in the spec's order)}; the Cauer ladder's from a DOP853 run at
+-- rtol 1e-11 of the spec's equations, {time, x- (L2_i, L1_i, C5_v, C3_v,
+-- C1_v)}.
 return {
   [3] = {
     { 1.071395, 0 },

@@ -1,7 +1,8 @@
--- An independent closed-form simulator of the bouncing balls (REFERENCE.md
--- §1b): between events every ball flies on a parabola, so wall guards are
--- quadratic or linear in time and pair guards are quadratic (gravity
--- cancels in relative motion). Next events come from the roots of those
+-- An independent closed-form simulator of the bouncing balls (N balls in
+-- the box [x_min, x_max] x [y_min, y_max], walls with restitution e_g,
+-- pairs with e_b colliding at squared distance d_sq): between events every
+-- ball flies on a parabola, so wall guards are quadratic or linear in time
+-- and pair guards are quadratic (gravity cancels in relative motion). Next events come from the roots of those
 -- polynomials; no integrator is involved.
 local M = {}
 
