@@ -197,8 +197,6 @@ int luaopen_salta_core(lua_State *L) {
   salta_l_open_optim(L);
   lua_pushinteger(L, SALTA_ABI_VERSION);
   lua_setfield(L, -2, "abi");
-  lua_pushinteger(L, SALTA_MESH_MAX);
-  lua_setfield(L, -2, "MESH_MAX");
   salta_l_push_statuses(L);
   lua_setfield(L, -2, "status");
   return 1;
