@@ -52,8 +52,9 @@ static void push_events(lua_State *L, salta_sim *sim, const salta_model_def *d) 
   lua_createtable(L, n, 0);
   for (k = 0; k < n; ++k) {
     salta_event_record r;
+    salta_event_sens es;
     salta_sim_event(sim, k, &r);
-    lua_createtable(L, 0, 11);
+    lua_createtable(L, 0, 12);
     lua_pushnumber(L, r.t); lua_setfield(L, -2, "t");
     set_long(L, "index", r.event + 1);
     lua_pushstring(L, d->e_names[r.event]); lua_setfield(L, -2, "name");
@@ -66,6 +67,10 @@ static void push_events(lua_State *L, salta_sim *sim, const salta_model_def *d) 
     salta_l_pushvec(L, r.z_minus, d->nz); lua_setfield(L, -2, "z_minus");
     salta_l_pushvec(L, r.x_plus, d->nx); lua_setfield(L, -2, "x_plus");
     salta_l_pushvec(L, r.z_plus, d->nz); lua_setfield(L, -2, "z_plus");
+    if (salta_sim_nsens(sim) > 0 && salta_sim_event_sens(sim, k, &es) == SALTA_OK) {
+      salta_l_pushvec(L, es.tau_p, salta_sim_nsens(sim));
+      lua_setfield(L, -2, "tau_p");
+    }
     lua_rawseti(L, -2, k + 1);
   }
 }
@@ -122,6 +127,13 @@ static void push_result(lua_State *L, salta_sim *sim, const salta_model_def *d) 
       lua_rawseti(L, -2, k + 1);
     }
     lua_setfield(L, -2, "dy");
+  }
+  {
+    const double *dt_end;
+    if (salta_sim_nsens(sim) > 0 && salta_sim_t_end_sens(sim, &dt_end) == SALTA_OK) {
+      salta_l_pushvec(L, dt_end, salta_sim_nsens(sim));
+      lua_setfield(L, -2, "t_end_p");
+    }
   }
   {
     salta_sim_stats st;

@@ -238,6 +238,8 @@ typedef struct salta_sim_options {
   double zeno_window;    /* ... is a Zeno cascade */
   long max_steps;        /* internal steps in total */
   int record_steps;      /* keep every internal step (t, x, z): salta_sim_step */
+  int terminal_output;   /* a run a terminal event ends gets one more output at its time (the
+                            state the event group left), unless an output time is there already */
   salta_linear_solver linear_solver;   /* AUTO, DENSE (LAPACK) or KLU */
   salta_method method;   /* AUTO, BDF (IDAS) or ERK */
 } salta_sim_options;
@@ -402,7 +404,11 @@ int salta_sim_nsens(const salta_sim *sim);
 int salta_sim_out_sens(salta_sim *sim, int k, const double **S, const double **dy);
 
 /* Sensitivity data of event record k (borrowed, valid as the outputs
-** are): tau_p = d tau / dp (ns);
+** are): tau_p = d tau / dp (ns), one per direction: the event time's
+** derivative, -(e_x s_x + e_z s_z + e_p) / (its guard's rate) at the left
+** limit for a located crossing (each member of a group its own, members
+** composed in the order a direction moves them), the located instant's
+** for a round of event iteration;
 ** s_minus, s_plus = d[x; z]/dp at fixed t just before and after the
 ** event's instant (n x ns); y_minus, y_plus = the outputs there (ny) and
 ** dy_minus, dy_plus their derivatives along the moving event time,
@@ -411,6 +417,13 @@ typedef struct salta_event_sens {
   const double *tau_p, *s_minus, *s_plus, *y_minus, *dy_minus, *y_plus, *dy_plus;
 } salta_event_sens;
 int salta_sim_event_sens(salta_sim *sim, int k, salta_event_sens *rec);
+
+/* d t_end / dp (ns, borrowed, valid as the outputs are) of the last run
+** with sensitivities, which succeeded: where it ended (stats.t_end) moves
+** with the terminal event that ended it (that event record's tau_p), and
+** not at all when it reached tf (zeros). SALTA_EINPUT without
+** sensitivities, or when the last run failed. */
+int salta_sim_t_end_sens(salta_sim *sim, const double **t_end_p);
 
 /* ---- the least-squares loss ------------------------------------------------------ */
 

@@ -46,6 +46,7 @@ ACCESSORS(max_events, int)
 ACCESSORS(zeno_count, int)
 ACCESSORS(zeno_window, double)
 ACCESSORS(record_steps, int)
+ACCESSORS(terminal_output, int)
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -83,6 +84,9 @@ static const option OPTIONS[] = {
          .flags = SALTA_OPTION_SPAN, .def_text = "1e-9 (tf - t0)", .help = "see zeno_count"),
   OPTION(record_steps, .type = SALTA_OPTION_BOOLEAN, .hi = 1, .flags = SALTA_OPTION_SIM_ONLY,
          .help = "keep every internal step (t, x, z)"),
+  OPTION(terminal_output, .type = SALTA_OPTION_BOOLEAN, .hi = 1, .flags = SALTA_OPTION_SIM_ONLY,
+         .def_text = "false (model:simulate without times: true)",
+         .help = "a run a terminal event ends gets one more output at its time, the state the event left"),
 };
 
 #define NOPTIONS ((int)(sizeof OPTIONS / sizeof OPTIONS[0]))

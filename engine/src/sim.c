@@ -42,7 +42,9 @@ static int store_step(salta_sim *s, double t, const double *w) {
   return salta__dbuf_push(&s->res.step_w, w, (size_t)s->n, s->err);
 }
 
-/* The sensitivity data of the group just fired, per member. */
+/* The sensitivity data of the group just fired, per member: tau_p always
+** (event times are data of a loss), the rest when the run records event
+** outputs. */
 static int store_jump(salta_sim *s, int nfire) {
   salta__results *r = &s->res;
   const salta__jump *j = &s->run.jump;
@@ -50,8 +52,9 @@ static int store_jump(salta_sim *s, int nfire) {
   char *err = s->err;
   int q, st;
   for (q = 0; q < nfire; ++q)
-    if ((st = salta__dbuf_push(&r->tau_p, j->tau_p + (size_t)q * ns, ns, err)) ||
-        (st = salta__dbuf_push(&r->S_minus, s->run.S_step, nS, err)) ||
+    if ((st = salta__dbuf_push(&r->tau_p, j->tau_p + (size_t)q * ns, ns, err))) return st;
+  for (q = 0; q < nfire && j->outputs; ++q)
+    if ((st = salta__dbuf_push(&r->S_minus, s->run.S_step, nS, err)) ||
         (st = salta__dbuf_push(&r->S_plus, s->run.S, nS, err)) ||
         (st = salta__dbuf_push(&r->y_minus, j->y_minus, ny, err)) ||
         (st = salta__dbuf_push(&r->dy_minus, j->dy_minus, ny * ns, err)) ||
@@ -66,6 +69,7 @@ static void clear_results(salta_sim *s) {
   r->nout = 0;
   r->step_t.n = r->step_w.n = 0;
   r->tau_p.n = r->S_minus.n = r->S_plus.n = r->y_minus.n = r->dy_minus.n = r->y_plus.n = r->dy_plus.n = 0;
+  r->t_end_p.n = 0;
   s->events.nlog = 0;
 }
 
@@ -134,7 +138,7 @@ static int fire_round(salta_sim *s, double tau) {
     memcpy(run->S, run->S_step, sizeof(double) * (size_t)s->n * s->ns);
     if ((st = salta__sens_jump(&s->sens, tau, &lm, run->w_plus, ev->fire, nfire, cascade ? run->tau_p0 : NULL,
                                run->S, &run->jump)) ||
-        (st = salta__sens_check(&s->sens, run->S, s->n, s->n, tau)) || (run->jump.outputs && (st = store_jump(s, nfire))))
+        (st = salta__sens_check(&s->sens, run->S, s->n, s->n, tau)) || (st = store_jump(s, nfire)))
       return st;
     /* the first round's instant, which event iteration keeps */
     if (!cascade) memcpy(run->tau_p0, run->jump.tau_p, sizeof(double) * (size_t)s->ns);
@@ -238,7 +242,11 @@ static int segment_loop(salta_sim *s, const salta__integrator *it, const double 
     if (nfire < 0) return nfire;
     if (nfire > 0) {
       if ((st = fire_group(s, it, tau, times, nt, &k))) return st;
-      if (s->stats.terminal_event >= 0) return SALTA_OK;   /* no outputs past it */
+      if (s->stats.terminal_event >= 0) {   /* no outputs past it; with terminal_output, one at it */
+        if (o->terminal_output && (s->res.nout == 0 || s->res.t[s->res.nout - 1] < tau) && !run->plan_y)
+          store_output(s, tau, run->w, run->S);
+        return SALTA_OK;
+      }
       if (salta__at_end(tau, o->tf)) break;
       if ((st = it->ops->restart(it->self, tau, run->w, run->S))) return st;
       continue;
@@ -407,6 +415,19 @@ static int run_with(salta_sim *s, const salta_sim_options *o, salta_method metho
   return st;
 }
 
+/* d t_end / dp: the terminal event's tau_p (the last record of it), or
+** zeros when the run reached tf. */
+static int store_t_end(salta_sim *s) {
+  const salta__results *r = &s->res;
+  size_t ns = (size_t)s->ns;
+  const double *src = NULL;
+  int k;
+  for (k = s->events.nlog - 1; k >= 0 && s->stats.terminal_event >= 0 && !src; --k)
+    if (s->events.log[k].event == s->stats.terminal_event && r->tau_p.n >= ((size_t)k + 1) * ns)
+      src = r->tau_p.v + (size_t)k * ns;
+  return salta__dbuf_push(&s->res.t_end_p, src, ns, s->err);
+}
+
 static void reset_stats(salta_sim *s, const salta_sim_options *o) {
   memset(&s->stats, 0, sizeof s->stats);
   s->stats.terminal_event = -1;
@@ -464,6 +485,7 @@ int salta__sim_run_planned(salta_sim *s, const salta_sim_options *o, const doubl
   s->run.start_follows_p = salta__start_follows_p(d, x0);
   st = salta__start_values(d, o->t0, o->tf, p, x0, s->run.x0, s->err);
   if (st == SALTA_OK) st = run_chosen(s, o, s->run.x0, times, nt);
+  if (st == SALTA_OK && s->ns > 0) st = store_t_end(s);
   s->stats.guard_evals = s->events.probes;
   s->stats.alg_newton_iters = s->dae.alg.newton_iters;
   s->stats.events = s->events.nlog;
@@ -510,7 +532,7 @@ void salta_sim_free(salta_sim **sim) {
   salta__dbuf_free(&r->step_t); salta__dbuf_free(&r->step_w);
   salta__dbuf_free(&r->tau_p); salta__dbuf_free(&r->S_minus); salta__dbuf_free(&r->S_plus);
   salta__dbuf_free(&r->y_minus); salta__dbuf_free(&r->dy_minus);
-  salta__dbuf_free(&r->y_plus); salta__dbuf_free(&r->dy_plus);
+  salta__dbuf_free(&r->y_plus); salta__dbuf_free(&r->dy_plus); salta__dbuf_free(&r->t_end_p);
   free(s->dirs);
   free(s);
   *sim = NULL;
@@ -605,7 +627,7 @@ int salta_sim_event_sens(salta_sim *s, int k, salta_event_sens *rec) {
   if (k < 0 || k >= s->events.nlog) return bad_index(s, "event record", k, s->events.nlog);
   r = &s->res;
   ns = (size_t)s->ns, nS = (size_t)s->n * ns, ny = (size_t)s->d->ny;
-  if (r->tau_p.n < ((size_t)k + 1) * ns)   /* failed before its jump, or not recorded */
+  if (r->S_minus.n < ((size_t)k + 1) * nS)   /* failed before its jump, or not recorded */
     return salta__fail(s->err, SALTA_EINPUT, "model '%s': event record %d has no sensitivities (the run failed before "
                        "its jump)", s->d->name, k);
   rec->tau_p = r->tau_p.v + (size_t)k * ns;
@@ -616,4 +638,21 @@ int salta_sim_event_sens(salta_sim *s, int k, salta_event_sens *rec) {
   rec->y_plus = r->y_plus.v + (size_t)k * ny;
   rec->dy_plus = r->dy_plus.v + (size_t)k * ny * ns;
   return SALTA_OK;
+}
+
+int salta_sim_t_end_sens(salta_sim *s, const double **t_end_p) {
+  if (!s) return SALTA_EINPUT;
+  if (!t_end_p) return salta__fail(s->err, SALTA_EINPUT, "model '%s': salta_sim_t_end_sens needs a pointer to fill", s->d->name);
+  if (s->ns == 0) return salta__fail(s->err, SALTA_EINPUT, "model '%s': the run has no sensitivities (salta_sim_set_sens)", s->d->name);
+  if (s->res.t_end_p.n < (size_t)s->ns)
+    return salta__fail(s->err, SALTA_EINPUT, "model '%s': no end time's sensitivities: the last run failed, or there "
+                       "was none", s->d->name);
+  *t_end_p = s->res.t_end_p.v;
+  return SALTA_OK;
+}
+
+const double *salta__sim_event_tau_p(const salta_sim *s, int k) {
+  size_t ns = (size_t)s->ns;
+  if (ns == 0 || k < 0 || k >= s->events.nlog || s->res.tau_p.n < ((size_t)k + 1) * ns) return NULL;
+  return s->res.tau_p.v + (size_t)k * ns;
 }

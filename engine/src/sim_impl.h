@@ -27,6 +27,7 @@ typedef struct salta__results {
   salta__dbuf step_t, step_w;   /* per recorded step: t, [x; z] */
   /* per event with sensitivities (see salta_event_sens) */
   salta__dbuf tau_p, S_minus, S_plus, y_minus, dy_minus, y_plus, dy_plus;
+  salta__dbuf t_end_p;          /* with sensitivities, after a run that succeeded: d t_end / dp (ns) */
 } salta__results;
 
 /* The state of a run, between the segment loop's steps. */

@@ -21,7 +21,8 @@
 
 local core = require("salta.core")
 local data_io = require("salta.data")
-local index_of = require("salta.names").index_of
+local names = require("salta.names")
+local index_of = names.index_of
 local options = require("salta.options")
 
 local M = {}
@@ -163,18 +164,13 @@ end
 -- i (from 0), or -(i + 1) for state i's start value; and whether each is
 -- log-transformed (spec.transform: "log" for all, or a table by name).
 local function free_directions(spec, model)
-  local pidx, xidx = index_of(model.params), index_of(model.states)
   local dirs, log = {}, {}
   for k, n in ipairs(spec.free or {}) do
-    local st = type(n) == "string" and n:match("^x0%.(.+)$")
-    if st then
-      dirs[k] = -(xidx[st] or fail_new("free '%s': no state '%s'", n, st))
-      if model:start_follows_params() then
-        fail_new("free '%s': the start values of model '%s' depend on the parameters; free those parameters "
-          .. "instead, or give the start values as numbers", n, model.name)
-      end
-    else
-      dirs[k] = (pidx[n] or fail_new("free '%s' is not a parameter of model '%s'", tostring(n), model.name)) - 1
+    local dir, why = names.direction(model, n)
+    dirs[k] = dir or fail_new("free %s", why)
+    if dir < 0 and model:start_follows_params() then
+      fail_new("free '%s': the start values of model '%s' depend on the parameters; free those parameters "
+        .. "instead, or give the start values as numbers", n, model.name)
     end
     local tr = spec.transform
     if type(tr) == "table" then tr = tr[n] end

@@ -550,19 +550,31 @@ function Model:simulate(opts)
   local times = opts.times
   local tf = opts.tf or (times and times[#times]) or ex.tf
   if not tf then error(("model '%s': simulate needs tf or times"):format(self.name), 2) end
+  local raw_opts = options.engine_values(opts)
   if not times then
     local n = ex.interval and tf == ex.tf and t0 == (ex.t0 or 0.0) and math.ceil((tf - t0) / ex.interval - 1e-9) or 100
     times = {}
     for i = 0, n do times[i + 1] = t0 + (tf - t0) * i / n end
+    -- the default grid ends where the run does (scipy's solve_ivp does the same)
+    if raw_opts.terminal_output == nil then raw_opts.terminal_output = true end
   end
-  local raw_opts = options.engine_values(opts)
   raw_opts.t0, raw_opts.tf, raw_opts.rtol = t0, tf, opts.rtol or ex.rtol
+  if opts.sens then
+    if type(opts.sens) ~= "table" then
+      error(("model '%s': simulate: sens must be a list of names, got %s"):format(self.name, type(opts.sens)), 2)
+    end
+    raw_opts.sens = {}
+    for k, n in ipairs(opts.sens) do
+      local dir, why = names.direction(self, n)
+      raw_opts.sens[k] = dir or error(("model '%s': simulate: sens %s"):format(self.name, why), 2)
+    end
+  end
   local p = self:vector("params", opts.params, self.params, self.p0)
   local x0 = opts.x0 and self:vector("x0", opts.x0, self.states, self.x0) or nil
   local raw, err = self.core:simulate_raw(raw_opts, p, x0, times)
   -- the engine names model, element and time
   if not raw then error(self:explain(err), 0) end
-  local tr = require("salta.trajectory").new(self, raw, { t0 = t0, tf = tf })
+  local tr = require("salta.trajectory").new(self, raw, { t0 = t0, tf = tf, sens = opts.sens })
   if self.after_simulate then self:after_simulate(tr, p) end   -- a model file's asserts
   return tr
 end

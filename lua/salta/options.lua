@@ -107,6 +107,7 @@ local TOPICS = {
     { "times", "table", "101 times on [t0, tf]", nil, "output times, sorted, inside [t0, tf]" },
     { "params", "table", "the nominal values", nil, "parameter values, an array or a table by name" },
     { "x0", "table", "the start values", nil, "the start state, an array or a table by name (overrides start functions)" },
+    { "sens", "table", "none", nil, "sensitivity directions, parameter names and \"x0.<state>\": each event's dtau and the end's dt_end (d/d each, by name)" },
   }) },
   { "lsq", "salta.lsq{...}: a least-squares loss", concat({
     { "model", "table", "-", nil, "the model" },

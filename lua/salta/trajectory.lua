@@ -80,6 +80,9 @@ function M.new(model, raw, opts)
     raw.stats.terminal_event = model.events[te]
     self.t_end = raw.stats.t_end
   end
+  -- with sensitivities: d t_end / d each direction (0 when the run reached tf)
+  local sens = opts.sens
+  if sens and raw.t_end_p then self.dt_end = by_name(sens, raw.t_end_p) end
   local hidden = model.symbolic and model.symbolic.e_hidden or {}
   self._breakpoints = breakpoints(model, raw.events)
   for _, e in ipairs(raw.events) do
@@ -91,6 +94,7 @@ function M.new(model, raw, opts)
       z_minus = by_name(model.algebraics, e.z_minus), z_plus = by_name(model.algebraics, e.z_plus),
     }
     local rec = self._events[#self._events]
+    if sens and e.tau_p then rec.dtau = by_name(sens, e.tau_p) end
     add_aliases(model, rec.z_minus, rec.x_minus)
     add_aliases(model, rec.z_plus, rec.x_plus)
     ::continue::
