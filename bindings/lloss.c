@@ -102,6 +102,22 @@ static int loss_datum_weights(lua_State *L) {
   return 0;
 }
 
+/* loss:event_data(events (1-based), times, weights|nil): salta_loss_set_event_data */
+static int loss_event_data(lua_State *L) {
+  loss_ud *u = check_loss(L, 1);
+  int n, k, st, *ev = check_ints(L, 2, &n);
+  double *t = salta_l_scratch(L, n), *w = NULL;
+  for (k = 0; k < n; ++k) ev[k] -= 1;
+  salta_l_checkvec(L, 3, t, n, "event times");
+  if (!lua_isnoneornil(L, 4)) {
+    w = salta_l_scratch(L, n);
+    salta_l_checkvec(L, 4, w, n, "event weights");
+  }
+  if ((st = salta_loss_set_event_data(u->loss, ev, t, w, n))) return salta_l_raise(L, st, salta_loss_errmsg(u->loss));
+  u->nres = salta_loss_nresid(u->loss);
+  return 0;
+}
+
 /* loss:configure{t0, tf, rtol, atol, max_events, ..., blend, free = {dirs}} */
 static int loss_configure(lua_State *L) {
   loss_ud *u = check_loss(L, 1);
@@ -271,6 +287,7 @@ void salta_l_open_loss(lua_State *L) {
   static const luaL_Reg methods[] = {
     {"configure", loss_configure},
     {"datum_weights", loss_datum_weights},
+    {"event_data", loss_event_data},
     {"nresid", loss_nresid},
     {"eval", loss_eval},
     {"eval_adjoint", loss_eval_adjoint},

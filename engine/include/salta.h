@@ -434,8 +434,10 @@ typedef struct salta_loss salta_loss;
 ** the weighted squared errors. outputs: nout output indices; data: nt x
 ** nout, row per target time; weights: nout or NULL (all 1). Targets are
 ** right-continuous (a target at an event time sees the post-event value).
-** Returns owned; borrows model; copies the arrays. On failure *out is still
-** set, so salta_loss_errmsg can say why: free it with salta_loss_free. */
+** nt = 0 (times, outputs, data NULL): no targets, for a loss of event
+** times alone (salta_loss_set_event_data). Returns owned; borrows model;
+** copies the arrays. On failure *out is still set, so salta_loss_errmsg
+** can say why: free it with salta_loss_free. */
 int salta_loss_create(salta_loss **out, salta_model *model, const double *times, int nt,
                       const int *outputs, int nout, const double *data, const double *weights);
 void salta_loss_free(salta_loss **loss);
@@ -457,6 +459,24 @@ int salta_loss_set_free(salta_loss *loss, const int *dirs, int ns);
 ** the outputs' weights: 1 / sigma for data with known standard deviations.
 ** Each must be finite and >= 0; SALTA_EINPUT names the first that is not. */
 int salta_loss_set_datum_weights(salta_loss *loss, const double *w);
+/* Event times as data (copied; replaces any before): datum i is a
+** measured time[i] of event event[i] (0-based), with weight weight[i]
+** (1 / sigma; NULL: all 1). The data of one event, in the order given, are
+** its firings in the run in order (its k-th datum, its k-th firing: the
+** times must increase); a NaN time counts a firing that was not measured.
+** Residual r_i = weight_i (tau_i - time_i) / sqrt(N), after the outputs'
+** residuals in datum order, N counting the finite output data and the
+** measured event times: the mean of all weighted squared errors. tau_i is
+** the firing's time in the route's trajectory, differentiated by every
+** route (sens: its tau_p, salta_event_sens). A firing the run does not
+** reach (it ends first, at tf or a terminal event) is matched with the
+** end of the run: tau_i = stats.t_end, with its derivative
+** (salta_sim_t_end_sens), a penalty continuous as the firing leaves the
+** run; later firings than an event's data are not data. A measured time
+** outside [t0, tf] is an error at evaluation. SALTA_EINPUT names the
+** first datum that is not an event of the model, a non-finite time or
+** weight, or an event's times that decrease. */
+int salta_loss_set_event_data(salta_loss *loss, const int *event, const double *time, const double *weight, int n);
 /* Targets after a terminal event's end of the run: an error (SALTA_EINPUT
 ** naming the event and the first such target; the default) or, with drop
 ** = 1, zero residuals (the loss keeps its normalisation over all data). */

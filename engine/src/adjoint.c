@@ -14,6 +14,7 @@
 #include "arrays.h"
 #include "linsol.h"
 #include "sens.h"
+#include "sim_plan.h"
 #include "start.h"
 
 /* ---- the consistent discrete forward ---------------------------------------- */
@@ -153,7 +154,7 @@ static int solve_segment(salta__adj *a, int s) {
   if (it == 40)
     return salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: the discrete time of event '%s' near "
                        "t = %.17g did not converge", a->d->name, name, t1);
-  if (!(a->tau[s + 1] > a->tau[s]) || !(a->tau[s + 1] <= a->tau[a->nseg]))
+  if (!(a->tau[s + 1] > a->tau[s]) || !(a->tau[s + 1] <= a->tau[a->nseg] || (a->ends_at_event && s + 2 == a->nseg)))
     return salta__fail(a->err, SALTA_ENODIFF, "model '%s': adjoint: on the trapezoid, event '%s' (at t = %.17g in "
                        "the forward run) moved to t = %.17g, out of its segment (the crossing is near grazing); use "
                        "the forward sensitivities (method = \"sens\")", a->d->name, name, t_forward, a->tau[s + 1]);
@@ -194,7 +195,8 @@ static int build(salta__adj *a, salta_sim *sim, int mesh_k, const salta_sim_opti
   a->segs = calloc((size_t)nev + 1, sizeof(salta__adj_seg));
   a->tau = malloc(sizeof(double) * ((size_t)nev + 2));
   a->events = malloc(sizeof(int) * ((size_t)nev + 1));
-  if (!a->segs || !a->tau || !a->events) return salta__fail(a->err, SALTA_EMEM, "out of memory");
+  a->rec_bound = malloc(sizeof(int) * ((size_t)nev + 1));
+  if (!a->segs || !a->tau || !a->events || !a->rec_bound) return salta__fail(a->err, SALTA_EMEM, "out of memory");
   a->tau[0] = o->t0;
   for (k = 0; k < nev; ++k) {
     salta_event_record r;
@@ -215,10 +217,23 @@ static int build(salta__adj *a, salta_sim *sim, int mesh_k, const salta_sim_opti
       a->segs[s].cascade = r.cascade > 0;
       a->segs[s].follows = q > 0;
       a->tau[++s] = r.t;
+      for (i = 0; i < (coupled ? r.group_size : 1); ++i) a->rec_bound[k + q + i] = s;
     }
   }
   a->nseg = s + 1;
   a->tau[a->nseg] = stats_t_end(sim);
+  a->end_bound = a->nseg;
+  {
+    salta_sim_stats st;
+    salta_sim_stats_get(sim, &st);
+    a->ends_at_event = st.t_end < o->tf && a->nseg > 1;
+    if (a->ends_at_event) a->end_bound = a->nseg - 1;
+    for (k = nev - 1; k >= 0 && st.terminal_event >= 0; --k)
+      if (a->events[k] == st.terminal_event) {
+        a->end_bound = a->rec_bound[k];
+        break;
+      }
+  }
   if (!(a->tau_run = malloc(sizeof(double) * ((size_t)a->nseg + 1)))) return salta__fail(a->err, SALTA_EMEM, "out of memory");
   memcpy(a->tau_run, a->tau, sizeof(double) * ((size_t)a->nseg + 1));
   for (s = 0; s < a->nseg; ++s) {
@@ -279,8 +294,10 @@ static int ida_nodes(salta__adj *a, salta_sim *sim, const salta_sim_options *o) 
   if (!t) return salta__fail(a->err, SALTA_EMEM, "out of memory");
   for (s = 0; s < a->nseg; ++s)
     for (i = 0; i <= a->segs[s].m; ++i) t[k++] = salta__adj_time(a, s, i);
+  salta__out_plan plan = {NULL, 0, 1, NULL, 0};
   oo.record_steps = 0;
-  st = salta_sim_run(sim, &oo, a->p, a->x0, t, a->nnodes);
+  salta__targets_plan_stop(a->tg, &plan);   /* the forward run's end */
+  st = salta__sim_run_planned(sim, &oo, a->p, a->x0, t, a->nnodes, &plan);
   free(t);
   if (st) return salta__fail(a->err, st, "%s", salta_sim_errmsg(sim));
   for (s = 0, k = 0; k < salta_sim_nevents(sim); ++k) {
@@ -352,6 +369,7 @@ static int solve_all(salta__adj *a, const double *w0, double *ends) {
   a->mesh_fail = -1;
   for (s = 0; s < a->nseg; ++s) {
     if ((st = solve_segment(a, s))) return st;
+    if (a->ends_at_event && s + 2 == a->nseg) a->tau[a->nseg] = a->tau[s + 1];
     if (ends)
       memcpy(ends + (size_t)s * a->nx, salta__adj_node(a, a->segs[s].node0 + a->segs[s].m),
              sizeof(double) * (size_t)a->nx);
@@ -490,7 +508,7 @@ static void free_adj(salta__adj *a) {
   salta__array list[ADJ_ARRAYS];
   salta__arrays_free(list, adj_arrays(a, 0, list));
   salta__arrays_free(list, blend_arrays(a, list));
-  free(a->segs); free(a->tau); free(a->tau_run); free(a->events); free(a->sigma); free(a->w);
+  free(a->segs); free(a->tau); free(a->tau_run); free(a->events); free(a->rec_bound); free(a->sigma); free(a->w);
   salta__track_free(&a->track);
   salta__sparselu_free(a->lu_march);
   salta__sparselu_free(a->lu_sweep);
@@ -503,12 +521,15 @@ static void free_adj(salta__adj *a) {
 ** as accurate as the tolerance asks), and the targets it reaches. */
 static int forward_run(salta__adj *a, salta__targets *tg, salta_sim *sim, int mesh_k, salta_sim_options *o) {
   salta_sim_stats stats;
+  salta__out_plan plan = {NULL, 0, 1, NULL, 0};
   int st;
   o->record_steps = mesh_k == 0;
   if (mesh_k == 0 && o->method != SALTA_METHOD_ERK) o->method = SALTA_METHOD_BDF, o->max_order = 2;
-  if ((st = salta_sim_run(sim, o, a->p, a->x0, tg->times, tg->nt)))
+  salta__targets_plan_stop(tg, &plan);
+  if ((st = salta__sim_run_planned(sim, o, a->p, a->x0, tg->times, tg->nt, &plan)))
     return salta__fail(a->err, st, "%s", salta_sim_errmsg(sim));
   salta_sim_stats_get(sim, &stats);
+  if ((st = salta__targets_match_events(tg, sim, o, a->err))) return st;
   return salta__targets_reach(tg, salta_sim_nout(sim), &stats, a->err);
 }
 

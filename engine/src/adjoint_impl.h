@@ -50,6 +50,10 @@ typedef struct salta__adj {
   int nx, nz, n, np, nseg, nnodes;
   salta__adj_seg *segs;
   int *events;                  /* the members of every group, in order */
+  int *rec_bound;               /* per event record: the boundary (index of tau) that is its time */
+  int end_bound;                /* the boundary where the run ends: a terminal event's, or nseg (tf) */
+  int ends_at_event;            /* the run ended at its last group (a terminal event, a loss's stop
+                                   rule): the last segment has no length, its end follows that time */
   double *tau;                  /* nseg + 1 boundaries: t0, the group times, tf */
   double *tau_run;              /* the same as the forward run found them: a target belongs to
                                    the segment the run put it in, whatever the discrete times */

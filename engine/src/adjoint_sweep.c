@@ -261,6 +261,12 @@ static int discrete_loss(salta__adj *a, double *c, double *dLdtau, double *grad_
       if ((st = source(a, sg, tg->times[k], wfac, c, dLdtau, grad_p, wh, rhs))) return st;
     }
   }
+  for (k = 0; k < tg->ned; ++k) {   /* event times: the discrete time of the firing's block */
+    int b = tg->ed[k].rec >= 0 ? a->rec_bound[tg->ed[k].rec] : a->end_bound;
+    double dLdt, r = salta__targets_event_residual(tg, k, a->tau[b], &dLdt);
+    L += r * r;
+    dLdtau[b] += dLdt;
+  }
   *value = L;
   return SALTA_OK;
 }

@@ -29,11 +29,12 @@ int salta_loss_create(salta_loss **out, salta_model *model, const double *times,
   d = l->d = salta_model_def_get(model);
   if ((st = salta__targets_init(&l->tg, model ? d : NULL, times, nt, outputs, nout, data, weights, l->err)))
     return st;
-  if (!(l->coef = calloc((size_t)nt * nout, sizeof(double))) || !(l->last_p = malloc(sizeof(double) * (d->np + 1))) ||
+  if (!(l->coef = calloc((size_t)l->tg.nt * l->tg.nout + 1, sizeof(double))) || !(l->last_p = malloc(sizeof(double) * (d->np + 1))) ||
       !(l->last_x0 = malloc(sizeof(double) * (d->nx + 1))) || salta_sim_create(&l->sim, model) ||
       salta_sim_create(&l->vsim, model))
     return salta__fail(l->err, SALTA_EMEM, "out of memory");
-  salta_sim_options_init(&l->opts, times[0] < 0 ? times[0] : 0.0, times[nt - 1] > 0 ? times[nt - 1] : 1.0);
+  salta_sim_options_init(&l->opts, nt > 0 && times[0] < 0 ? times[0] : 0.0,
+                         nt > 0 && times[nt - 1] > 0 ? times[nt - 1] : 1.0);
   return SALTA_OK;
 }
 
@@ -63,8 +64,11 @@ salta_sim *salta_loss_sim(salta_loss *l) {
   int st;
   if (!l) return NULL;
   if (l->pending) {
+    salta__out_plan plan = {NULL, 0, 1, NULL, 0};
     l->pending = 0;
-    st = salta_sim_run(l->last, &l->last_opts, l->last_p, l->last_has_x0 ? l->last_x0 : NULL, l->tg.times, l->tg.nt);
+    salta__targets_plan_stop(&l->tg, &plan);   /* the evaluation's run, in full */
+    st = salta__sim_run_planned(l->last, &l->last_opts, l->last_p, l->last_has_x0 ? l->last_x0 : NULL, l->tg.times,
+                                l->tg.nt, &plan);
     if (st) salta__fail(l->err, st, "%s", salta_sim_errmsg(l->last));
   }
   return l->last;
@@ -77,7 +81,7 @@ int salta_loss_set_options(salta_loss *l, const salta_sim_options *o) {
   if ((st = salta__sim_check_options(o, l->d, l->err))) return st;
   if (o->atol_vec)
     return salta__fail(l->err, SALTA_EINPUT, "model '%s': a loss takes a scalar atol (atol_vec is borrowed)", l->d->name);
-  if (o->t0 > l->tg.times[0] || o->tf < l->tg.times[l->tg.nt - 1])
+  if (l->tg.nt > 0 && (o->t0 > l->tg.times[0] || o->tf < l->tg.times[l->tg.nt - 1]))
     return salta__fail(l->err, SALTA_EINPUT, "model '%s': target times [%g, %g] lie outside [t0, tf] = [%g, %g]",
                        l->d->name, l->tg.times[0], l->tg.times[l->tg.nt - 1], o->t0, o->tf);
   l->opts = *o;
@@ -90,6 +94,10 @@ int salta_loss_set_blend(salta_loss *l, double beta) {
 
 int salta_loss_set_datum_weights(salta_loss *l, const double *w) {
   return l ? salta__targets_set_datum_weights(&l->tg, w, l->err) : SALTA_EINPUT;
+}
+
+int salta_loss_set_event_data(salta_loss *l, const int *event, const double *time, const double *weight, int n) {
+  return l ? salta__targets_set_event_data(&l->tg, event, time, weight, n, l->err) : SALTA_EINPUT;
 }
 
 int salta_loss_set_drop_after_end(salta_loss *l, int drop) {
@@ -243,7 +251,7 @@ typedef struct rows { double *yh, *r, *dyh; } rows;
 /* The sum of squares over the reached targets with coef; with resid, jac
 ** or a blended gradient, those too (m rows over the finite data). */
 static double residual_sums(salta_loss *l, predict *pr, rows *w, int need_dyh, double *grad, double *resid,
-                            double *jac) {
+                            double *jac, int *nrows) {
   const salta__targets *tg = &l->tg;
   double L = 0;
   int k, j, i, m = 0, ns = l->ns, rows_too = resid || jac || grad;
@@ -268,6 +276,39 @@ static double residual_sums(salta_loss *l, predict *pr, rows *w, int need_dyh, d
       if (jac) memset(jac + (size_t)m * ns, 0, sizeof(double) * (size_t)ns);
       ++m;
     }
+  *nrows = m;
+  return L;
+}
+
+/* The event data's share after the outputs' m0 rows: each firing's time
+** from the run's event log (the run's end for one it did not reach) and
+** its tau_p (d t_end / dp). */
+static double event_sums(salta_loss *l, double L, int m0, double *grad, double *resid, double *jac) {
+  const salta__targets *tg = &l->tg;
+  int i, q, m = m0, ns = l->ns;
+  for (i = 0; i < tg->ned; ++i) {
+    const salta__event_datum *e = &tg->ed[i];
+    const double *tau_p = NULL;
+    double tau, r, dLdtau;
+    salta_sim_stats st;
+    if (isnan(e->time)) continue;
+    if (e->rec >= 0) {
+      salta_event_record rec;
+      salta_sim_event(l->last, e->rec, &rec);
+      tau = rec.t;
+      if (ns > 0) tau_p = salta__sim_event_tau_p(l->last, e->rec);
+    } else {
+      salta_sim_stats_get(l->last, &st);
+      tau = st.t_end;
+      if (ns > 0 && salta_sim_t_end_sens(l->last, &tau_p)) tau_p = NULL;
+    }
+    r = salta__targets_event_residual(tg, i, tau, &dLdtau);
+    L += r * r;
+    if (resid) resid[m] = r;
+    for (q = 0; jac && q < ns; ++q) jac[(size_t)m * ns + q] = tau_p ? e->w * tg->scale * tau_p[q] : 0;
+    for (q = 0; grad && tau_p && q < ns; ++q) grad[q] += dLdtau * tau_p[q];
+    ++m;
+  }
   return L;
 }
 
@@ -338,19 +379,22 @@ static int planned_run(salta_loss *l, int need_sens, const double *p, const doub
   l->last_opts = l->opts;
   l->pending = 1;
   plan.y = l->tg.outputs, plan.ny = l->tg.nout, plan.event_outputs = l->tg.beta > 0;
+  salta__targets_plan_stop(&l->tg, &plan);
   if ((status = salta__sim_run_planned(l->last, &l->opts, p, x0, l->tg.times, l->tg.nt, &plan)))
     return salta__fail(l->err, status, "%s", salta_sim_errmsg(l->last));
   salta_sim_stats_get(l->last, &st);
+  if ((status = salta__targets_match_events(&l->tg, l->last, &l->opts, l->err))) return status;
   return salta__targets_reach(&l->tg, salta__sim_planned_count(l->last), &st, l->err);
 }
 
 static int evaluate(salta_loss *l, predict *pr, rows *w, double *value, double *grad, double *resid,
                     double *jac) {
-  int blend = l->tg.beta > 0, need_dyh = jac || (grad && blend), ns = l->ns;
+  int blend = l->tg.beta > 0, need_dyh = jac || (grad && blend), ns = l->ns, m;
   double L;
   if (grad) memset(grad, 0, sizeof(double) * (size_t)ns);
-  L = residual_sums(l, pr, w, need_dyh, blend ? grad : NULL, resid, jac);
-  if (grad && !blend) gradient(l, grad);
+  L = residual_sums(l, pr, w, need_dyh, blend ? grad : NULL, resid, jac, &m);
+  if (grad && !blend && l->tg.nk > 0) gradient(l, grad);
+  L = event_sums(l, L, m, grad, resid, jac);
   /* a NaN or infinity anywhere reaches L or the gradient (or the Jacobian) */
   if (!isfinite(L) || (grad && !salta__all_finite(grad, (size_t)ns)) ||
       (jac && !grad && !salta__all_finite(jac, (size_t)l->tg.nres * ns)))
@@ -369,7 +413,7 @@ int salta_loss_eval(salta_loss *l, const double *p, const double *x0, double *va
   if (!p) return salta__fail(l->err, SALTA_EINPUT, "model '%s': salta_loss_eval needs parameters", l->d->name);
   if (need_sens && l->ns == 0)
     return salta__fail(l->err, SALTA_EINPUT, "model '%s': no free parameters for a gradient", l->d->name);
-  if ((st = planned_run(l, need_sens, p, x0))) return st;
+  if ((st = salta__targets_check_any(&l->tg, l->err)) || (st = planned_run(l, need_sens, p, x0))) return st;
   nout = (size_t)l->tg.nout, ns = (size_t)l->ns;
   {
     salta__array list[] = {SALTA__ARRAY(w.yh, nout), SALTA__ARRAY(w.r, nout), SALTA__ARRAY(w.dyh, nout * ns)};
@@ -393,6 +437,7 @@ int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, in
                        "integrator's steps) or 1 to %d nodes per segment, got %d", l->d->name, SALTA_MESH_MAX, mesh_k);
   if (grad && l->ns == 0)
     return salta__fail(l->err, SALTA_EINPUT, "model '%s': no free parameters for a gradient", l->d->name);
+  if ((st = salta__targets_check_any(&l->tg, l->err))) return st;
   if (!l->adj && (st = salta__adj_work_new(&l->adj, l->d, l->err))) return st;
   l->last = l->vsim;
   l->pending = 0;   /* its forward run is complete */

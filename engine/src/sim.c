@@ -167,6 +167,19 @@ static int fire_group(salta_sim *s, const salta__integrator *it, double tau, con
   return SALTA_OK;
 }
 
+/* The plan's stop rule after the groups at tau (the records from first
+** on): every event has fired as often as it asks, and tau is past
+** stop_after. */
+static int stop_reached(salta_sim *s, double tau, int first) {
+  salta__run *run = &s->run;
+  int k, j;
+  for (k = first; k < s->events.nlog; ++k) run->fired[s->events.log[k].event]++;
+  if (tau < run->stop_after) return 0;
+  for (j = 0; j < s->d->ne; ++j)
+    if (run->fired[j] < run->stop_counts[j]) return 0;
+  return run->stopped = 1;
+}
+
 /* A state beyond this after a step is a blow-up, not a value to go on with. */
 #define BLOWUP 1e100
 
@@ -228,7 +241,7 @@ static int segment_loop(salta_sim *s, const salta__integrator *it, const double 
   const salta_sim_options *o = run->o;
   salta__interp ip = {interp_at, (void *)it, it->ops->exact_z};
   long steps = 0;
-  int k = 0, st, nfire, final, tiny = 0;
+  int k = 0, st, nfire, final, tiny = 0, nlog_before;
   while (k < nt && times[k] <= o->t0) store_output(s, o->t0, run->w, run->S), ++k;
   for (;;) {
     double t_old = o->t0, t_new = o->t0, tau = 0;
@@ -238,6 +251,7 @@ static int segment_loop(salta_sim *s, const salta__integrator *it, const double 
     if (++steps > o->max_steps) return too_many_steps(s, it, t_old, t_new);
     tiny = t_new - t_old <= 4 * DBL_EPSILON * fabs(t_new) ? tiny + 1 : 0;
     if (tiny >= STALL_STEPS) return stalled(s, it, t_old, t_new);
+    nlog_before = s->events.nlog;
     nfire = salta__events_locate(&s->events, &ip, run->t, fmax(run->t, t_old), t_new, &tau);
     if (nfire < 0) return nfire;
     if (nfire > 0) {
@@ -245,6 +259,10 @@ static int segment_loop(salta_sim *s, const salta__integrator *it, const double 
       if (s->stats.terminal_event >= 0) {   /* no outputs past it; with terminal_output, one at it */
         if (o->terminal_output && (s->res.nout == 0 || s->res.t[s->res.nout - 1] < tau) && !run->plan_y)
           store_output(s, tau, run->w, run->S);
+        return SALTA_OK;
+      }
+      if (run->stop_counts && stop_reached(s, tau, nlog_before)) {
+        s->stats.t_end = tau;
         return SALTA_OK;
       }
       if (salta__at_end(tau, o->tf)) break;
@@ -350,6 +368,7 @@ static void end_run(salta_sim *s) {
   salta__array list[RUN_ARRAYS];
   salta__arrays_free(list, run_arrays(s, list));
   free(s->run.plan_x);
+  free(s->run.fired);
   memset(&s->run, 0, sizeof s->run);
 }
 
@@ -415,15 +434,16 @@ static int run_with(salta_sim *s, const salta_sim_options *o, salta_method metho
   return st;
 }
 
-/* d t_end / dp: the terminal event's tau_p (the last record of it), or
-** zeros when the run reached tf. */
+/* d t_end / dp: the terminal event's tau_p (the last record of it), the
+** last record's when the plan's stop rule ended the run, or zeros when it
+** reached tf. */
 static int store_t_end(salta_sim *s) {
   const salta__results *r = &s->res;
   size_t ns = (size_t)s->ns;
   const double *src = NULL;
   int k;
-  for (k = s->events.nlog - 1; k >= 0 && s->stats.terminal_event >= 0 && !src; --k)
-    if (s->events.log[k].event == s->stats.terminal_event && r->tau_p.n >= ((size_t)k + 1) * ns)
+  for (k = s->events.nlog - 1; k >= 0 && (s->stats.terminal_event >= 0 || s->run.stopped) && !src; --k)
+    if ((s->run.stopped || s->events.log[k].event == s->stats.terminal_event) && r->tau_p.n >= ((size_t)k + 1) * ns)
       src = r->tau_p.v + (size_t)k * ns;
   return salta__dbuf_push(&s->res.t_end_p, src, ns, s->err);
 }
@@ -444,6 +464,7 @@ static int run_chosen(salta_sim *s, const salta_sim_options *o, const double *x0
   if (s->ns > 0) salta__sens_free(&s->sens);
   clear_results(s);
   reset_stats(s, o);
+  if (s->run.fired) memset(s->run.fired, 0, sizeof(int) * (size_t)s->d->ne), s->run.stopped = 0;
   s->dae.alg.newton_iters = 0;
   s->dae.bad.sp = NULL;
   s->auto_method = SALTA_METHOD_BDF;
@@ -453,7 +474,7 @@ static int run_chosen(salta_sim *s, const salta_sim_options *o, const double *x0
 
 int salta_sim_run(salta_sim *s, const salta_sim_options *o, const double *p, const double *x0,
                   const double *times, int nt) {
-  static const salta__out_plan everything = {NULL, 0, 1};
+  static const salta__out_plan everything = {NULL, 0, 1, NULL, 0};
   return salta__sim_run_planned(s, o, p, x0, times, nt, &everything);
 }
 
@@ -479,6 +500,11 @@ int salta__sim_run_planned(salta_sim *s, const salta_sim_options *o, const doubl
   }
   s->run.o = o;
   s->run.jump.outputs = plan->event_outputs;
+  if (plan->stop_counts && !(s->run.fired = calloc((size_t)d->ne + 1, sizeof(int)))) {
+    end_run(s);
+    return salta__fail(s->err, SALTA_EMEM, "out of memory");
+  }
+  s->run.stop_counts = plan->stop_counts, s->run.stop_after = plan->stop_after;
   salta__dae_set_params(&s->dae, p);
   s->dae.alg.newton_iters = 0;
   s->dae.bad.sp = NULL;

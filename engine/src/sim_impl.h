@@ -44,6 +44,10 @@ typedef struct salta__run {
   salta__jump jump;             /* an event group's sensitivity data */
   /* a planned run (plan_y NULL: not one) */
   const int *plan_y;            /* the planned outputs (nplan) */
+  const int *stop_counts;       /* the plan's stop rule (salta__out_plan), or NULL */
+  double stop_after;
+  int *fired;                   /* with stop_counts: firings per event so far (ne, owned) */
+  int stopped;                  /* the stop rule ended the run */
   int *plan_x;                  /* when every one is a state, which (owned): they come
                                    from the interpolant alone */
   int nplan;

@@ -13,16 +13,16 @@
 int salta__plan_start(salta_sim *s, const int *plan_y, int nplan, int nt) {
   salta__results *r = &s->res;
   const int *y_state = s->d->y_state;
-  size_t cap = (size_t)nt + 1, ns = (size_t)s->ns;
+  size_t cap = (size_t)nt + 1, ns = (size_t)s->ns, need = cap * (size_t)nplan * (ns + 1) + 1;
   int q;
   if (!plan_y) return SALTA_OK;
   for (q = 0; q < nplan; ++q)
     if (plan_y[q] < 0 || plan_y[q] >= s->d->ny) return SALTA_EINPUT;
-  if (cap * (size_t)nplan * (ns + 1) > (size_t)r->pcap) {
+  if (need > (size_t)r->pcap) {   /* + 1: room even for a plan of no outputs */
     free(r->py);
-    r->py = malloc(sizeof(double) * cap * (size_t)nplan * (ns + 1));
+    r->py = malloc(sizeof(double) * need);
     if (!r->py) return r->pcap = 0, SALTA_EMEM;
-    r->pcap = (int)(cap * (size_t)nplan * (ns + 1));
+    r->pcap = (int)need;
   }
   r->pdy = r->py + cap * (size_t)nplan;
   r->pn = nplan;

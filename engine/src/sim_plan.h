@@ -12,12 +12,19 @@
 #include "salta.h"
 
 /* What a planned run computes beyond the events and the state: at the
-** target times, the outputs y[0 .. ny); with event_outputs, the
-** sensitivity records of the events (salta_event_sens). */
+** target times, the outputs y[0 .. ny) (y NULL: every output, as
+** salta_sim_run); with event_outputs, the sensitivity records of the
+** events (salta_event_sens). With stop_counts (ne), the run ends at the
+** first event group at or after stop_after by which every event j has
+** fired stop_counts[j] times (a loss of event times has seen what it
+** compares: a model heading for a Zeno point after them is not run into
+** it); d t_end / dp is then that group's last record's tau_p. */
 typedef struct salta__out_plan {
   const int *y;
   int ny;
   int event_outputs;
+  const int *stop_counts;
+  double stop_after;
 } salta__out_plan;
 
 /* salta_sim_run computing what plan asks for. The run's events, steps and

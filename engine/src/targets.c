@@ -34,8 +34,9 @@ static int check_data(salta__targets *tg, const double *weights, char *err) {
                            d->name, d->y_names[tg->outputs[j]], tg->times[k], v);
     }
   }
-  if (tg->nres == 0) return salta__fail(err, SALTA_EINPUT, "model '%s': the loss has no data", d->name);
-  tg->scale = 1.0 / sqrt((double)tg->nres);
+  if (tg->nt > 0 && tg->nres == 0) return salta__fail(err, SALTA_EINPUT, "model '%s': the loss has no data", d->name);
+  tg->nres_out = tg->nres;
+  tg->scale = tg->nres > 0 ? 1.0 / sqrt((double)tg->nres) : 1.0;
   return SALTA_OK;
 }
 
@@ -44,15 +45,18 @@ int salta__targets_init(salta__targets *tg, const salta_model_def *d, const doub
   size_t cells = (size_t)nt * (size_t)nout;
   memset(tg, 0, sizeof *tg);
   tg->d = d;
-  if (!d || nt <= 0 || nout <= 0 || !times || !outputs || !data)
+  /* nt = 0: no targets, the data are event times (salta_loss_set_event_data) */
+  if (!d || nt < 0 || (nt > 0 && (nout <= 0 || !times || !outputs || !data)))
     return salta__fail(err, SALTA_EINPUT, "loss: needs a model, target times, outputs and data");
+  if (nt == 0) nout = 0, cells = 0;
   tg->nt = nt;
   tg->nout = nout;
-  tg->times = malloc(sizeof(double) * (size_t)nt);
-  tg->outputs = malloc(sizeof(int) * (size_t)nout);
-  tg->data = malloc(sizeof(double) * cells);
-  tg->weights = malloc(sizeof(double) * cells);
+  tg->times = malloc(sizeof(double) * ((size_t)nt + 1));
+  tg->outputs = malloc(sizeof(int) * ((size_t)nout + 1));
+  tg->data = malloc(sizeof(double) * (cells + 1));
+  tg->weights = malloc(sizeof(double) * (cells + 1));
   if (!tg->times || !tg->outputs || !tg->data || !tg->weights) return salta__fail(err, SALTA_EMEM, "out of memory");
+  if (nt == 0) return check_data(tg, NULL, err);
   memcpy(tg->times, times, sizeof(double) * (size_t)nt);
   memcpy(tg->outputs, outputs, sizeof(int) * (size_t)nout);
   memcpy(tg->data, data, sizeof(double) * cells);
@@ -60,6 +64,8 @@ int salta__targets_init(salta__targets *tg, const salta_model_def *d, const doub
 }
 
 void salta__targets_free(salta__targets *tg) {
+  free(tg->ed);
+  free(tg->fires);
   free(tg->times);
   free(tg->outputs);
   free(tg->data);
@@ -74,6 +80,79 @@ int salta__targets_set_datum_weights(salta__targets *tg, const double *w, char *
       return salta__fail(err, SALTA_EINPUT, "model '%s': the weight of the datum of '%s' at t = %g is %g", tg->d->name,
                          tg->d->y_names[tg->outputs[kj % tg->nout]], tg->times[kj / tg->nout], w[kj]);
   for (kj = 0; w && kj < n; ++kj) tg->weights[kj] *= w[kj];
+  return SALTA_OK;
+}
+
+int salta__targets_set_event_data(salta__targets *tg, const int *event, const double *time, const double *w, int n,
+                                  char *err) {
+  const salta_model_def *d = tg->d;
+  salta__event_datum *ed;
+  int i, q, nfinite = 0;
+  if (n < 0 || (n > 0 && (!event || !time)))
+    return salta__fail(err, SALTA_EINPUT, "model '%s': event data need n >= 0 events and times, got n = %d", d->name, n);
+  for (i = 0; i < n; ++i) {
+    if (event[i] < 0 || event[i] >= d->ne)
+      return salta__fail(err, SALTA_EINPUT, "model '%s': event datum %d names event %d, but the model has %d events",
+                         d->name, i + 1, event[i], d->ne);
+    if (!isfinite(time[i]) && !isnan(time[i]))
+      return salta__fail(err, SALTA_EINPUT, "model '%s': the time of event '%s' in datum %d is %g (use NaN for a "
+                         "firing not measured)", d->name, d->e_names[event[i]], i + 1, time[i]);
+    if (w && (!(w[i] >= 0) || !isfinite(w[i])))
+      return salta__fail(err, SALTA_EINPUT, "model '%s': the weight of event '%s' at t = %g (datum %d) is %g",
+                         d->name, d->e_names[event[i]], time[i], i + 1, w[i]);
+    for (q = i - 1; q >= 0 && !isnan(time[i]); --q)   /* the k-th datum of an event is its k-th firing */
+      if (event[q] == event[i] && !isnan(time[q])) {
+        if (time[q] > time[i])
+          return salta__fail(err, SALTA_EINPUT, "model '%s': the times of event '%s' must increase (the k-th is "
+                             "matched with its k-th firing), but %g (datum %d) follows %g (datum %d)", d->name,
+                             d->e_names[event[i]], time[i], i + 1, time[q], q + 1);
+        break;
+      }
+    nfinite += !isnan(time[i]);
+  }
+  if (!tg->fires && !(tg->fires = malloc(sizeof(int) * ((size_t)d->ne + 1))))
+    return salta__fail(err, SALTA_EMEM, "out of memory");
+  if (!(ed = malloc(sizeof *ed * ((size_t)n + 1)))) return salta__fail(err, SALTA_EMEM, "out of memory");
+  memset(tg->fires, 0, sizeof(int) * (size_t)d->ne);
+  for (i = 0; i < n; ++i) {
+    ed[i].event = event[i], ed[i].time = time[i], ed[i].w = w ? w[i] : 1.0, ed[i].rec = -1;
+    ed[i].nth = tg->fires[event[i]]++;
+  }
+  free(tg->ed);
+  tg->ed = ed, tg->ned = n;
+  tg->nres = tg->nres_out + nfinite;
+  tg->scale = tg->nres > 0 ? 1.0 / sqrt((double)tg->nres) : 1.0;
+  return SALTA_OK;
+}
+
+void salta__targets_plan_stop(const salta__targets *tg, salta__out_plan *plan) {
+  int use = tg->ned > 0 && !(tg->beta > 0);
+  plan->stop_counts = use ? tg->fires : NULL;
+  plan->stop_after = tg->nt > 0 ? tg->times[tg->nt - 1] : -INFINITY;
+}
+
+int salta__targets_check_any(const salta__targets *tg, char *err) {
+  if (tg->nres > 0) return SALTA_OK;
+  return salta__fail(err, SALTA_EINPUT, "model '%s': the loss has no data (no finite datum and no measured event "
+                     "time)", tg->d->name);
+}
+
+int salta__targets_match_events(salta__targets *tg, salta_sim *sim, const salta_sim_options *o, char *err) {
+  int i, k, nev = salta_sim_nevents(sim);
+  for (i = 0; i < tg->ned; ++i) {
+    salta__event_datum *e = &tg->ed[i];
+    int seen = 0;
+    if (!isnan(e->time) && !(e->time >= o->t0 && e->time <= o->tf))
+      return salta__fail(err, SALTA_EINPUT, "model '%s': measured time %g of event '%s' (its firing %d) lies outside "
+                         "the run's [t0, tf] = [%g, %g]: extend tf past it", tg->d->name, e->time,
+                         tg->d->e_names[e->event], e->nth + 1, o->t0, o->tf);
+    e->rec = -1;
+    for (k = 0; k < nev && e->rec < 0; ++k) {
+      salta_event_record r;
+      salta_sim_event(sim, k, &r);
+      if (r.event == e->event && seen++ == e->nth) e->rec = k;
+    }
+  }
   return SALTA_OK;
 }
 

@@ -16,6 +16,32 @@
 ** Each boundary enters through one sigmoid, so a segment of zero length
 ** weighs nothing: an event group that splits into nearby events changes
 ** the blended loss continuously.
+**
+** Event times as data (salta_loss_set_event_data): datum i is the n_i-th
+** firing (from 0) of event j_i (its n_i-th record in the run's event log),
+** measured at time m_i with weight w_i (1 / sigma); its residual
+**   r_i = w_i (tau_i - m_i) / sqrt(N),   dL/dtau_i = 2 r_i w_i / sqrt(N),
+** N counting the finite output data and the event data alike. tau_i is
+** the firing's time in the route's own trajectory, and each route turns
+** dL/dtau_i into the gradient where it handles that event's time:
+**  - sens: times the record's tau_p (sens.c's per-member event time, the
+**    located instant's for a round of event iteration);
+**  - the discrete adjoint: added to dL/dtau of its event block's boundary
+**    (the discrete event time), which the block's time stationarity reads;
+**  - a continuous adjoint: at the event, tau_i moves with the left limit
+**    as d tau = -(e_x dx + e_z dz + e_p dp) / edot (the firing guard's
+**    row and its rate, the member's own; a cascade round: the located
+**    crossing's), so dL/dtau_i adds to the scalar that multiplies that
+**    row in the adjoint's jump at tau_i: the term its own event-time
+**    terms (the flows' jump, r_t) go into, giving lambda(tau-) its
+**    -dL/dtau_i e_w / edot and the gradient its -dL/dtau_i e_p / edot.
+** A firing the run does not reach (it ends first, at tf or a terminal
+** event) is matched with the end of the run, tau_i = t_end (with d t_end /
+** dp: the terminal event's, or none at tf): a penalty that is continuous
+** as a firing leaves the run. Firings after an event's last datum are not
+** data; a NaN time counts its firing without a residual. Without
+** blending, a run ends once it has passed the last target and seen every
+** firing the data ask for (salta__targets_plan_stop).
 */
 #ifndef SALTA_TARGETS_H
 #define SALTA_TARGETS_H
@@ -24,10 +50,23 @@
 #include <stddef.h>
 
 #include "salta.h"
+#include "sim_plan.h"
+
+/* An event time as data: the nth (from 0) firing of event `event`,
+** measured at `time` (NaN: counted, not compared) with weight w; rec: its
+** record in the last run's event log, or -1 when the run did not reach it. */
+typedef struct salta__event_datum {
+  int event, nth, rec;
+  double time, w;
+} salta__event_datum;
 
 typedef struct salta__targets {
   const salta_model_def *d;
-  int nt, nout, nres;           /* target times, compared outputs, finite data */
+  int nt, nout, nres;           /* target times, compared outputs, finite data (outputs and event times) */
+  int nres_out;                 /* the finite output data (their residuals come first) */
+  int ned;                      /* event data */
+  salta__event_datum *ed;       /* ned */
+  int *fires;                   /* per event, its data: the firings a run must see (ne) */
   double *times;                /* nt, sorted */
   int *outputs;                 /* nout output indices */
   double *data, *weights;       /* nt x nout, a row per time; data NaN: missing */
@@ -46,6 +85,35 @@ void salta__targets_free(salta__targets *tg);
 /* Multiplies the weights by per-datum ones (nt x nout). */
 int salta__targets_set_datum_weights(salta__targets *tg, const double *w, char *err);
 int salta__targets_set_blend(salta__targets *tg, double beta, char *err);
+
+/* Event data (n; times NaN: not compared, w NULL: all 1), replacing any
+** before: copied and checked (an event of the model, increasing times
+** per event, weights finite and >= 0); N and the residuals' scale follow. */
+int salta__targets_set_event_data(salta__targets *tg, const int *event, const double *time, const double *w, int n,
+                                  char *err);
+/* Matches each event datum with its firing among sim's event records
+** (ed[].rec); a measured time outside [o->t0, o->tf] is SALTA_EINPUT
+** naming it. */
+int salta__targets_match_events(salta__targets *tg, salta_sim *sim, const salta_sim_options *o, char *err);
+/* The stop rule of the targets' runs (plan's stop_counts, stop_after):
+** with event data and without blending, a run may end once it is past
+** the last target and every measured firing has been seen (with
+** blending, the run's end is a boundary of the predictions: it runs to
+** tf). */
+void salta__targets_plan_stop(const salta__targets *tg, salta__out_plan *plan);
+/* Whether the loss has data: SALTA_EINPUT naming the model when not. */
+int salta__targets_check_any(const salta__targets *tg, char *err);
+
+/* Event datum i's residual at its firing time tau; *dLdtau = d(r^2)/dtau
+** (0 for an unmeasured firing, whose residual is 0). */
+static inline double salta__targets_event_residual(const salta__targets *tg, int i, double tau, double *dLdtau) {
+  const salta__event_datum *e = &tg->ed[i];
+  double r;
+  if (isnan(e->time)) return *dLdtau = 0, 0;
+  r = e->w * tg->scale * (tau - e->time);
+  *dLdtau = 2 * r * e->w * tg->scale;
+  return r;
+}
 
 /* The targets a run reached (nreached outputs, its stats st): all, or
 ** those before a terminal event's end when the others are dropped; else

@@ -17,6 +17,7 @@ local M = {}
 local function horizons(loss, h)
   local times = loss.times
   local t_last = times[#times]
+  if not t_last then error("salta.fit: horizon needs target times; the loss has none (event times alone)", 4) end
   if h == true then
     local span = t_last - loss.t0
     return { loss.t0 + span / 6, loss.t0 + span / 3, loss.t0 + 2 * span / 3 }

@@ -180,6 +180,72 @@ local function free_directions(spec, model)
   return dirs, log
 end
 
+-- Event times as data: spec.event_data = { <event> = { t1, t2, ... } or
+-- { times = {...}, sigma = s (a number, or one per time) } }, the k-th
+-- time of an event matched with its k-th firing (NaN: a firing not
+-- measured). Returns the data flat in the order of the model's events
+-- (their 1-based indices, times, weights 1 / sigma or nil without sigma),
+-- whether every event has a sigma, and per event its entry { name, times,
+-- sigma }; nil without event data.
+local function event_data(spec, model)
+  local ed = spec.event_data
+  if ed == nil then return nil end
+  if type(ed) ~= "table" or #ed > 0 then
+    fail_new("event_data must be a table by event name ({ %s = { 1.2, 3.4 } }), got %s", model.events[1] or "off",
+      type(ed) == "table" and "an array" or type(ed))
+  end
+  local index, hidden = index_of(model.events), model.symbolic and model.symbolic.e_hidden or {}
+  local entries = {}
+  for name, v in pairs(ed) do
+    local j = index[name]
+    if not j or hidden[j] then
+      local shown = {}
+      for i, n in ipairs(model.events) do if not hidden[i] then shown[#shown + 1] = "'" .. n .. "'" end end
+      fail_new("event_data: '%s' is not an event of model '%s' (events: %s)", tostring(name), model.name,
+        #shown > 0 and table.concat(shown, ", ") or "none")
+    end
+    local times, sigma = v, nil
+    if type(v) == "table" and v.times ~= nil then times, sigma = v.times, v.sigma end
+    if type(times) ~= "table" or #times == 0 then
+      fail_new("event_data for '%s' must be an array of times or { times = {...}, sigma = ... }", name)
+    end
+    for k = 1, #times do
+      if type(times[k]) ~= "number" then
+        fail_new("event_data for '%s': time %d is %s, not a number (NaN, 0/0, marks a firing not measured)", name, k,
+          tostring(times[k]))
+      end
+    end
+    if sigma ~= nil and type(sigma) ~= "number" and not (type(sigma) == "table" and #sigma == #times) then
+      fail_new("event_data for '%s': sigma must be a number or one per time (%d), got %s", name, #times,
+        type(sigma) == "table" and ("%d values"):format(#sigma) or tostring(sigma))
+    end
+    entries[#entries + 1] = { index = j, name = name, times = times, sigma = sigma }
+  end
+  table.sort(entries, function(a, b) return a.index < b.index end)
+  local ev, t, w, all_sigma = {}, {}, {}, true
+  for _, e in ipairs(entries) do
+    all_sigma = all_sigma and e.sigma ~= nil
+    for k, tk in ipairs(e.times) do
+      local s = type(e.sigma) == "table" and e.sigma[k] or e.sigma or 1
+      if type(s) ~= "number" or not (s > 0) or s == math.huge then
+        fail_new("event_data for '%s': sigma of time %d must be a positive finite number, got %s", e.name, k,
+          tostring(s))
+      end
+      ev[#ev + 1], t[#t + 1], w[#w + 1] = e.index, tk, 1 / s
+    end
+  end
+  return { events = ev, times = t, weights = w, all_sigma = all_sigma, entries = entries }
+end
+
+-- The last measured event time (nil for none).
+local function last_event_time(ed)
+  local last
+  for _, t in ipairs(ed and ed.times or {}) do
+    if t == t and (not last or t > last) then last = t end
+  end
+  return last
+end
+
 function M.new(spec)
   if type(spec) ~= "table" then fail("expected a table") end
   if type(spec.free) == "string" then
@@ -188,25 +254,35 @@ function M.new(spec)
   options.check("lsq", spec, "salta.lsq")
   local model = spec.model
   if type(model) ~= "table" or not model.core then fail("model must be a salta model") end
-  local times, columns = load_data(spec, model)
-  local outputs, out_idx, flat = compared(spec, model, times, columns)
+  local ed = event_data(spec, model)
+  local times, columns, outputs, out_idx, flat = {}, {}, {}, {}, {}
+  if not (ed and spec.data == nil and spec.times == nil) then   -- event times alone: no targets
+    times, columns = load_data(spec, model)
+    outputs, out_idx, flat = compared(spec, model, times, columns)
+  end
   local self = setmetatable({ model = model, outputs = outputs, times = times, spec = spec,
-    columns = columns }, Loss)
+    columns = columns, event_data = ed and ed.entries or {} }, Loss)
   self.core = core.loss(model.core, times, out_idx, flat, output_weights(spec, outputs))
   -- known standard deviations: residuals (y - d) / sigma, and standard
   -- errors on that scale (not re-estimated from the residuals)
   local dw = sigma_weights(spec.sigma, outputs, times, columns)
   if dw then self.core:datum_weights(dw) end
-  self.absolute_sigma = dw ~= nil
+  if ed then self.core:event_data(ed.events, ed.times, ed.weights) end
+  self.absolute_sigma = (dw ~= nil or #times == 0) and (not ed or ed.all_sigma)
+  self.event_times = ed and ed.times or {}
   self.free = spec.free or {}
   self.dirs, self.log = free_directions(spec, model)
   self.base_p = model:vector("params", spec.params, model.params, model.p0)
   self.base_x0 = spec.x0 and model:vector("x0", spec.x0, model.states, model.x0) or nil
-  self.t0 = spec.t0 or math.min(0, times[1])
+  local last_ev = last_event_time(ed)
+  self.t0 = spec.t0 or math.min(0, times[1] or 0)
   -- with blending, simulate 30 blend widths past the last target: an event
   -- appearing at the end of the horizon then enters the predictions with a
   -- weight below 1e-13 instead of jumping in at the last target
-  self.tf = spec.tf or (times[#times] + ((spec.blend or 0) > 0 and 30 / spec.blend or 0))
+  self.tf = spec.tf or (times[#times] or self.t0) + ((spec.blend or 0) > 0 and 30 / spec.blend or 0)
+  -- event times: a tenth of the span past the last, so that a firing a
+  -- little later than measured is still seen
+  if not spec.tf and last_ev then self.tf = math.max(self.tf, last_ev + 0.1 * (last_ev - self.t0)) end
   self.options = options.engine_values(spec)
   self.options.t0, self.options.tf, self.options.blend = self.t0, self.tf, spec.blend
   self.options.free, self.options.drop_after_end = #self.dirs > 0 and self.dirs or nil, after_end(spec.after_end)
@@ -460,10 +536,26 @@ function Loss:window(t_end)
   end
   local times = {}
   for i, t in ipairs(self.times) do if t <= t_end then times[#times + 1] = i end end
-  if #times == 0 then
-    error(("salta.lsq: window(%g) holds no target (the first is at t = %g)"):format(t_end, self.times[1]), 2)
+  -- event times: an event's data up to its last measured time <= t_end
+  local ed, any_ed = {}, false
+  for _, e in ipairs(self.event_data) do
+    local keep = 0
+    for k, t in ipairs(e.times) do if t == t and t <= t_end then keep = k end end
+    if keep > 0 then
+      local sig = type(e.sigma) == "table" and { table.unpack(e.sigma, 1, keep) } or e.sigma
+      ed[e.name], any_ed = { times = { table.unpack(e.times, 1, keep) }, sigma = sig }, true
+    end
+  end
+  if #times == 0 and not any_ed then
+    error(("salta.lsq: window(%g) holds no target (the first is at t = %g)"):format(t_end,
+      self.times[1] or last_event_time({ times = self.event_times })), 2)
   end
   local spec = spec_of(self)
+  spec.event_data = any_ed and ed or nil
+  if #times == 0 then   -- event times alone
+    spec.data, spec.times, spec.outputs, spec.sigma, spec.tf = nil, nil, nil, nil, nil
+    return M.new(spec)
+  end
   spec.data, spec.outputs, spec.tf = {}, self.outputs, nil
   for _, n in ipairs(self.outputs) do
     local col, out = self.columns[n], {}
@@ -493,6 +585,7 @@ end
 -- every target, as columns by output name. Computed as the residuals of a
 -- twin loss whose data are all zero.
 function Loss:predict(p)
+  if #self.times == 0 then return {} end   -- event times alone: no targets
   if not self.zero_twin then
     local zeros = {}
     for _, n in ipairs(self.outputs) do
@@ -503,6 +596,7 @@ function Loss:predict(p)
     -- residuals are the predictions
     local spec = spec_of(self)
     spec.times, spec.data, spec.outputs, spec.weights, spec.sigma = self.times, zeros, self.outputs, nil, nil
+    spec.event_data = nil
     spec.t0, spec.tf = self.t0, self.tf
     self.zero_twin = M.new(spec)
   end
@@ -516,8 +610,11 @@ function Loss:predict(p)
 end
 
 function Loss:__tostring()
-  return ("salta least-squares loss on model '%s': %d times x %d outputs (%s), free: %s"):format(
+  local ev = {}
+  for _, e in ipairs(self.event_data) do ev[#ev + 1] = ("%s (%d)"):format(e.name, #e.times) end
+  return ("salta least-squares loss on model '%s': %d times x %d outputs (%s)%s, free: %s"):format(
     self.model.name, #self.times, #self.outputs, table.concat(self.outputs, ", "),
+    #ev > 0 and (", event times of " .. table.concat(ev, ", ")) or "",
     #self.free > 0 and table.concat(self.free, ", ") or "none")
 end
 

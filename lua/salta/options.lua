@@ -122,7 +122,8 @@ local TOPICS = {
     { "params", "table", "the nominal values", nil, "values of the parameters that are not free" },
     { "x0", "table", "the start values", nil, "the start state" },
     { "after_end", "string", '"error"', nil, "targets past a terminal event: \"error\" or \"drop\" (zero residuals)" },
-  }, engine_options("lsq", { t0 = "min(0, first time)", tf = "the last time (30 blend widths later with blend)" })) },
+    { "event_data", "table", "none", nil, "measured event times by event name: {off = {1.2, 3.4}} or {off = {times = {...}, sigma = s}}; the k-th time is the k-th firing (topic event_data)" },
+  }, engine_options("lsq", { t0 = "min(0, first time)", tf = "the last time (30 blend widths later with blend; with event_data, at least a tenth of the span past the last event time)" })) },
   { "grad", "the options of loss:value, grad, value_and_grad", {
     { "method", "string", '"sens"', nil, "gradient route: \"sens\" (forward sensitivities), \"adjoint\" or \"fd\" (central differences)" },
     { "mesh", "integer|string", '"steps"', nil, "adjoint: \"steps\" (the integrator's) or K uniform nodes per segment" },
