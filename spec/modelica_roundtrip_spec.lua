@@ -110,7 +110,7 @@ describe("to_modelica and load_modelica: the round trip", function()
     }
     local m2, text = round_trip(m)
     H.has(text, "when 'y' > 0.4 or 'y' < 0.4 then", "'n' = 1.0 + pre('n');", "terminate(\"stop\")",
-      "noEvent(", "(if 0.3 - 'x' < 0.0 then 1.0 else 0.0)", "Real 'x'(start = 2.0 * 'a', fixed = true);")
+      "noEvent(", "(if 'x' > 0.3 then 1.0 else 0.0)", "Real 'x'(start = 2.0 * 'a', fixed = true);")
     local tr = same_trajectory(m, m2, { tf = 6 })
     same_gradient(m, m2, tr, { tf = 6 })
   end)

@@ -117,7 +117,7 @@ describe("if-expressions", function()
     assert.are.equal(math.floor(5 * 3 / math.pi), #ev)
     for k, e in ipairs(ev) do
       assert.is_near(k * math.pi / 3, e.t, 1e-9)
-      assert.are.equal(k % 2 == 1 and "condition 1 false" or "condition 1 true", e.name)
+      assert.are.equal(k % 2 == 1 and "sin(t * w) <= 0" or "sin(t * w) > 0", e.name)
     end
     for i, t in ipairs(tr.t) do assert.is_near(saw_at({ a = 2, b = 1, w = 3 }, t), tr.y.x[i], 1e-8) end
   end)

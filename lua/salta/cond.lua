@@ -23,6 +23,9 @@ M.is_cond = is_cond
 
 -- The comparison as "g < 0" (le, ge: g <= 0; ties are a single instant).
 local FLIP = { lt = false, le = false, gt = true, ge = true }
+-- As written, and its negation (the names of its events).
+local SYMBOL = { lt = "<", le = "<=", gt = ">", ge = ">=" }
+local NEGATION = { lt = "ge", le = "gt", gt = "le", ge = "lt" }
 
 local function compare(op, a, b)
   if type(a) == "number" and type(b) == "number" then
@@ -33,7 +36,28 @@ local function compare(op, a, b)
     error(("salta.%s: compares numbers or expressions, got %s and %s"):format(op, type(a), type(b)), 3)
   end
   local g = FLIP[op] and expr.lift(b) - expr.lift(a) or expr.lift(a) - expr.lift(b)
-  return setmetatable({ op = op, g = g, event = true }, Cond)
+  return setmetatable({ op = op, g = g, event = true, a = a, b = b }, Cond)
+end
+
+-- A comparison's text, e.g. "v < 0" (negated: "v >= 0"), at most 40
+-- characters.
+local function shortest(num)
+  local v = tonumber(num)
+  for digits = 15, 16 do
+    local s = ("%." .. digits .. "g"):format(v)
+    if tonumber(s) == v then return s end
+  end
+  return num
+end
+
+local function text(c, negated)
+  local function show(v)
+    -- numbers in the fewest digits that read back (0.3, not 0.29999999999999999)
+    local s = type(v) == "number" and shortest(v) or expr.show(v):gsub("%d+%.%d+", shortest)
+    if (utf8.len(s) or 0) > 18 then s = s:sub(1, utf8.offset(s, 16) - 1) .. "..." end
+    return s
+  end
+  return ("%s %s %s"):format(show(c.a), SYMBOL[negated and NEGATION[c.op] or c.op], show(c.b))
 end
 
 for op in pairs(FLIP) do
@@ -46,7 +70,7 @@ function M.noevent(c)
   if not is_cond(c) then
     error(("salta.noevent: expects a condition (salta.lt, ...), got %s"):format(type(c)), 2)
   end
-  return setmetatable({ op = c.op, g = c.g, event = false }, Cond)
+  return setmetatable({ op = c.op, g = c.g, event = false, a = c.a, b = c.b }, Cond)
 end
 
 -- The model being traced: where f and g create hidden states (the modes
@@ -90,12 +114,29 @@ function M.hidden(kind, key, fields)
   return h.var, h
 end
 
-local function mode_of(g)
-  return (M.hidden("mode", g, { guard = g }))
+-- The mode of condition c; label: the name its events take (nil: its
+-- comparison's). One condition, one label.
+local function mode_of(c, label)
+  local _, h = M.hidden("mode", c.g, { guard = c.g, text = text(c), negation = text(c, true),
+    compare = { SYMBOL[c.op], expr.lift(c.a), expr.lift(c.b) } })
+  if label and h.label and h.label ~= label then
+    error(("salta.ifelse: the condition %s is named both '%s' and '%s'"):format(h.text, h.label, label), 3)
+  end
+  h.label = h.label or label
+  return h.var
 end
 
--- ifelse(c, a, b): a where the condition holds, else b.
-function M.ifelse(c, a, b)
+-- ifelse(c, a, b [, {name = "stall"}]): a where the condition holds, else
+-- b. A condition that makes a zero-crossing makes two events, named after
+-- the condition (name, or the comparison as written: "v < 0"), which
+-- fires when it becomes true, and after its negation ("not stall",
+-- "v >= 0"), which fires when it becomes false.
+function M.ifelse(c, a, b, opts)
+  local label = type(opts) == "table" and opts.name or nil
+  if opts ~= nil and (type(label) ~= "string" or label == "") then
+    error(("salta.ifelse: the fourth argument is { name = \"...\" }, a non-empty name for the condition's events, "
+      .. "got %s"):format(type(opts) == "table" and tostring(opts.name) or type(opts)), 2)
+  end
   if type(c) == "boolean" then return c and a or b end
   if expr.is_node(c) then   -- a discrete 0/1 value
     return c * a + (1 - c) * b
@@ -105,7 +146,7 @@ function M.ifelse(c, a, b)
       .. "or a boolean, got %s"):format(type(c)), 2)
   end
   if c.event and active and active.modes then
-    local m = mode_of(c.g)
+    local m = mode_of(c, label)
     return m * a + (1 - m) * b
   end
   return expr.select_le(c.g, expr.ZERO, expr.lift(a), expr.lift(b))

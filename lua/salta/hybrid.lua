@@ -80,22 +80,73 @@ end
 -- their names), the events of its modes and input tables. An
 -- if-expression's mode becomes 1 where the compared difference goes below
 -- zero and 0 where it goes above (two one-sided events, so that one left
--- at zero by its own switch is armed again as the difference moves away).
+-- at zero by its own switch is armed again as the difference moves away):
+-- the first named after the condition (its label, or the comparison: "v <
+-- 0"), the second after its negation ("not <label>", "v >= 0").
 function M.add_hidden_events(d, name, seen)
   d.e_terminal, d.e_hidden, d.e_breakpoint = d.e_terminal or {}, d.e_hidden or {}, d.e_breakpoint or {}
-  for k, m in ipairs(d.modes) do
+  for _, m in ipairs(d.modes) do
     local i = m.index
-    for _, side in ipairs({ { "true", -1, 1 }, { "false", 1, 0 } }) do
-      local j, r, en = #d.e + 1, {}, ("condition %d %s"):format(k, side[1])
-      if seen[en] then
-        error(("model '%s': event name '%s' is taken by an if-expression's zero-crossing"):format(name, en), 0)
+    local names = m.label and { m.label, "not " .. m.label } or { m.text, m.negation }
+    for q, side in ipairs({ { -1, 1 }, { 1, 0 } }) do
+      local j, r, en = #d.e + 1, {}, names[q]
+      if m.label and seen[en] then
+        error(("model '%s': event name '%s' of an if-expression's condition is taken by another event"):format(
+          name, en), 0)
       end
-      r[i] = expr.const(side[3])
-      d.e_names[j], d.e_dir[j], d.e[j], d.r[j], d.e_terminal[j] = en, side[2], m.guard, r, false
-      if side[3] == 1 then d.x_mode[i] = j end
+      while seen[en] do en = en .. "'" end   -- a comparison's text shortened alike
+      seen[en] = true
+      r[i] = expr.const(side[2])
+      d.e_names[j], d.e_dir[j], d.e[j], d.r[j], d.e_terminal[j] = en, side[1], m.guard, r, false
+      if side[2] == 1 then d.x_mode[i] = j end
     end
   end
   input_events(d, seen)
+end
+
+-- Whether expression n is whole-valued wherever the discrete variables in
+-- whole (a set of state variables) are: integers combined by +, -, *,
+-- min, max, floor, ceil, sign, powers with whole exponents and the
+-- branches of a choice.
+local function whole(n, whole_vars)
+  local op = n.op
+  if op == "const" then return n.value == math.floor(n.value) and math.abs(n.value) < 2 ^ 53 end
+  if op == "var" then return whole_vars[n] ~= nil end
+  if op == "floor" or op == "ceil" or op == "sign" then return true end
+  if op == "ifle" then return whole(n[3], whole_vars) and whole(n[4], whole_vars) end
+  if op == "pow" then return whole(n[1], whole_vars) and n[2].op == "const" and n[2].value >= 0 and whole(n[2], {}) end
+  if op == "add" or op == "neg" or op == "mul" or op == "min" or op == "max" then
+    for i = 1, #n do if not whole(n[i], whole_vars) then return false end end
+    return true
+  end
+  return false
+end
+
+-- integer_discretes(d): the discrete variables of kind "number" that are
+-- integers mark d.discrete[name] = "integer": those whose start value and
+-- every reset's value are whole numbers (n + 1, 0, 2 * m with m one of
+-- them), the largest such set; a declared Integer (Modelica) is one as
+-- declared. A trajectory gives their values as Lua integers.
+function M.integer_discretes(d)
+  local xv, index, cand = d.vars.x, {}, {}
+  for i, n in ipairs(d.x_names) do index[n] = i end
+  for n, kind in pairs(d.discrete or {}) do
+    local i = index[n]
+    local start = d.start and d.start[i]
+    local v = d.x_start[i]
+    if kind == "integer" then cand[xv[i]] = false   -- declared: stays
+    elseif kind == "number" and i and v == math.floor(v) and (not start or start.op == "const") then cand[xv[i]] = n end
+  end
+  local changed = true
+  while changed do   -- drop a candidate some reset sets to a value not whole, until none is
+    changed = false
+    for j = 1, #d.e do
+      for i, r in pairs(d.r[j] or {}) do
+        if cand[xv[i]] and not whole(r, cand) then cand[xv[i]], changed = nil, true end
+      end
+    end
+  end
+  for _, n in pairs(cand) do if n then d.discrete[n] = "integer" end end
 end
 
 -- input_tables(uses_held, uses_other, T): the tables a model reads (for

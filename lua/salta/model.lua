@@ -433,6 +433,7 @@ end
 local function build(desc, opts)
   opts = opts or {}
   check_names(desc)
+  hybrid.integer_discretes(desc)
   -- the description as traced, before the structural compiler rewrites it (model:to_modelica)
   local source = require("salta.modelica_export").snapshot(desc)
   if opts.structural ~= false then require("salta.structure").compile(desc) end

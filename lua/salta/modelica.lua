@@ -915,7 +915,9 @@ local function describe(S, model, functions)
   local xv, pv = {}, {}
   for i, v in ipairs(S.x) do
     d.x_names[i], xv[i] = v.name, S.xvar[v.name]
-    if i > S.ncont then d.discrete[v.name] = v.base == "Boolean" and "boolean" or "number" end
+    if i > S.ncont then
+      d.discrete[v.name] = v.base == "Boolean" and "boolean" or v.base == "Integer" and "integer" or "number"
+    end
   end
   for i, n in ipairs(S.p_names) do pv[i] = S.param_expr[n] end
   d.vars = { x = xv, z = zv, p = pv, t = S.T }

@@ -119,7 +119,10 @@ local function specials(d)
   local special, by_hash = {}, {}
   for name, tab in pairs(d.inputs or {}) do by_hash[tab.hash] = name end
   for _, h in ipairs(d.hidden or {}) do
-    if h.kind == "mode" then
+    if h.kind == "mode" and h.compare then   -- as written, so that its events keep their names
+      local c = h.compare
+      special[h.var] = function(pr) return ("(if %s %s %s then 1.0 else 0.0)"):format(pr(c[2]), c[1], pr(c[3])) end
+    elseif h.kind == "mode" then
       special[h.var] = function(pr) return ("(if %s < 0.0 then 1.0 else 0.0)"):format(pr(h.guard)) end
     elseif h.kind == "input" then
       local u = h.use

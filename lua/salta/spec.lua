@@ -308,7 +308,7 @@ function M.describe_spec(tbl, name, dir)
     d.x_names[ncont + i], d.x_start[ncont + i] = n, d0[i]
     local decl = list_of(tbl.discrete)[i]
     d.discrete[n] = (decl.type == "bool" or decl.type == "boolean" or type(decl.start) == "boolean") and "boolean"
-      or "number"
+      or (decl.type == "int" or decl.type == "integer") and "integer" or "number"
   end
   d.z_names, d.z_start = declarations(name, "algebraic variable", tbl.alg_vars, "start")
   d.p_names, d.p_nominal = declarations(name, "parameter", tbl.parameters, "value")

@@ -48,6 +48,32 @@ local function breakpoints(model, events)
   return out
 end
 
+-- The states and outputs (an output that is the state itself) that are
+-- integer discrete variables: { x = {name = true}, y = {name = true} }.
+local function integer_columns(model, kinds)
+  local out = { x = {}, y = {} }
+  local d = model.symbolic
+  if not d then return out end
+  for n, kind in pairs(kinds) do if kind == "integer" then out.x[n] = true end end
+  if not next(out.x) then return out end
+  for i, e in ipairs(d.h or {}) do
+    if e.op == "var" and e.kind == "x" and out.x[d.x_names[e.index]] then out.y[model.outputs[i]] = true end
+  end
+  return out
+end
+
+-- Columns (or single values) by name turned into integers where whole.
+local function to_integers(t, which)
+  for n in pairs(which) do
+    local col = t[n]
+    if type(col) == "table" then
+      for i, v in ipairs(col) do col[i] = math.tointeger(v) or v end
+    elseif type(col) == "number" then
+      t[n] = math.tointeger(col) or col
+    end
+  end
+end
+
 -- new(model, raw): raw is what the engine returned (columns per variable).
 function M.new(model, raw, opts)
   local self = setmetatable({
@@ -60,8 +86,12 @@ function M.new(model, raw, opts)
   }, Trajectory)
   add_aliases(model, self.z, self.x)
   require("salta.structure").add_stats(model.structure, raw.stats)
-  -- discrete variables by name, booleans as declared
+  -- discrete variables by name, booleans as declared; integers (salta.hybrid
+  -- integer_discretes) as Lua integers wherever they are shown as they are
   local kinds = model.symbolic and model.symbolic.discrete or {}
+  local ints = integer_columns(model, kinds)
+  to_integers(self.x, ints.x)
+  to_integers(self.y, ints.y)
   if next(kinds) then
     self.discrete = {}
     for n, kind in pairs(kinds) do
@@ -95,6 +125,8 @@ function M.new(model, raw, opts)
     }
     local rec = self._events[#self._events]
     if sens and e.tau_p then rec.dtau = by_name(sens, e.tau_p) end
+    to_integers(rec.x_minus, ints.x)
+    to_integers(rec.x_plus, ints.x)
     add_aliases(model, rec.z_minus, rec.x_minus)
     add_aliases(model, rec.z_plus, rec.x_plus)
     ::continue::
@@ -102,6 +134,7 @@ function M.new(model, raw, opts)
   if raw.steps then
     self.steps = { t = raw.steps.t, x = by_name(model.states, raw.steps.x),
       z = by_name(model.algebraics, raw.steps.z) }
+    to_integers(self.steps.x, ints.x)
     add_aliases(model, self.steps.z, self.steps.x)
   end
   return self
@@ -161,7 +194,7 @@ function Trajectory:at(t)
   end
   for _, n in ipairs(self.outputs) do
     local col = self.y[n]
-    if ts[a] == t or b > #ts or crosses then
+    if ts[a] == t or b > #ts or crosses or col[a] == col[b] then
       out[n] = col[a]
     else
       local w = (t - ts[a]) / (ts[b] - ts[a])
