@@ -131,16 +131,20 @@ salta -- hybrid DAE models, simulation, exact gradients, fitting
   m = salta.load_spec(path)                 an exported JSON/YAML model spec
   m:eval(fn, t, x, z, p)                    fn: "f", "g", "h", "guard", "reset"
   m:jacobian(fn, wrt, t, x, z, p)           wrt: "x", "z", "p", "t"
-  tr = m:simulate{ tf=, times=, params=, rtol=, atol=, method = "auto"|"bdf"|"erk" }
+  tr = m:simulate{ tf=, times=, params=, rtol=, atol=, method = "auto"|"bdf"|"erk", sens = {"g", "x0.h"} }
   tr.y.name, tr:at(t), tr:events(), tr:stats(), tr:to_csv(path)
+  tr:events()[k].dtau.g, tr.dt_end.g        with sens: d(event time)/dg, d(end)/dg
   L = salta.lsq{ model=, times=, data= (table or CSV), free=, transform="log", blend= }
+  L = salta.lsq{ model=, event_data = { floor = { times = {...}, sigma = 0.01 } }, free= }
   L:value(p), L:grad(p [, {method = "fd"|"adjoint"}]), L:residuals(p), L:jacobian(p)
   L:window(t_end)                           the loss over the targets at t <= t_end
   r = salta.fit{ loss = L, start=, method = "lm"|"lbfgsb"|"adam", truth=, horizon = true }
   print(r), r:to_json(path), salta.plot.trajectory(path, tr, opts)
   salta.compare_fits({ r:row("label", loss), {label=, errors=, loss=, ...} }, names)
   salta.sin/cos/exp/log/sqrt/tanh/sigmoid/abs/min/max/pow ... on expressions
-  salta.ifelse(salta.lt(a, b), x, y)        an if-expression (a zero-crossing in f, g)
+  salta.ifelse(salta.lt(a, b), x, y [, {name = "stall"}])
+                                            an if-expression (a zero-crossing in f, g): events
+                                            "stall" / "not stall" (else "a < b" / "a >= b")
   salta.noevent(c), salta.le/gt/ge          a condition without an event; comparisons
   salta.table{ t=, v=, interp = "linear"|"step"|"cubic" } or { csv=, t = col, v = col }
                                             an input: salta.dae{ inputs = { u = tab } }, read as u.u(t)]])

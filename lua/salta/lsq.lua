@@ -205,7 +205,10 @@ local function event_data(spec, model)
         #shown > 0 and table.concat(shown, ", ") or "none")
     end
     local times, sigma = v, nil
-    if type(v) == "table" and v.times ~= nil then times, sigma = v.times, v.sigma end
+    if type(v) == "table" and #v == 0 and next(v) ~= nil then
+      options.check("event_data", v, ("salta.lsq: event_data for '%s'"):format(name))
+      times, sigma = v.times, v.sigma
+    end
     if type(times) ~= "table" or #times == 0 then
       fail_new("event_data for '%s' must be an array of times or { times = {...}, sigma = ... }", name)
     end
@@ -612,9 +615,12 @@ end
 function Loss:__tostring()
   local ev = {}
   for _, e in ipairs(self.event_data) do ev[#ev + 1] = ("%s (%d)"):format(e.name, #e.times) end
-  return ("salta least-squares loss on model '%s': %d times x %d outputs (%s)%s, free: %s"):format(
-    self.model.name, #self.times, #self.outputs, table.concat(self.outputs, ", "),
-    #ev > 0 and (", event times of " .. table.concat(ev, ", ")) or "",
+  local parts = {}
+  if #self.times > 0 then
+    parts[1] = ("%d times x %d outputs (%s)"):format(#self.times, #self.outputs, table.concat(self.outputs, ", "))
+  end
+  if #ev > 0 then parts[#parts + 1] = "event times of " .. table.concat(ev, ", ") end
+  return ("salta least-squares loss on model '%s': %s, free: %s"):format(self.model.name, table.concat(parts, ", "),
     #self.free > 0 and table.concat(self.free, ", ") or "none")
 end
 

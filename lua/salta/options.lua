@@ -103,6 +103,10 @@ local TOPICS = {
     { "reset", "function", "no reset", nil, "function(t, x, z, p, u) returning the states (and discrete variables) it sets, from the left limits" },
     { "terminal", "boolean", "false", nil, "the run ends at the event's time" },
   } },
+  { "event_data", "an entry of salta.lsq's event_data: { <event> = { times = ..., sigma = ... } }", {
+    { "times", "table", "-", nil, "the event's measured times in order, its k-th the k-th firing (NaN: a firing not measured); a firing the run does not reach is matched with the run's end" },
+    { "sigma", "number|table", "1", nil, "standard deviation of the times: a number, or one per time; residuals (tau - t) / sigma" },
+  } },
   { "simulate", "model:simulate{...}", concat(engine_options("simulate", { t0 = "0", tf = "the last of times" }), {
     { "times", "table", "101 times on [t0, tf]", nil, "output times, sorted, inside [t0, tf]" },
     { "params", "table", "the nominal values", nil, "parameter values, an array or a table by name" },

@@ -74,6 +74,28 @@ local function to_integers(t, which)
   end
 end
 
+-- The discrete variables by name (self.discrete), booleans as declared;
+-- integers (salta.hybrid integer_discretes) as Lua integers wherever they
+-- are shown as they are. Returns integer_columns'.
+local function add_discrete(self, model)
+  local kinds = model.symbolic and model.symbolic.discrete or {}
+  local ints = integer_columns(model, kinds)
+  to_integers(self.x, ints.x)
+  to_integers(self.y, ints.y)
+  if not next(kinds) then return ints end
+  self.discrete = {}
+  for n, kind in pairs(kinds) do
+    local col = self.x[n]
+    if kind == "boolean" and col then
+      local b = {}
+      for i, v in ipairs(col) do b[i] = v ~= 0 end
+      col = b
+    end
+    self.discrete[n] = col
+  end
+  return ints
+end
+
 -- new(model, raw): raw is what the engine returned (columns per variable).
 function M.new(model, raw, opts)
   local self = setmetatable({
@@ -86,24 +108,7 @@ function M.new(model, raw, opts)
   }, Trajectory)
   add_aliases(model, self.z, self.x)
   require("salta.structure").add_stats(model.structure, raw.stats)
-  -- discrete variables by name, booleans as declared; integers (salta.hybrid
-  -- integer_discretes) as Lua integers wherever they are shown as they are
-  local kinds = model.symbolic and model.symbolic.discrete or {}
-  local ints = integer_columns(model, kinds)
-  to_integers(self.x, ints.x)
-  to_integers(self.y, ints.y)
-  if next(kinds) then
-    self.discrete = {}
-    for n, kind in pairs(kinds) do
-      local col = self.x[n]
-      if kind == "boolean" and col then
-        local b = {}
-        for i, v in ipairs(col) do b[i] = v ~= 0 end
-        col = b
-      end
-      self.discrete[n] = col
-    end
-  end
+  local ints = add_discrete(self, model)
   -- a terminal event ended the run: t_end (< tf) and the event's name
   local te = raw.stats and raw.stats.terminal_event
   if te then
