@@ -72,6 +72,21 @@ describe("a terminal event", function()
     end
   end)
 
+  it("moves the end of blended predictions with it: every route agrees with differences", function()
+    -- the last target just before the landing: the blending's end boundary is the landing's time
+    local near_end = { 0.2, 0.5, tr.t_end - 0.02 }
+    local data = { y = { 1.2, 1.5, 0.1 }, v = { 0.5, -1, -4 } }
+    for _, blend in ipairs({ 0, 20 }) do
+      local L = salta.lsq{ model = m, times = near_end, data = data, free = free, blend = blend, tf = 1.5,
+        rtol = 1e-9, atol = 1e-11 }
+      local rep = L:check_gradient{ at = p }
+      assert.are.equal("ok", rep.verdict, tostring(rep))
+      local discrete = L:grad(p, { method = "fd", of = { method = "adjoint" } })
+      local adj = L:grad(p, { method = "adjoint" })
+      for k = 1, #free do assert.is_near(discrete[k], adj[k], 1e-6 * math.abs(discrete[k])) end
+    end
+  end)
+
   it("makes targets past it an error naming the event and the target, or drops them with after_end", function()
     local data = { y = {} }
     for i = 1, #times do data.y[i] = tr.y.y[i] or 0 end

@@ -388,6 +388,10 @@ static int sweep_with(salta__adj *a, sweep_buf *b, double *value, double *grad_p
   memset(grad_p, 0, sizeof(double) * (size_t)a->np);
   memset(grad_x0, 0, sizeof(double) * (size_t)nx);
   if ((st = discrete_loss(a, b->c, b->dLdtau, grad_p, b->dy, b->wh, b->rhs, value))) return st;
+  if (a->ends_at_event) {   /* the end is the last group's time: its terms are that time's */
+    b->dLdtau[a->nseg - 1] += b->dLdtau[a->nseg];
+    b->dLdtau[a->nseg] = 0;
+  }
   for (s = a->nseg - 1; s >= 0; --s) {
     const salta__adj_seg *g = &a->segs[s];
     int event = g->count > 0, affine = event && !g->cascade;
@@ -399,7 +403,9 @@ static int sweep_with(salta__adj *a, sweep_buf *b, double *value, double *grad_p
     if (event && (st = event_time(a, s, et, start_term, b, grad_p, &carry))) return st;
     step_params(a, s, b, grad_p);
     start_term = carry;
-    if (s > 0)
+    /* the last segment of a run that ends at an event has no length: its
+    ** ends move together, and its steps' terms by them cancel */
+    if (s > 0 && !(a->ends_at_event && s == a->nseg - 1))
       for (i = 0; i < g->m; ++i) {
         dR_dtau(a, s, i, 0, a->dR);
         start_term += dot(b->lam + (size_t)(g->node0 + i) * n, a->dR, n);

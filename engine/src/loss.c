@@ -196,9 +196,12 @@ static double segment_value(salta_loss *l, predict *pr, int seg, double T, int y
   return v;
 }
 
-/* The moving event time of boundary s by direction i (0 at t0 and the end). */
+/* The moving time of boundary s by direction i: an event group's, the
+** end's (a terminal event's, or none at tf), none at t0. */
 static double boundary_rate(salta_loss *l, const predict *pr, int s, int i) {
   salta_event_sens es;
+  const double *t_end_p;
+  if (s == pr->nb - 1) return salta_sim_t_end_sens(l->last, &t_end_p) == SALTA_OK ? t_end_p[i] : 0;
   if (pr->rec[s] < 0 || salta_sim_event_sens(l->last, pr->rec[s], &es) != SALTA_OK) return 0;
   return es.tau_p[i];
 }
