@@ -173,6 +173,11 @@ describe("event times as data", function()
     assert.is_true(math.abs(x[1] - 9.81) <= 3 * se.g, ("g %g +- %g"):format(x[1], se.g))
     assert.is_true(math.abs(x[2] - 0.8) <= 3 * se.e, ("e %g +- %g"):format(x[2], se.e))
     assert.is_true(se.g < 0.1 and se.e < 0.01)
+    -- its plot: the model over the fitted span, the firing times' residuals below
+    local path = os.tmpname() .. ".png"
+    assert.are.equal(path, fit:plot(path))
+    assert.is_true(#H.read_file(path) > 1000)
+    os.remove(path)
   end)
 
   it("alone recover a relay's thresholds from noisy switching times within 3 standard errors", function()

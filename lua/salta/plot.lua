@@ -225,10 +225,38 @@ function M.trajectory(path, tr, opts)
     vlines = ev, size = opts.size })
 end
 
+-- The series of a fit's plot: per output the model on the fine run tr
+-- and its data (top), the residuals at the targets (bottom); per event of
+-- the loss's event times, the run's firing time minus the measured one at
+-- each measured time (bottom).
+local function fit_series(loss, fit, tr, outputs)
+  local pred = #loss.times > 0 and loss:predict(fit.x) or {}
+  local top, bottom = {}, {}
+  for k, n in ipairs(outputs) do
+    local data, res = loss.columns[n], {}
+    if data then
+      for i, d in ipairs(data) do res[i] = pred[n][i] - d end
+      top[#top + 1] = { name = n .. " (data)", x = loss.times, y = data, points = true, color = k }
+      bottom[#bottom + 1] = { name = n .. " residual", x = loss.times, y = res, points = true, color = k }
+    end
+    top[#top + 1] = { name = n, x = tr.t, y = tr.y[n], color = k }
+  end
+  for q, e in ipairs(loss.event_data or {}) do
+    local fired, at, res = {}, {}, {}
+    for _, ev in ipairs(tr:events()) do if ev.name == e.name then fired[#fired + 1] = ev.t end end
+    for k, t in ipairs(e.times) do
+      if t == t and fired[k] then at[#at + 1], res[#res + 1] = t, fired[k] - t end
+    end
+    bottom[#bottom + 1] = { name = e.name .. " time", x = at, y = res, points = true, color = #outputs + q }
+  end
+  return top, bottom
+end
+
 -- fit(path, fit, opts): a fit of a salta.lsq loss: the model at the
 -- fitted parameters (a fine grid) over its data in matching colours, event
--- times marked, and the residuals (model - data at the targets) in a panel
--- below. opts (topic plot_fit): outputs, title, size.
+-- times marked, and the residuals (model - data at the targets, and the
+-- firing times minus the measured event times) in a panel below. opts
+-- (topic plot_fit): outputs, title, size.
 function M.fit(path, fit, opts)
   local caller = "fit:plot"
   opts = options.check("plot_fit", opts or {}, caller)
@@ -236,24 +264,17 @@ function M.fit(path, fit, opts)
   if not (loss and loss.model and loss.predict) then
     fail(caller, "needs the fit of a salta.lsq loss (for several experiments, plot each loss's fit)")
   end
-  local outputs = drawn(caller, opts.outputs, loss.outputs)
+  local outputs = drawn(caller, opts.outputs, #loss.outputs > 0 and loss.outputs or loss.model.outputs)
   local w, h = dims(caller, opts.size, { 900, 720 })
   local tmp, output = temporary(caller, path)
   local head = terminal(caller, path, w, h)
   local P, X = loss:full(fit.x)
   local fine = {}
-  local t0, tf = loss.t0, loss.times[#loss.times]
+  local t0, tf = loss.t0, loss.times[#loss.times] or loss.tf
   for i = 0, 400 do fine[i + 1] = t0 + (tf - t0) * i / 400 end
-  local tr = loss.model:simulate{ t0 = t0, tf = tf, times = fine, params = P, x0 = X }
-  local pred = loss:predict(fit.x)
-  local top, bottom = {}, {}
-  for k, n in ipairs(outputs) do
-    local data, res = loss.columns[n], {}
-    for i, d in ipairs(data) do res[i] = pred[n][i] - d end
-    top[#top + 1] = { name = n .. " (data)", x = loss.times, y = data, points = true, color = k }
-    top[#top + 1] = { name = n, x = tr.t, y = tr.y[n], color = k }
-    bottom[#bottom + 1] = { name = n .. " residual", x = loss.times, y = res, points = true, color = k }
-  end
+  local tr = loss.model:simulate{ t0 = t0, tf = tf, times = fine, params = P, x0 = X, rtol = loss.options.rtol,
+    atol = loss.options.atol }
+  local top, bottom = fit_series(loss, fit, tr, outputs)
   check_list(caller, top)
   check_list(caller, bottom)
   local ev = {}
