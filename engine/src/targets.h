@@ -42,6 +42,13 @@
 ** data; a NaN time counts its firing without a residual. Without
 ** blending, a run ends once it has passed the last target and seen every
 ** firing the data ask for (salta__targets_plan_stop).
+**
+** A route's part: its forward run with salta__targets_plan_stop's plan,
+** then salta__targets_match_events on that run (ed[i].rec: the firing's
+** record, -1 for the end), then per datum salta__targets_event_residual
+** at its own tau_i, adding r_i^2 to L and dL/dtau_i where it differentiates
+** that record's time (the end's when rec is -1); the residuals follow the
+** outputs' in datum order.
 */
 #ifndef SALTA_TARGETS_H
 #define SALTA_TARGETS_H
