@@ -48,7 +48,9 @@
 --                adjoint's trapezoid on BDF2 steps) of the largest
 --                component of the differences, times max(1, 1 / rho^2)
 --                for the reference's smallest rho, and at least the
---                differences' own precision; the differences are
+--                differences' own precision (a component is measured
+--                against 1e-6 of the data's mean square over its scale
+--                when that is more than the largest); the differences are
 --                unreliable (a kink, a jump) when central ones at h and
 --                2h, or forward and backward ones, differ by more than
 --                half the sensitivities' tolerance and their precision
@@ -524,12 +526,17 @@ local function reference_gradient(L, p, free, data, tol_rel, where)
     fd[k], spread[k], eps[k] = g, sp, 2 * math.sqrt(L0 * D2) * K * FD_RTOL / h
     say("differences %s (h = %g): %.12g, spread %.2g, precision %.2g", c.name, h, g, sp, eps[k])
   end
-  local G = 0
-  for k = 1, #fd do G = math.max(G, math.abs(fd[k])) end
-  for k = 1, #fd do
-    if spread[k] > math.max(0.5 * tol_rel * G, eps[k]) then
+  -- each component is measured against the largest, or against 1e-6 of
+  -- the data's mean square over the parameter's scale when that is more
+  -- (a gradient below it is zero for any fit; the adjoint's mesh, cut at
+  -- the events of parts no output reads, gives such gradients ~1e-12)
+  local Gmax, G = 0, {}
+  for k = 1, #fd do Gmax = math.max(Gmax, math.abs(fd[k])) end
+  for k, c in ipairs(free) do
+    G[k] = math.max(Gmax, 1e-6 * D2 / math.max(math.abs(p[k]), c.scale))
+    if spread[k] > math.max(0.5 * tol_rel * G[k], eps[k]) then
       found("ill-conditioned", ("differences in %s disagree with each other by %.2g (largest component %.3g) %s"):format(
-        free[k].name, spread[k], G, where))
+        c.name, spread[k], G[k], where))
       return nil
     end
   end
@@ -576,13 +583,13 @@ local function gradient_truth(m, d, ref)
       if not rt.optional then found("error", tostring(g):gsub("\n", " | ")) end
     else
       for k = 1, #fd do
-        local tol = math.max(rt[4] * G * graze, eps[k])
+        local tol = math.max(rt[4] * G[k] * graze, eps[k])
         say("%-15s %-12s %.12g (differences %.12g)", rt[1], names[k], g[k], fd[k])
         if not finite(g[k]) then
           found("silent-nan", ("%s gradient[%d] = %s %s"):format(rt[1], k, tostring(g[k]), where))
         elseif math.abs(g[k] - fd[k]) > tol then
           found("wrong-gradient", ("%s: dL/d%s = %s, differences %s (tolerance %.2g, largest component %.3g) %s"):format(
-            rt[1], names[k], fmt(g[k]), fmt(fd[k]), tol, G, where))
+            rt[1], names[k], fmt(g[k]), fmt(fd[k]), tol, G[k], where))
         end
       end
     end
