@@ -3,8 +3,8 @@
 #   make               libsalta.a, libsalta.so, the salta host, salta/core.so
 #   make test          C unit tests + busted specs (host and lua5.4)
 #   make test SANITIZE=1   the same with AddressSanitizer and UBSan
-#   make fuzz [FUZZ_SECONDS=600]   mutation fuzzing (spec/fuzz/fuzz.lua): half the time on
-#                      the normal build, half on the sanitizer build
+#   make fuzz [FUZZ_SECONDS=600]   mutation and truth fuzzing (spec/fuzz/fuzz.lua): half
+#                      the time on the normal build, half on the sanitizer build
 #   make bench | demo | install PREFIX=...
 
 PREFIX ?= /usr/local
