@@ -35,7 +35,7 @@
 --   event time   K rtol (1 + |t|) max(1, S / |rate|) A: the error of a
 --                guard's value is about rtol S, and the crossing moves by
 --                that over its rate; A, the amplification of the crossings
---                before it, is the product of their max(1, 1 / rho) (the
+--                before it, is the product of their max(1, 0.1 / rho) (the
 --                saltation matrix's term (f+ - r_x f-) e_x / rate)
 --   output       (K rtol (1 + |t|) (Y + 1e-3) + K atol) A, Y the output's
 --                largest |value| along the reference; output times within
@@ -175,13 +175,16 @@ local function guard_scales(m, tr, p)
 end
 
 -- How much the located crossings before t amplify an error in the state:
--- the saltation matrix's term (f+ - r_x f-) e_x / rate grows as 1 / rho,
--- and amplifications compound (capped where nothing is checked any more).
+-- the saltation matrix's term (f+ - r_x f-) e_x / rate grows as 1 / rho;
+-- a crossing at rho >= RHO_AMP amplifies within what K allows for, a
+-- shallower one by RHO_AMP / rho more, and those compound (capped where
+-- nothing is checked any more).
+local RHO_AMP = 0.1
 local function amplification(evs, t)
   local a = 1
   for _, e in ipairs(evs) do
     if e.t >= t then break end
-    if e.cascade == 0 then a = math.min(1e12, a * math.max(1, 1 / math.max(e.rho, 1e-12))) end
+    if e.cascade == 0 then a = math.min(1e12, a * math.max(1, RHO_AMP / math.max(e.rho, 1e-12))) end
   end
   return a
 end
