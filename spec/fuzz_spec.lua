@@ -58,3 +58,30 @@ describe("make fuzz's driver", function()
     assert(out:find("rc=1", 1, true), out)
   end)
 end)
+
+describe("make fuzz's truth case", function()
+  local gen = dofile("spec/fuzz/models.lua")
+
+  it("generates the same model from the same seed", function()
+    for _, seed in ipairs({ 2, 86, 5740 }) do
+      local a, b = gen.generate(seed), gen.generate(seed)
+      assert.are.same(a.constructs, b.constructs)
+      assert.are.same(a.times, b.times)
+      assert.are.same(a.free, b.free)
+    end
+  end)
+
+  it("ends with one line of a known class, never an error of its own", function()
+    local host = os.getenv("SALTA_BIN") or "build/salta"
+    for _, seed in ipairs({ 2, 8 }) do
+      local p = assert(io.popen(("%s spec/fuzz/truth.lua %d 2>&1"):format(host, seed)))
+      local last = p:read("a"):match("([^\n]*)\n?$")
+      p:close()
+      local ok = last == "OK"
+      for _, prefix in ipairs({ "ERROR model '", "DISAGREE ", "WRONG%-GRADIENT ", "ILL%-CONDITIONED ", "INCONCLUSIVE " }) do
+        ok = ok or last:find("^" .. prefix) ~= nil
+      end
+      assert(ok and not last:find("truth.lua:", 1, true), ("seed %d: %s"):format(seed, last))
+    end
+  end)
+end)
