@@ -48,12 +48,13 @@
 --                adjoint's trapezoid on BDF2 steps) of the largest
 --                component of the differences, times max(1, 1 / rho^2)
 --                for the reference's smallest rho, and at least the
---                differences' own precision (a component is measured
---                against 1e-6 of the data's mean square over its scale
---                when that is more than the largest); the differences are
---                unreliable (a kink, a jump) when central ones at h and
---                2h, or forward and backward ones, differ by more than
---                half the sensitivities' tolerance and their precision
+--                differences' own error: twice their spread (central ones
+--                at h and 2h, forward and backward ones) and the loss's
+--                error over h (a component is measured against 1e-6 of the
+--                data's mean square over its scale when that is more than
+--                the largest); the differences are unreliable (a kink, a
+--                jump) when the spread exceeds half the sensitivities'
+--                tolerance and K times the loss's error over h
 -- A disagreement is ill-conditioned when a near-grazing crossing (in the
 -- reference or the run) or a cluster of different events closer than
 -- their tolerance comes before it.
@@ -518,11 +519,12 @@ local function loss_data(m, d, ref, free, names, r)
   return times, outs, data
 end
 
--- The differences for every free value at FD_RTOL, and their precision:
--- the loss's error, about 2 sqrt(L D2) K FD_RTOL (D2 the data's mean
--- square), over the step. nil when they are unreliable (reported as
--- ill-conditioned): the spread between estimates exceeds both their
--- precision and half the tolerance they are to check against.
+-- The differences for every free value at FD_RTOL, and their error: the
+-- larger of twice the spread between estimates and the loss's error
+-- (about 2 sqrt(L D2) FD_RTOL, D2 the data's mean square) over the step.
+-- nil when they are unreliable (reported as ill-conditioned): the spread
+-- exceeds both K times that loss error over the step (more than noise: a
+-- kink or a jump) and half the tolerance they are to check against.
 local function reference_gradient(L, p, free, data, tol_rel, where)
   local okv, L0 = pcall(L.value, L, p)
   if not okv then found("error", tostring(L0)); return nil end
@@ -539,8 +541,8 @@ local function reference_gradient(L, p, free, data, tol_rel, where)
       found("ill-conditioned", ("differences in %s: %s %s"):format(c.name, tostring(g), where))
       return nil
     end
-    fd[k], spread[k], eps[k] = g, sp, 2 * math.sqrt(L0 * D2) * K * FD_RTOL / h
-    say("differences %s (h = %g): %.12g, spread %.2g, precision %.2g", c.name, h, g, sp, eps[k])
+    fd[k], spread[k], eps[k] = g, sp, 2 * math.sqrt(L0 * D2) * FD_RTOL / h
+    say("differences %s (h = %g): %.12g, spread %.2g, loss error over h %.2g", c.name, h, g, sp, eps[k])
   end
   -- each component is measured against the largest, or against 1e-6 of
   -- the data's mean square over the parameter's scale when that is more
@@ -550,11 +552,12 @@ local function reference_gradient(L, p, free, data, tol_rel, where)
   for k = 1, #fd do Gmax = math.max(Gmax, math.abs(fd[k])) end
   for k, c in ipairs(free) do
     G[k] = math.max(Gmax, 1e-6 * D2 / math.max(math.abs(p[k]), c.scale))
-    if spread[k] > math.max(0.5 * tol_rel * G[k], eps[k]) then
+    if spread[k] > math.max(0.5 * tol_rel * G[k], K * eps[k]) then
       found("ill-conditioned", ("differences in %s disagree with each other by %.2g (largest component %.3g) %s"):format(
         c.name, spread[k], G[k], where))
       return nil
     end
+    eps[k] = math.max(eps[k], 2 * spread[k])
   end
   return fd, G, eps
 end
