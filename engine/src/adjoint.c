@@ -361,74 +361,88 @@ static int refine_mesh(salta__adj *a) {
   return 0;
 }
 
-/* Solves the discrete trajectory from w0; its segments' ends into ends
-** (nseg x nx) unless NULL. */
-static int solve_all(salta__adj *a, const double *w0, double *ends) {
+/* Solves the discrete trajectory from w0. */
+static int solve_all(salta__adj *a, const double *w0) {
   int s, st;
   memcpy(salta__adj_node(a, 0), w0, sizeof(double) * (size_t)a->n);
   a->mesh_fail = -1;
   for (s = 0; s < a->nseg; ++s) {
     if ((st = solve_segment(a, s))) return st;
     if (a->ends_at_event && s + 2 == a->nseg) a->tau[a->nseg] = a->tau[s + 1];
-    if (ends)
-      memcpy(ends + (size_t)s * a->nx, salta__adj_node(a, a->segs[s].node0 + a->segs[s].m),
-             sizeof(double) * (size_t)a->nx);
   }
   return SALTA_OK;
 }
 
-/* The trapezoid's error at the segments' ends, estimated by step doubling
-** (the coarse solution's error is 4/3 the change, the fine one's 1/3), in
-** the integrator's error weights atol + rtol |x| (both scaled up to rtol =
-** MESH_RTOL when tighter); its worst segment in *at. */
-static double doubling_error(const salta__adj *a, const double *coarse, const double *fine,
-                             const salta_sim_options *o, int *at) {
+/* The trapezoid's error at every node of the coarse mesh (the fine one's
+** every other node), estimated by step doubling (the coarse solution's
+** error is 4/3 the change, the fine one's 1/3), in the integrator's error
+** weights atol + rtol |x| (both scaled up to rtol = MESH_RTOL when
+** tighter); coarse holds the coarse mesh's nodes, nx apart; the time of
+** its worst node in *at. The ends alone are not enough: a forced
+** trajectory's error at its end may be far below its error at the targets
+** before it. */
+static double doubling_error(const salta__adj *a, const double *coarse, const salta_sim_options *o, double *at) {
   /* a second-order method does not chase tolerances below MESH_RTOL: its
   ** mesh would grow past memory for digits the gradient does not need */
   double worst = 0, scale = fmax(1.0, MESH_RTOL / o->rtol), rtol = o->rtol * scale, atol = o->atol * scale;
-  int s, i;
+  int s, i, j, c0 = 0;
   for (s = 0; s < a->nseg; ++s) {
-    if (!has_length(a, s)) continue;
-    for (i = 0; i < a->nx; ++i) {
-      double f = fine[(size_t)s * a->nx + i], e = fabs(f - coarse[(size_t)s * a->nx + i]) / 3;
-      e /= atol + rtol * fabs(f);
-      if (e > worst) worst = e, *at = s;
-    }
+    int mc = a->segs[s].m / 2;
+    if (has_length(a, s))
+      for (i = 1; i <= mc; ++i) {
+        const double *f = salta__adj_node(a, a->segs[s].node0 + 2 * i), *c = coarse + (size_t)(c0 + i) * a->nx;
+        for (j = 0; j < a->nx; ++j) {
+          double e = fabs(f[j] - c[j]) / 3 / (atol + rtol * fabs(f[j]));
+          if (e > worst) worst = e, *at = salta__adj_time(a, s, 2 * i);
+        }
+      }
+    c0 += mc + 1;
   }
   return worst;
 }
 
+/* Copies every node's states, nx apart, into *buf (grown to fit). */
+static int keep_states(const salta__adj *a, double **buf) {
+  double *b = realloc(*buf, sizeof(double) * ((size_t)a->nnodes * a->nx + 1));
+  int k;
+  if (!b) return -1;
+  *buf = b;
+  for (k = 0; k < a->nnodes; ++k) memcpy(b + (size_t)k * a->nx, salta__adj_node(a, k), sizeof(double) * (size_t)a->nx);
+  return 0;
+}
+
 /* The discrete trajectory on a mesh doubled until the trapezoid's error,
 ** estimated by step doubling, is within FOLLOW_TOL times the integrator's
-** error weights at every segment's end (a solve that fails on a coarse
+** error weights at every node (a solve that fails on a coarse
 ** mesh is retried on a finer one): the adjoint's accuracy follows the
 ** tolerance, whatever mesh it starts from. */
 static int follow_tolerance(salta__adj *a, const salta_sim_options *o, const double *w0) {
-  size_t size = (size_t)a->nseg * a->nx + 1;
-  double *prev = malloc(sizeof(double) * size), *ends = malloc(sizeof(double) * size), err = 0;
-  int round, st, have_prev = 0, at = 0, failures = 0;
-  if (!prev || !ends) return free(prev), free(ends), salta__fail(a->err, SALTA_EMEM, "out of memory");
+  double *prev = NULL, err = 0, at = 0;
+  int round, st, have_prev = 0, failures = 0;
   for (round = 0;; ++round) {
     memcpy(a->tau, a->tau_run, sizeof(double) * ((size_t)a->nseg + 1));   /* each solve starts from the run's times */
-    if ((st = solve_all(a, w0, ends)) != SALTA_OK) {
+    if ((st = solve_all(a, w0)) != SALTA_OK) {
       /* a coarse mesh may miss what a finer one follows; not three times */
       if (a->mesh_fail < 0 || round == REFINE_ROUNDS || ++failures == FAILED_REFINES) break;
       have_prev = 0;
     } else {
-      if (have_prev && (err = doubling_error(a, prev, ends, o, &at)) <= FOLLOW_TOL) break;
+      if (have_prev && (err = doubling_error(a, prev, o, &at)) <= FOLLOW_TOL) break;
       if (round == REFINE_ROUNDS) {
         st = salta__fail(a->err, SALTA_ESOLVER, "model '%s': adjoint: after %d doublings of its mesh (%d nodes) the "
                          "trapezoid's error is still %.3g times the tolerance at t = %.17g; use method = \"sens\"",
-                         a->d->name, REFINE_ROUNDS, a->nnodes, err, a->tau[at + 1]);
+                         a->d->name, REFINE_ROUNDS, a->nnodes, err, at);
         break;
       }
-      memcpy(prev, ends, sizeof(double) * size);
+      if (keep_states(a, &prev)) {
+        st = salta__fail(a->err, SALTA_EMEM, "out of memory");
+        break;
+      }
       have_prev = 1;
     }
     if ((st = refine_mesh(a)) != 0) {
       if (failures > 0 && st == -1) {   /* the solve's own failure says more than the mesh's size */
         memcpy(a->tau, a->tau_run, sizeof(double) * ((size_t)a->nseg + 1));
-        st = solve_all(a, w0, ends);
+        st = solve_all(a, w0);
         break;
       }
       st = st == -2 ? salta__fail(a->err, SALTA_EMEM, "out of memory")
@@ -439,7 +453,6 @@ static int follow_tolerance(salta__adj *a, const salta_sim_options *o, const dou
     }
   }
   free(prev);
-  free(ends);
   return st;
 }
 
@@ -544,7 +557,7 @@ static int consistent_trajectory(salta__adj *a, const salta_sim_options *o, int 
   if ((st = salta__adj_solve_z(a, a->tau[0], w0))) return st;
   if (!(start = malloc(sizeof(double) * (size_t)(a->n + 1)))) return salta__fail(a->err, SALTA_EMEM, "out of memory");
   memcpy(start, w0, sizeof(double) * (size_t)a->n);
-  st = mesh_k == 0 ? follow_tolerance(a, o, start) : solve_all(a, start, NULL);
+  st = mesh_k == 0 ? follow_tolerance(a, o, start) : solve_all(a, start);
   free(start);
   if (st && mesh_k > 0 && a->mesh_fail >= 0) {   /* a finer mesh would change something: say which */
     char msg[SALTA_ERRMSG_SIZE];
