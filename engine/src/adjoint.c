@@ -375,27 +375,32 @@ static int solve_all(salta__adj *a, const double *w0) {
 
 /* The trapezoid's error at every node of the coarse mesh (the fine one's
 ** every other node), estimated by step doubling (the coarse solution's
-** error is 4/3 the change, the fine one's 1/3), in the integrator's error
-** weights atol + rtol |x| (both scaled up to rtol = MESH_RTOL when
-** tighter); coarse holds the coarse mesh's nodes, nx apart; the time of
-** its worst node in *at. The ends alone are not enough: a forced
+** error is 4/3 the change, the fine one's 1/3), in units of atol + rtol X:
+** at a segment's end, where the next one starts, X is the state's |value|
+** there (the integrator's error weights); inside, its largest |value| over
+** the segment (a global error against the state's size, not against its
+** value where it passes through zero). Both are scaled up to rtol =
+** MESH_RTOL when tighter. The ends alone are not enough: a forced
 ** trajectory's error at its end may be far below its error at the targets
-** before it. */
+** before it. coarse holds the coarse mesh's nodes, nx apart; the time of
+** the worst node goes to *at. */
 static double doubling_error(const salta__adj *a, const double *coarse, const salta_sim_options *o, double *at) {
   /* a second-order method does not chase tolerances below MESH_RTOL: its
   ** mesh would grow past memory for digits the gradient does not need */
   double worst = 0, scale = fmax(1.0, MESH_RTOL / o->rtol), rtol = o->rtol * scale, atol = o->atol * scale;
   int s, i, j, c0 = 0;
   for (s = 0; s < a->nseg; ++s) {
-    int mc = a->segs[s].m / 2;
-    if (has_length(a, s))
+    const salta__adj_seg *g = &a->segs[s];
+    int mc = g->m / 2;
+    for (j = 0; has_length(a, s) && j < a->nx; ++j) {
+      double X = 0;
+      for (i = 0; i <= g->m; ++i) X = fmax(X, fabs(salta__adj_node(a, g->node0 + i)[j]));
       for (i = 1; i <= mc; ++i) {
-        const double *f = salta__adj_node(a, a->segs[s].node0 + 2 * i), *c = coarse + (size_t)(c0 + i) * a->nx;
-        for (j = 0; j < a->nx; ++j) {
-          double e = fabs(f[j] - c[j]) / 3 / (atol + rtol * fabs(f[j]));
-          if (e > worst) worst = e, *at = salta__adj_time(a, s, 2 * i);
-        }
+        double f = salta__adj_node(a, g->node0 + 2 * i)[j];
+        double e = fabs(f - coarse[(size_t)(c0 + i) * a->nx + j]) / 3 / (atol + rtol * (i == mc ? fabs(f) : X));
+        if (e > worst) worst = e, *at = salta__adj_time(a, s, 2 * i);
       }
+    }
     c0 += mc + 1;
   }
   return worst;
