@@ -417,10 +417,10 @@ static int keep_states(const salta__adj *a, double **buf) {
 }
 
 /* The discrete trajectory on a mesh doubled until the trapezoid's error,
-** estimated by step doubling, is within FOLLOW_TOL times the integrator's
-** error weights at every node (a solve that fails on a coarse
-** mesh is retried on a finer one): the adjoint's accuracy follows the
-** tolerance, whatever mesh it starts from. */
+** estimated by step doubling, is within FOLLOW_TOL times the weights of
+** doubling_error at every node (a solve that fails on a coarse mesh is
+** retried on a finer one): the adjoint's accuracy follows the tolerance,
+** whatever mesh it starts from. */
 static int follow_tolerance(salta__adj *a, const salta_sim_options *o, const double *w0) {
   double *prev = NULL, err = 0, at = 0;
   int round, st, have_prev = 0, failures = 0;
