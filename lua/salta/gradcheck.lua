@@ -27,12 +27,35 @@ local function richardson(loss, p, h)
   return loss:fd_grad(p, { h = h, error = true })
 end
 
--- Whether some reference's own error exceeds the tolerance `tol`.
-local function uncertain_any(rep, tol)
-  for k = 1, #rep.reference do
-    if rep.reference_err[k] > tol then return true end
+-- Whether some reference's error estimate exceeds the tolerance `tol`.
+local function uncertain_any(err, tol)
+  for k = 1, #err do
+    if err[k] > tol then return true end
   end
   return false
+end
+
+local function largest(v)
+  local big = 0
+  for k = 1, #v do big = math.max(big, math.abs(v[k])) end
+  return big
+end
+
+-- The reference at p and its error estimate; with `refine`, a loss curved
+-- on a smaller scale than the step (a fast transient after an event, a
+-- frequency) is retried at h / 10 and h / 100, each parameter keeping its
+-- least uncertain reference. Also the smallest step taken, when refined.
+local function reference(tight, p, h, tol, refine)
+  local ref, err = richardson(tight, p, h)
+  local h0, tries = h, refine and 2 or 0
+  while tries > 0 and uncertain_any(err, tol * largest(ref)) do
+    h, tries = h / 10, tries - 1
+    local r, e = richardson(tight, p, h)
+    for k = 1, #p do
+      if e[k] < err[k] then ref[k], err[k] = r[k], e[k] end
+    end
+  end
+  return ref, err, h < h0 and h or nil
 end
 
 -- The routes compared: each a name and a function giving the gradient.
@@ -126,23 +149,8 @@ function M.check(loss, opts)
   local texts = {}
   for k, n in ipairs(loss.free) do texts[k] = ("%s = %.6g"):format(n, p[k]) end
   rep.point_text = table.concat(texts, ", ")
-  local big = 0
-  rep.reference, rep.reference_err = richardson(tight, p, h)
-  for k = 1, #p do big = math.max(big, math.abs(rep.reference[k])) end
-  -- a loss curved on a smaller scale than the step (a fast transient after
-  -- an event, a frequency) needs smaller steps: two tenfold refinements,
-  -- each parameter keeping its least uncertain reference
-  local hk = opts.h and 0 or 2
-  while hk > 0 and uncertain_any(rep, tol * big) do
-    h, hk = h / 10, hk - 1
-    local r, e = richardson(tight, p, h)
-    for k = 1, #p do
-      if e[k] < rep.reference_err[k] then rep.reference[k], rep.reference_err[k] = r[k], e[k] end
-    end
-    big = 0
-    for k = 1, #p do big = math.max(big, math.abs(rep.reference[k])) end
-  end
-  rep.h_refined = h < rep.h and h or nil
+  rep.reference, rep.reference_err, rep.h_refined = reference(tight, p, h, tol, not opts.h)
+  local big = largest(rep.reference)
   local keep = opts.routes and require("salta.names").index_of(opts.routes)
   local any_bad, undefined = false, false
   for _, r in ipairs(routes(loss, p)) do
