@@ -27,8 +27,24 @@ local run = require("salta.fit_run")
 local horizon = require("salta.fit_horizon")
 local multistart = require("salta.multistart")
 local report = require("salta.fit_report")
+local mpi = require("salta.mpi")
 
 local M = {}
+
+-- The warnings of a fit at its start, each written to stderr (rank 0) and
+-- kept in the result's warnings: compared outputs that jump at events
+-- where the loss does not treat them (salta.lsq's jump_warning).
+local function start_warnings(loss, start)
+  local out = {}
+  if loss.jump_warning then
+    local ok, w = pcall(loss.jump_warning, loss, start)
+    if ok and w then out[#out + 1] = w end
+  end
+  for _, w in ipairs(out) do
+    if mpi.is_root() then io.stderr:write("salta.fit: warning: ", w, "\n") end
+  end
+  return out
+end
 
 -- fit(spec): spec is topic fit's table (salta.help("fit")); returns a Fit
 -- (salta.fit_report).
@@ -41,9 +57,11 @@ function M.fit(spec)
   if #loss.free == 0 then error("salta.fit: the loss has no free parameters", 2) end
   if spec.starts then return report.new(multistart.fit(spec)) end
   local plan = plan_of.prepare(spec)   -- its errors name the caller (level 3)
+  local warnings = start_warnings(loss, plan.start)
   if spec.check then plan_of.check_start(spec, plan) end
-  if spec.horizon then return report.new(horizon.fit(spec, plan)) end
-  return report.new(run.once(spec, plan, loss, plan.start))
+  local result = spec.horizon and horizon.fit(spec, plan) or run.once(spec, plan, loss, plan.start)
+  result.warnings = #warnings > 0 and warnings or nil
+  return report.new(result)
 end
 
 M.compare = report.compare

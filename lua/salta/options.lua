@@ -121,7 +121,16 @@ local TOPICS = {
     { "params", "table", "the nominal values", nil, "values of the parameters that are not free" },
     { "x0", "table", "the start values", nil, "the start state" },
     { "after_end", "string", '"error"', nil, "targets past a terminal event: \"error\" or \"drop\" (zero residuals)" },
+    { "robust", "string", '"linear"', nil, "a robust loss for outliers and outputs that jump at events: \"soft_l1\", \"huber\" or \"cauchy\" (scipy's; \"linear\": least squares)" },
+    { "robust_scale", "number", "1", POSITIVE, "the robust loss's scale C, in units of the weighted residual (of sigma with sigma): residuals well below C count as in least squares" },
+    { "event_window", "boolean|number|table", "false", nil, "drop the data of outputs that jump at an event near it, the windows following the fitted events: true, a width, or a table (topic event_window)" },
   }, engine_options("lsq", { t0 = "min(0, first time)", tf = "the last time (30 blend widths later with blend)" })) },
+  { "event_window", "salta.lsq's event_window = {...}", {
+    { "width", "number", "2 median target spacings", NONNEG, "data within this time of an event at which their output jumps are dropped" },
+    { "ramp", "number", "the width", NONNEG, "beyond the width, data are down-weighted over this time (a C2 ramp from 0 to 1; 0: a hard drop, whose motion the gradient does not see)" },
+    { "outputs", "table", "every output that jumps", nil, "the outputs windowed (names)" },
+    { "events", "table", "every event", nil, "the events windowed (names)" },
+  } },
   { "grad", "the options of loss:value, grad, value_and_grad", {
     { "method", "string", '"sens"', nil, "gradient route: \"sens\" (forward sensitivities), \"adjoint\" or \"fd\" (central differences)" },
     { "mesh", "integer|string", '"steps"', nil, "adjoint: \"steps\" (the integrator's) or K uniform nodes per segment" },
