@@ -164,6 +164,12 @@ function Fit:table()
   lines[#lines + 1] = ("%s: %s after %d iterations%s (%d evaluations); loss %.6e; %.2f ms/iter; %.3f s"):format(
     self.method, self.status, self.iterations, self.stages and (" over %d horizons"):format(#self.stages) or "",
     self.evaluations, self.loss, self.ms_per_iter, self.total_s)
+  for i, st in ipairs(self.stages or {}) do
+    if st.held then
+      lines[#lines + 1] = ("horizon %d (t <= %g) held, not determined by its data: %s"):format(i, st.t_end,
+        require("salta.fit_horizon").held_text(st.held, st.held_rse))
+    end
+  end
   for _, w in ipairs(self.warnings or {}) do lines[#lines + 1] = "warning: " .. w end
   return table.concat(lines, "\n")
 end

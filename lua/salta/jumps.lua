@@ -86,14 +86,15 @@ function M.structural(model)
   return J
 end
 
--- at(model, tr, p, outputs): the jumps of the named outputs at the events
--- of trajectory tr (simulated at parameters p, an array over
+-- at(model, tr, p, outputs [, scale]): the jumps of the named outputs at
+-- the events of trajectory tr (simulated at parameters p, an array over
 -- model.params), by output and event: a list of { output, event, count
 -- (the event's occurrences where the output jumps), size (the largest
 -- |y+ - y-|), t (the first) }, where the structure allows a jump and the
--- values differ by more than 1e-9 of their size. The breakpoints of step
+-- values differ by more than 1e-6 of scale[output] (the output's size,
+-- e.g. its data's; default 0) and 1e-9 of theirs. The breakpoints of step
 -- tables are not in tr:events(): their jumps are the structure's alone.
-function M.at(model, tr, p, outputs)
+function M.at(model, tr, p, outputs, scale)
   local J = M.structural(model)
   local yidx = index_of(model.outputs)
   local eidx = index_of(model.events)
@@ -112,7 +113,8 @@ function M.at(model, tr, p, outputs)
         ym = ym or model:eval("h", ev.t, array(model.states, ev.x_minus), array(model.algebraics, ev.z_minus), p)
         yp = yp or model:eval("h", ev.t, array(model.states, ev.x_plus), array(model.algebraics, ev.z_plus), p)
         local size = math.abs(yp[y] - ym[y])
-        if size > 1e-9 * math.max(math.abs(yp[y]), math.abs(ym[y]), 1e-300) then
+        if size > math.max(1e-6 * (scale and scale[n] or 0), 1e-9 * math.max(math.abs(yp[y]), math.abs(ym[y])))
+          and size > 0 then
           local key = n .. "\0" .. ev.name
           local rec = found[key]
           if not rec then

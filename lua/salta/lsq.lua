@@ -580,11 +580,19 @@ local function run_at(self, p)
     atol = spec.atol, method = spec.method, times = { self.t0, self.tf } }, P
 end
 
--- jumps(p): the compared outputs that jump at events in the run at p
--- (salta.jumps.at): { output, event, count, size, t } each.
+-- jumps(p): the compared outputs that jump at events in the run at p by
+-- more than 1e-6 of their data's size (salta.jumps.at): { output, event,
+-- count, size, t } each.
 function Loss:jumps(p)
   local tr, P = run_at(self, p)
-  return require("salta.jumps").at(self.model, tr, P, self.outputs)
+  local scale = {}   -- a jump below 1e-6 of the data's size is none
+  for _, n in ipairs(self.outputs) do
+    scale[n] = 0
+    for _, v in ipairs(self.columns[n]) do
+      if v == v then scale[n] = math.max(scale[n], math.abs(v)) end
+    end
+  end
+  return require("salta.jumps").at(self.model, tr, P, self.outputs, scale)
 end
 
 -- event_times(p): the distinct times of the model's events (input
