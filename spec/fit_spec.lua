@@ -293,6 +293,27 @@ describe("horizon continuation", function()
     assert.is_false(ok)
     assert.truthy(tostring(err):find("horizon[2] = 20 is not before the last target (t = 20)", 1, true), tostring(err))
   end)
+
+  it("without events takes 1/6, 1/3 and 2/3 of the span, and holds what a stage does not determine", function()
+    -- x' = -k x + c (t > 5 ? 1 : 0) through a step input: c has no influence before t = 5
+    local step = salta.table{ t = { 0, 5, 30 }, v = { 0, 1, 1 }, interp = "step" }
+    local dm = salta.dae{ name = "stepped", states = { { "x", 1 } }, params = { k = 0.5, c = 2 },
+      inputs = { u = step }, f = function(t, x, z, p, u) return { -p.k * x.x + p.c * u.u(t) } end }
+    local ts, d = {}, {}
+    for i = 1, 120 do ts[i] = 0.25 * i end
+    local y = dm:simulate{ tf = 30, times = ts, rtol = 1e-10, atol = 1e-12 }
+    for i = 1, #ts do d[i] = y.y.x[i] end
+    local loss = salta.lsq{ model = dm, times = ts, data = { x = d }, free = { "k", "c" }, rtol = 1e-9, atol = 1e-11 }
+    local r = salta.fit{ loss = loss, start = { 0.6, 2.5 }, horizon = true, print_every = 0 }
+    assert.are.same({ 20, 40, 80, 120 }, { r.stages[1].targets, r.stages[2].targets, r.stages[3].targets,
+      r.stages[4].targets })
+    assert.are.same({ "c" }, r.stages[1].held)   -- t <= 5: no influence
+    assert.are.equal(math.huge, r.stages[1].held_rse.c)
+    assert.is_nil(r.stages[2].held)
+    assert.truthy(r:table():find("horizon 1 (t <= 5) held, not determined by its data: c (no influence", 1, true))
+    assert.is_near(0.5, r.params.k, 1e-6)
+    assert.is_near(2, r.params.c, 1e-6)
+  end)
 end)
 
 describe("data files", function()

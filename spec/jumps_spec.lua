@@ -184,4 +184,13 @@ describe("salta.fit on outputs that jump", function()
     has(r.warnings[1], "output 'i' jumps at event 'off'")
     has(r:table(), "warning: output 'i' jumps")
   end)
+
+  it("warns for each experiment of salta.experiments, and for multi-start", function()
+    local E = salta.experiments{ losses = { motor_loss(nil, 1e-7), motor_loss({ event_window = true }, 1e-7),
+      motor_loss(nil, 1e-7) }, shared = FREE }
+    local r = salta.fit{ loss = E, start = AT, print_every = 0, max_iter = 1 }
+    assert.are.equal(2, #r.warnings)
+    local ms = salta.fit{ loss = motor_loss(nil, 1e-7), starts = { AT }, print_every = 0, max_iter = 1 }
+    assert.are.equal(1, #ms.warnings)
+  end)
 end)

@@ -16,7 +16,8 @@
 -- targets); and no stage spans more than twice the last (the first, an
 -- eighth of the whole), for the events of the data that the run at the
 -- stage's start does not have yet. Without events (or a loss that cannot
--- tell them), the horizons t0 + span/6, span/3, 2 span/3.
+-- tell them) in the run at the start before the last target, the horizons
+-- t0 + span/6, span/3, 2 span/3.
 --
 -- In every stage but the last, a free parameter that the stage's data do
 -- not determine is held at its value: one without influence on the
@@ -96,7 +97,8 @@ local function horizons(loss, h, start)
   local t_last = times[#times]
   local list
   if h == true then
-    local t1 = event_end(loss, start, -math.huge)
+    local ok, events = pcall(function() return loss.event_times and loss:event_times(start) or {} end)
+    local t1 = ok and #events > 0 and events[1] < t_last and event_end(loss, start, -math.huge)
     if t1 and t1 < math.huge then
       return function(_, p, prev)
         if prev == math.huge then return nil end
