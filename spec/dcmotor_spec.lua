@@ -5,7 +5,7 @@
 -- independent simulation (examples/dcmotor_reference.lua: Runge-Kutta in
 -- plain Lua) by the recipe of the guide's "Fitting a hybrid model to
 -- measured data": sigma, log parameters, event_window = true, horizon =
--- true, Levenberg-Marquardt.
+-- true, Levenberg-Marquardt; and the profiles of its estimates.
 local salta = require("salta")
 
 local ref = dofile("examples/dcmotor_reference.lua")
@@ -69,6 +69,20 @@ describe("the DC motor under a relay (models/dcmotor.lua)", function()
       assert.is_true(r.stages[1].t_end < first, what)
       assert.are.equal(math.huge, r.stages[1].held_rse.dlt)
       assert.truthy(r:table():find("horizon 1 (t <= ", 1, true))
+    end
+  end)
+
+  it("profiles on the treated loss agree with Wald within 20 % and contain the truth", function()
+    local r = recipe(ref.measure(2025, TIMES), { K = 0.06, R = 0.8, J = 0.025, b = 2.6e-4, dlt = 4.0, w0 = 120 })
+    local _, se = z_scores(r)
+    local wald = r:confidence(0.95)
+    for k, n in ipairs(FREE) do
+      -- steps of half a standard error over +-3 of them (the default span is +-10 % of the estimate)
+      local pr = r:profile(n, { range = { r.x[k] - 3 * se[n], r.x[k] + 3 * se[n] }, points = 13 })
+      local ratio = (pr.interval[2] - pr.interval[1]) / (wald[n][2] - wald[n][1])
+      assert.is_true(pr.bounded[1] and pr.bounded[2], pr:table())
+      assert.is_true(math.abs(ratio - 1) <= 0.2, ("%s: width ratio %.3f\n%s"):format(n, ratio, pr:table()))
+      assert.is_true(pr.interval[1] <= ref.TRUTH[n] and ref.TRUTH[n] <= pr.interval[2], pr:table())
     end
   end)
 

@@ -299,8 +299,8 @@ typedef struct rows { double *yh, *r, *dr, *s, *dyh; } rows;
 
 /* The sum of squares over the reached targets with coef; with resid, jac
 ** or a blended gradient, those too (m rows over the finite data); with
-** windows, the window factors, and with dLdtau the loss's derivative by
-** each record's time through them. */
+** windows, their factors, and in a run with sensitivities the loss's
+** derivative by each record's time through them (win->dLdtau). */
 static double residual_sums(salta_loss *l, predict *pr, rows *w, int need_dyh, double *grad, double *resid,
                             double *jac, windows *win) {
   const salta__targets *tg = &l->tg;
@@ -312,14 +312,17 @@ static double residual_sums(salta_loss *l, predict *pr, rows *w, int need_dyh, d
     if (win) salta__windows_at(&win->w, tg, k);
     L = salta__targets_residuals(tg, k, yk, win ? win->w.v : NULL, &res, L);
     for (j = 0; win && win->tau_p && j < tg->nout; ++j)   /* dL/dv = 2 r s */
-      for (q = 0; q < win->w.nq; ++q) win->dLdtau[win->w.q0 + q] += 2 * w->r[j] * w->s[j] * win->w.dv[(size_t)j * win->w.n + q];
+      for (q = 0; q < win->w.nq; ++q)
+        win->dLdtau[win->w.q0 + q] += 2 * w->r[j] * w->s[j] * win->w.dv[(size_t)j * win->w.n + q];
     for (j = 0; j < tg->nout && rows_too; ++j) {
       size_t kj = (size_t)k * tg->nout + j;
       const double *dyh = dyk + (size_t)j * ns;
       if (salta__targets_missing(tg, kj)) continue;
       if (resid) resid[m] = w->r[j];
-      for (i = 0; jac && i < ns; ++i)
-        jac[(size_t)m * ns + i] = w->dr[j] * dyh[i] + (win && win->tau_p && w->s[j] != 0 ? w->s[j] * window_rate(win, j, i) : 0);
+      for (i = 0; jac && i < ns; ++i) {   /* dr/dv = s */
+        double moving = win && win->tau_p && w->s[j] != 0 ? w->s[j] * window_rate(win, j, i) : 0;
+        jac[(size_t)m * ns + i] = w->dr[j] * dyh[i] + moving;
+      }
       for (i = 0; grad && i < ns; ++i) grad[i] += l->coef[kj] * dyh[i];
       ++m;
     }
@@ -409,8 +412,8 @@ static int planned_run(salta_loss *l, int need_sens, const double *p, const doub
   return salta__targets_reach(&l->tg, salta__sim_planned_count(l->last), &st, l->err);
 }
 
-static int evaluate(salta_loss *l, predict *pr, rows *w, windows *win, double *value, double *grad, double *resid,
-                    double *jac) {
+static int evaluate(salta_loss *l, predict *pr, rows *w, windows *win, double *value, double *grad,
+                    double *resid, double *jac) {
   int blend = l->tg.beta > 0, need_dyh = jac || (grad && blend), ns = l->ns, q, i;
   double L;
   if (grad) memset(grad, 0, sizeof(double) * (size_t)ns);
