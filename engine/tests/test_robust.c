@@ -150,6 +150,7 @@ int main(void) {
     check_case(loss, kind, 0.05, 0.03, 0.04, T, data, tf, 1e-5);    /* with windows */
   }
   check_case(loss, SALTA_ROBUST_LINEAR, 1, 0.0, 0.06, T, data, tf, 1e-5);   /* a ramp alone */
+  check_case(loss, SALTA_ROBUST_SOFT_L1, 0.05, 0.03, 0, T, data, tf, 1e-5);  /* a hard drop: no motion */
 
   /* bad settings name the value; windows over events at which no output jumps change nothing */
   CHECK(salta_loss_set_robust(loss, SALTA_ROBUST_LINEAR, 1) == SALTA_OK);
