@@ -56,7 +56,7 @@ local function event_end(loss, p, prev)
   if not ok then return nil end
   local targets, t0 = loss.times, loss.t0
   local per_target = loss.outputs and #loss.outputs or 1
-  local function held(t_end)
+  local function targets_to(t_end)
     local c = 0
     for _, x in ipairs(targets) do
       if x > t_end then break end
@@ -64,14 +64,14 @@ local function event_end(loss, p, prev)
     end
     return c
   end
-  local before, count, matched = held(prev), 0, 0
+  local before, count, matched = targets_to(prev), 0, 0
   for _, t in ipairs(times) do
     if t < targets[#targets] then count = count + 1 end
     if t <= prev then matched = matched + 1 end
   end
   local limit = prev == -math.huge and t0 + (targets[#targets] - t0) / 8 or t0 + 2 * (prev - t0)
   local function fits(t_end, n)
-    local c = held(t_end)
+    local c = targets_to(t_end)
     return c * per_target >= #loss.free and c > before and (n > 1 or c >= 1.5 * before) and c < #targets
       and t_end or nil
   end
@@ -89,9 +89,10 @@ local function event_end(loss, p, prev)
 end
 
 -- The stage end times of a horizon continuation as a function of the
--- stage and its start (nil: no more stages; math.huge: the whole loss,
--- the last), and whether they come from the events. Errors name the caller
--- of salta.fit (level 4).
+-- stage, its start and the last stage's end (nil: no more stages;
+-- math.huge: the whole loss, the last; and, from the events, the event it
+-- ends before), whether they come from the events, and their count when
+-- known beforehand. Errors name the caller of salta.fit (level 4).
 local function horizons(loss, h, start)
   local times = loss.times
   local t_last = times[#times]
