@@ -176,6 +176,7 @@ local function event_windows(spec, model, outputs, out_idx, times)
     if not index_of(model.events)[n] then error(("salta.lsq: event_window names event '%s', which model '%s' does "
       .. "not have (%s)"):format(tostring(n), model.name, table.concat(model.events, ", ")), 0) end
   end
+  if not (width + ramp > 0) then return nil end   -- windows of no width: none
   local J = require("salta.jumps").structural(model)
   local flags = {}
   for e = 1, #model.events do
