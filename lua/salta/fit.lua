@@ -27,8 +27,29 @@ local run = require("salta.fit_run")
 local horizon = require("salta.fit_horizon")
 local multistart = require("salta.multistart")
 local report = require("salta.fit_report")
+local mpi = require("salta.mpi")
 
 local M = {}
+
+-- The warnings of a fit at its start p (free values), each written to
+-- stderr (rank 0) and kept in the result's warnings: compared outputs
+-- that jump at events where the loss does not treat them (salta.lsq's
+-- jump_warning; each experiment's of salta.experiments).
+local function start_warnings(loss, p)
+  local out = {}
+  local function add(L, q)
+    local ok, w = pcall(L.jump_warning, L, q)
+    if ok and w then out[#out + 1] = w end
+  end
+  if loss.jump_warning then add(loss, p) end
+  for i, L in ipairs(loss.losses or {}) do
+    if L.jump_warning and loss.part then add(L, loss:part(p, i)) end
+  end
+  for _, w in ipairs(out) do
+    if mpi.is_root() then io.stderr:write("salta.fit: warning: ", w, "\n") end
+  end
+  return #out > 0 and out or nil
+end
 
 -- fit(spec): spec is topic fit's table (salta.help("fit")); returns a Fit
 -- (salta.fit_report).
@@ -39,11 +60,19 @@ function M.fit(spec)
   local missing = interface.missing(loss)
   if missing then error("salta.fit: loss must be a salta.lsq loss (or a loss of its interface): " .. missing, 2) end
   if #loss.free == 0 then error("salta.fit: the loss has no free parameters", 2) end
-  if spec.starts then return report.new(multistart.fit(spec)) end
+  if spec.starts then
+    local ok, p = pcall(plan_of.by_name, loss, nil, "start", function(k) return loss:nominal(k) end)
+    local warnings = ok and start_warnings(loss, p) or nil
+    local result = multistart.fit(spec)
+    result.warnings = warnings
+    return report.new(result)
+  end
   local plan = plan_of.prepare(spec)   -- its errors name the caller (level 3)
+  local warnings = start_warnings(loss, plan.start)
   if spec.check then plan_of.check_start(spec, plan) end
-  if spec.horizon then return report.new(horizon.fit(spec, plan)) end
-  return report.new(run.once(spec, plan, loss, plan.start))
+  local result = spec.horizon and horizon.fit(spec, plan) or run.once(spec, plan, loss, plan.start)
+  result.warnings = warnings
+  return report.new(result)
 end
 
 M.compare = report.compare

@@ -164,6 +164,13 @@ function Fit:table()
   lines[#lines + 1] = ("%s: %s after %d iterations%s (%d evaluations); loss %.6e; %.2f ms/iter; %.3f s"):format(
     self.method, self.status, self.iterations, self.stages and (" over %d horizons"):format(#self.stages) or "",
     self.evaluations, self.loss, self.ms_per_iter, self.total_s)
+  for i, st in ipairs(self.stages or {}) do
+    if st.held then
+      lines[#lines + 1] = ("horizon %d (t <= %g) held, not determined by its data: %s"):format(i, st.t_end,
+        require("salta.fit_horizon").held_text(st.held, st.held_rse))
+    end
+  end
+  for _, w in ipairs(self.warnings or {}) do lines[#lines + 1] = "warning: " .. w end
   return table.concat(lines, "\n")
 end
 
@@ -212,6 +219,7 @@ function Fit:to_json(path, extra)
     iterations = self.iterations, evaluations = self.evaluations, status = self.status,
     converged = self.converged, ms_per_iter = self.ms_per_iter, total_s = self.total_s,
     relative_error_percent = self:errors(), history = { loss = self.history.loss }, stages = self.stages,
+    warnings = self.warnings,
   }
   doc.std_error, doc.std_error_unavailable = self:std_errors()
   if doc.std_error then   -- labelled: { row = { column = value } }
