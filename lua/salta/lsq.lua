@@ -276,6 +276,13 @@ function Loss:nominal(k)
   return (self.base_x0 or self.model:vector("x0", nil, self.model.states, self.model.x0))[-d]
 end
 
+-- attributes(k): free parameter k's min, max and nominal as its model
+-- declares them (salta.param_info; a start value has none): {} when none.
+function Loss:attributes(k)
+  local d = self.dirs[k]
+  return d >= 0 and self.model.param_info and self.model.param_info[self.model.params[d + 1]] or {}
+end
+
 local function call(self, p, what)
   local P, X = self:point(p)
   local res = table.pack(self.core:eval(P, X, what))
@@ -405,7 +412,7 @@ function Loss:fd_grad(p, opts)
   opts = opts or {}
   local of = opts.of
   local floor = {}
-  for k = 1, #self.free do floor[k] = self:nominal(k) or 0 end
+  for k = 1, #self.free do floor[k] = self:attributes(k).nominal or self:nominal(k) or 0 end
   local fd = { h = opts.h, richardson = opts.richardson ~= false, log = self.log, floor = floor, error = opts.error }
   if of and of.method == "adjoint" then
     fd.mesh, fd.ida = mesh_arg(of), of.forward == "ida"

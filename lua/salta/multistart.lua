@@ -9,8 +9,8 @@
 --
 -- starts = K samples K points of the box [lower, upper] (log-uniformly for
 -- log-transformed parameters); starts = { {..}, {..} } gives them. The box
--- only places the starts: Levenberg-Marquardt fits run unbounded from
--- them, lbfgsb and adam within it. A start whose fit fails is kept, with
+-- (within the model's min and max) places the starts and bounds every
+-- local fit. A start whose fit fails is kept, with
 -- its message, as a loss of +inf. Under mpirun the starts are split across
 -- the ranks (each evaluates its losses alone) and gathered, so every rank
 -- returns the same result.
@@ -226,20 +226,20 @@ end
 
 -- fit(spec): salta.fit{ starts = ... }: the starts from the box [lower,
 -- upper], a local fit from each (salta.fit_run, or a horizon
--- continuation); LM's fits run unbounded, the others within the box. The
+-- continuation) within the box. The
 -- best fit's result, with every start's outcome (starts) and the wall
 -- time (multistart_s).
 function M.fit(spec)
   local loss = spec.loss
-  local lower = plan_of.by_name(loss, spec.lower, "lower", function() return -math.huge end)
-  local upper = plan_of.by_name(loss, spec.upper, "upper", function() return math.huge end)
+  local lower, upper = plan_of.bounds(loss, plan_of.by_name(loss, spec.lower, "lower", function() return -math.huge end),
+    plan_of.by_name(loss, spec.upper, "upper", function() return math.huge end))
   local starts = M.starts(loss, spec, lower, upper)
   for i, s in ipairs(starts) do starts[i] = plan_of.by_name(loss, s, ("starts[%d]"):format(i)) end
   local local_spec = {}
   for k, v in pairs(spec) do local_spec[k] = v end
   local_spec.starts, local_spec.sampling, local_spec.seed = nil, nil, nil
   local_spec.print_every = spec.print_every or 0
-  if (spec.method or "lm") == "lm" then local_spec.lower, local_spec.upper = nil, nil end
+  local_spec.start = starts[1]   -- the plan's checks: a start inside the box
   local plan = plan_of.prepare(local_spec)
   local t0 = clock()
   local outcomes, best = M.run(starts, function(start)

@@ -81,6 +81,10 @@ function View:jacobian(p)
 end
 function View:mesh_check(p, o) return self.base:mesh_check(self:full(p), o) end
 function View:nominal() return nil end
+function View:attributes(k)
+  if not self.base.attributes then return {} end
+  return self.base:attributes(k < self.k and k or k + 1)
+end
 function View:residual_counts() return self.base:residual_counts() end
 function View:absolute() return self.base:absolute() end
 function View:window(t_end) return view(self.base:window(t_end), self.k, self.held) end
