@@ -17,8 +17,9 @@
 -- The concerns live apart: the plan (fit_plan: method, route, start and
 -- bounds, checked once), one optimiser's run (fit_run), the horizon
 -- continuation (fit_horizon: horizon = true | {t1, t2, ...}), multi-start
--- (multistart: starts = K | {...}) and the result with its reports
--- (fit_report).
+-- (multistart: starts = K | {...}), the verdict over all of them
+-- (fit_status: a misfit with sigma known, a failed stage, the optimiser's
+-- own reason) and the result with its reports (fit_report).
 
 local options = require("salta.options")
 local interface = require("salta.loss_interface")
@@ -27,6 +28,7 @@ local run = require("salta.fit_run")
 local horizon = require("salta.fit_horizon")
 local multistart = require("salta.multistart")
 local report = require("salta.fit_report")
+local status = require("salta.fit_status")
 
 local M = {}
 
@@ -39,11 +41,12 @@ function M.fit(spec)
   local missing = interface.missing(loss)
   if missing then error("salta.fit: loss must be a salta.lsq loss (or a loss of its interface): " .. missing, 2) end
   if #loss.free == 0 then error("salta.fit: the loss has no free parameters", 2) end
-  if spec.starts then return report.new(multistart.fit(spec)) end
+  local level = spec.misfit_level
+  if spec.starts then return report.new(status.finish(multistart.fit(spec), level)) end
   local plan = plan_of.prepare(spec)   -- its errors name the caller (level 3)
   if spec.check then plan_of.check_start(spec, plan) end
-  if spec.horizon then return report.new(horizon.fit(spec, plan)) end
-  return report.new(run.once(spec, plan, loss, plan.start))
+  if spec.horizon then return report.new(status.finish(horizon.fit(spec, plan), level)) end
+  return report.new(status.finish(run.once(spec, plan, loss, plan.start), level))
 end
 
 M.compare = report.compare

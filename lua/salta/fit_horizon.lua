@@ -62,7 +62,8 @@ end
 -- Adds a stage's result to the run's totals and history.
 local function add_stage(state, window, result)
   state.stages[#state.stages + 1] = { t_end = window.times[#window.times], targets = #window.times,
-    iterations = result.iterations, loss = result.loss, status = result.status, ms_per_iter = result.ms_per_iter }
+    iterations = result.iterations, loss = result.loss, status = result.status, ms_per_iter = result.ms_per_iter,
+    converged = result.converged, error = result.error }
   state.iterations = state.iterations + result.iterations
   state.evaluations, state.total = state.evaluations + result.evaluations, state.total + result.total_s
   for key, list in pairs(state.history) do
@@ -74,11 +75,12 @@ end
 -- loss, each stage starting where the last ended. max_iter applies per
 -- stage; iterations, evaluations and times add up over the stages;
 -- ms_per_iter is the last stage's (an iteration on the loss it ends on);
--- `stages` lists each stage's end, targets, iterations, loss, status and
--- ms/iter. A stage stopped by a failed evaluation at a trial point hands
--- its last accepted iterate to the next. A callback that returns true, or
--- a next horizon whose loss fails at that iterate, ends the run there;
--- the result is then the last stage's (its loss is that stage's window).
+-- `stages` lists each stage's end, targets, iterations, loss, status,
+-- converged, error and ms/iter. A stage stopped by a failed evaluation
+-- fails the fit: the run ends there, its status naming the stage. So do a
+-- callback that returns true and a next horizon whose loss fails at the
+-- last stage's result; the result is then the last stage's (its loss is
+-- that stage's window).
 function M.fit(spec, plan)
   local loss = spec.loss
   local ends = horizons(loss, spec.horizon)
@@ -105,6 +107,11 @@ function M.fit(spec, plan)
     result = run.once(each, plan, window, start)
     start = result.x
     add_stage(state, window, result)
+    if result.error then
+      result.status = ("stopped: horizon stage %d of %d (t <= %g) failed: %s"):format(s, #ends,
+        window.times[#window.times], result.status)
+      break
+    end
     if state.stop then break end
   end
   result.start = plan.start

@@ -149,21 +149,31 @@ local function percent(v, d)
   return ("%." .. d .. "f"):format(v)
 end
 
+-- "at min" or "at max" for a fitted value on a bound of the fit, else "".
+local function at_bound(self, k)
+  local v, lo, hi = self.x[k], self.lower and self.lower[k], self.upper and self.upper[k]
+  if lo and v <= lo then return "  at min" end
+  if hi and v >= hi then return "  at max" end
+  return ""
+end
+
 -- The final table: parameter, true value (if known), initial, fitted, its
--- standard error and relative error %.
+-- standard error and relative error % (a value on a bound marked), the
+-- status with iterations and times, and the goodness of fit.
 function Fit:table()
   local se = self:std_errors()
   local lines = { ("%-14s %16s %16s %16s %10s %12s"):format("parameter", "true", "initial", "fitted", "std err",
     "error %") }
   for k, n in ipairs(self.free) do
     local truth = self.truth and self.truth[n]
-    lines[#lines + 1] = ("%-14s %16s %16.10g %16.10g %10s %12s"):format(n,
+    lines[#lines + 1] = ("%-14s %16s %16.10g %16.10g %10s %12s%s"):format(n,
       truth and ("%.10g"):format(truth) or "-", self.start[k], self.x[k], se and ("%.2e"):format(se[n]) or "-",
-      percent(truth and 100 * math.abs(self.x[k] - truth) / math.abs(truth), 6))
+      percent(truth and 100 * math.abs(self.x[k] - truth) / math.abs(truth), 6), at_bound(self, k))
   end
   lines[#lines + 1] = ("%s: %s after %d iterations%s (%d evaluations); loss %.6e; %.2f ms/iter; %.3f s"):format(
     self.method, self.status, self.iterations, self.stages and (" over %d horizons"):format(#self.stages) or "",
     self.evaluations, self.loss, self.ms_per_iter, self.total_s)
+  if self.goodness then lines[#lines + 1] = require("salta.goodness").text(self.goodness) end
   return table.concat(lines, "\n")
 end
 
@@ -209,8 +219,8 @@ end
 function Fit:to_json(path, extra)
   local doc = {
     method = self.method, params = self.params, start = {}, truth = self.truth, loss = self.loss,
-    iterations = self.iterations, evaluations = self.evaluations, status = self.status,
-    converged = self.converged, ms_per_iter = self.ms_per_iter, total_s = self.total_s,
+    iterations = self.iterations, evaluations = self.evaluations, status = self.status, reason = self.reason,
+    converged = self.converged, ok = self.ok, goodness = self.goodness, ms_per_iter = self.ms_per_iter, total_s = self.total_s,
     relative_error_percent = self:errors(), history = { loss = self.history.loss }, stages = self.stages,
   }
   doc.std_error, doc.std_error_unavailable = self:std_errors()

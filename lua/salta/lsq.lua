@@ -446,6 +446,21 @@ end
 -- absolute(): whether the residuals are in units of known sigma.
 function Loss:absolute() return self.absolute_sigma end
 
+-- log_sigma(): the sum over the finite data of log(sigma / w), the
+-- residuals' scale (sigma 1 when not given, w the output's weight): the
+-- constant of the Gaussian log-likelihood (salta.goodness).
+function Loss:log_sigma()
+  local dw = sigma_weights(self.spec.sigma, self.outputs, self.times, self.columns)
+  local w, no, s = output_weights(self.spec, self.outputs), #self.outputs, 0
+  for k = 1, #self.times do
+    for j, n in ipairs(self.outputs) do
+      local d = self.columns[n][k]
+      if d == d then s = s - math.log((dw and dw[(k - 1) * no + j] or 1) * (w and w[j] or 1)) end
+    end
+  end
+  return s
+end
+
 function Loss:jacobian(p)
   local _, J = call(self, p, "j")
   for _, row in ipairs(J) do apply_log(self, p, row) end

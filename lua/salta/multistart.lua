@@ -214,6 +214,17 @@ function M.run(starts, fit_one, rebuild)
   return outcomes, fit
 end
 
+-- summary(outcomes): the starts' tally in words: "best of 16 starts: 12
+-- converged, 3 unconverged, 1 failed".
+function M.summary(outcomes)
+  local conv, failed = 0, 0
+  for _, o in ipairs(outcomes) do
+    if o.failed then failed = failed + 1 elseif o.converged then conv = conv + 1 end
+  end
+  return ("best of %d starts: %d converged, %d unconverged, %d failed"):format(#outcomes, conv,
+    #outcomes - conv - failed, failed)
+end
+
 -- A fit result from an outcome gathered from another rank.
 local function from_outcome(spec, loss, o)
   return {
@@ -252,6 +263,7 @@ function M.fit(spec)
     return run.once(local_spec, plan, loss, start)
   end, function(o) return from_outcome(spec, loss, o) end)
   best.starts, best.multistart_s = outcomes, clock() - t0
+  best.starts_summary = M.summary(outcomes)
   return best
 end
 

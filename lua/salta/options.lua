@@ -145,6 +145,7 @@ local TOPICS = {
     { "check", "boolean", "false", nil, "check the fit's gradient route against Richardson differences at the start (loss:check_gradient) and stop when it disagrees" },
     { "horizon", "boolean|table", "false", nil, "continuation on the time horizon: true or increasing end times" },
     { "truth", "table", "none", nil, "true values, for the error column of the report" },
+    { "misfit_level", "number", "0.999", { 0, 1, true, true }, "sigma known: chi2/dof above this quantile of chi2/dof flags the fit a misfit (salta.goodness)" },
     { "max_iter", "integer", "lm: none, lbfgsb: 200, adam: 500", NONNEG, "iterations (per horizon stage)" },
     { "max_eval", "integer", "lm: 100 (n + 1), lbfgsb: 2 max_iter + 20", { 1, INF }, "loss evaluations" },
     { "tol", "number", "none", NONNEG, "stop when the gradient's 2-norm is below" },

@@ -87,6 +87,7 @@ function View:attributes(k)
 end
 function View:residual_counts() return self.base:residual_counts() end
 function View:absolute() return self.base:absolute() end
+function View:log_sigma() return self.base.log_sigma and self.base:log_sigma() end
 function View:window(t_end) return view(self.base:window(t_end), self.k, self.held) end
 function View:stats() return self.base:stats() end
 
