@@ -10,6 +10,7 @@ local covariance = require("salta.covariance")
 local options = require("salta.options")
 local json = require("salta.json")
 local mpi = require("salta.mpi")
+local stats = require("salta.stats")
 
 local M = {}
 
@@ -88,17 +89,29 @@ function Fit:correlation()
   return out
 end
 
--- confidence(level): Wald intervals estimate -+ z se by name (level 0.95
--- by default: z = 1.96); profile-based ones come from fit:profile(name).
-local Z = { [0.68] = 0.994457883, [0.9] = 1.644853627, [0.95] = 1.959963985, [0.99] = 2.575829304 }
+-- The residual degrees of freedom m - n of the fit.
+function Fit:dof()
+  if self.goodness then return self.goodness.dof end
+  return #self.lsq:residuals(self.x) - #self.free
+end
+
+-- confidence(level): Wald intervals estimate -+ c se by name, at any level
+-- in (0, 1) (0.95 by default): c the normal quantile with sigma known, the
+-- t quantile with m - n degrees of freedom when sigma is estimated (as
+-- curve_fit's users compute them); profile-based ones come from
+-- fit:profile(name, { level = ... }).
 function Fit:confidence(level)
   level = level or 0.95
-  local z = Z[level] or error("fit:confidence: level must be 0.68, 0.9, 0.95 or 0.99, got " .. tostring(level), 2)
+  if type(level) ~= "number" or not (level > 0 and level < 1) then
+    error(("fit:confidence: level must be a number in (0, 1), got %s"):format(tostring(level)), 2)
+  end
   local se, err = self:std_errors()
   if not se then return nil, err end
+  local c = self.lsq:absolute() and stats.normal_quantile((1 + level) / 2)
+    or stats.t_quantile((1 + level) / 2, math.max(self:dof(), 1))
   local out = {}
-  for k, n in ipairs(self.free) do out[n] = { self.x[k] - z * se[n], self.x[k] + z * se[n] } end
-  return out
+  for k, n in ipairs(self.free) do out[n] = { self.x[k] - c * se[n], self.x[k] + c * se[n] } end
+  return out, c
 end
 
 -- A labelled square matrix as text.
@@ -120,12 +133,14 @@ end
 -- covariance and correlation matrices.
 function Fit:report()
   local out = { self:table() }
-  local ci, why = self:confidence(0.95)
+  local ci, c = self:confidence(0.95)
   if not ci then
-    out[#out + 1] = "no covariance: " .. tostring(why)
+    out[#out + 1] = "no covariance: " .. tostring(c)
     return table.concat(out, "\n")
   end
-  out[#out + 1] = "\n95 % confidence intervals (Wald: estimate -+ 1.96 std err; fit:profile(name) for profile-based):"
+  out[#out + 1] = ("\n95 %% confidence intervals (Wald: estimate -+ %.6g std err, %s; fit:profile(name) for "
+    .. "profile-based):"):format(c, self.lsq:absolute() and "normal, sigma known" or
+    ("t with %d dof, sigma estimated"):format(self:dof()))
   for _, n in ipairs(self.free) do out[#out + 1] = ("  %-14s [%.8g, %.8g]"):format(n, ci[n][1], ci[n][2]) end
   out[#out + 1] = ""
   out[#out + 1] = matrix_text("covariance", self.free, self:covariance(), "%.4g")

@@ -87,6 +87,15 @@ local function vlines(caller, xs)
   return table.concat(out)
 end
 
+-- set yrange from { lo, hi }: two finite numbers, lo < hi.
+local function yrange(caller, r)
+  if not (finite(r[1]) and finite(r[2]) and r[1] < r[2]) then
+    fail(caller, "option 'yrange' must be { lo, hi } with finite lo < hi, got { %s, %s }", tostring(r[1]),
+      tostring(r[2]))
+  end
+  return ("set yrange [%.17g:%.17g]\n"):format(r[1], r[2])
+end
+
 -- A word for sh: single-quoted.
 local function shell_word(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 
@@ -168,6 +177,7 @@ local function draw(caller, path, list, opts)
   if opts.xlabel then s[#s + 1] = "set xlabel " .. text(opts.xlabel) .. "\n" end
   if opts.ylabel then s[#s + 1] = "set ylabel " .. text(opts.ylabel) .. "\n" end
   if opts.logy then s[#s + 1] = "set logscale y\nset format y '%.0e'\n" end
+  if opts.yrange then s[#s + 1] = yrange(caller, opts.yrange) end
   s[#s + 1] = vlines(caller, opts.vlines or {})
   s[#s + 1] = plot_command(list, "D")
   s[#s + 1] = "set output\n"
