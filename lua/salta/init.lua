@@ -71,6 +71,7 @@ function salta.table(spec) return require("salta.input").new(spec) end
 function salta.lsq(spec) return require("salta.lsq").new(spec) end
 function salta.fit(spec) return require("salta.fit").fit(spec) end
 function salta.experiments(spec) return require("salta.experiments").new(spec) end
+function salta.noise(spec) return require("salta.noise").new(spec) end
 function salta.compare_fits(rows, names) return require("salta.fit").compare(rows, names) end
 salta.optim = setmetatable({}, { __index = function(_, k) return require("salta.optim")[k] end })
 salta.plot = setmetatable({}, { __index = function(_, k) return require("salta.plot")[k] end })

@@ -135,8 +135,13 @@ local TOPICS = {
     { "names", "table", '"exp1", "exp2", ...', nil, "the experiments' names (local parameters are name@experiment)" },
     { "shared", "table", "{}", nil, "parameters with one value for all experiments; the others are local" },
   } },
+  { "noise", "salta.noise{...}: a noise model estimated with the parameters (salta.noise)", {
+    { "loss", "table", "-", nil, "a salta.lsq loss without sigma and weights" },
+    { "sigma", "table", "-", nil, "per output: a noise parameter's name (sigma = a) or { a =, b = } (sigma = a + b |y|), each a name or a number >= 0" },
+    { "start", "table", "1 each", nil, "start values of the noise parameters by name (positive; optimised by their log)" },
+  } },
   { "fit", "salta.fit{...}: parameter estimation", {
-    { "loss", "table", "-", nil, "a salta.lsq loss or salta.experiments" },
+    { "loss", "table", "-", nil, "a salta.lsq loss, salta.experiments or salta.noise" },
     { "method", "string", '"lm"', nil, "\"lm\" (Levenberg-Marquardt; bounds by MINUIT's transform), \"lbfgsb\" or \"adam\"" },
     { "start", "table", "the nominal values", nil, "start values, an array or a table by name" },
     { "lower", "table", "the model's min, else -inf", nil, "lower bounds, within the model's min (every method; with starts: the sampling box too)" },
