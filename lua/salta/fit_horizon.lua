@@ -81,8 +81,8 @@ end
 -- callback that returns true and a next horizon whose loss fails at the
 -- last stage's result; the result is then the last stage's (its loss is
 -- that stage's window).
-function M.fit(spec, plan)
-  local loss = spec.loss
+function M.fit(spec, plan, loss)
+  loss = loss or spec.loss
   local ends = horizons(loss, spec.horizon)
   ends[#ends + 1] = math.huge
   local state = { stages = {}, iterations = 0, evaluations = 0, total = 0, stop = false,

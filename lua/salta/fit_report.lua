@@ -36,11 +36,12 @@ end
 -- starts_table(): every start of a multi-start fit, sorted by final loss.
 function Fit:starts_table()
   if not self.starts then return "not a multi-start fit" end
-  local lines = { ("%5s %6s %14s %7s %s"):format("rank", "start", "final loss", "iters", "outcome") }
+  local lines = { ("%5s %6s %14s %7s %9s %s"):format("rank", "start", "final loss", "iters", "seconds", "outcome") }
   for r, o in ipairs(self.starts) do
-    lines[#lines + 1] = ("%5d %6d %14.6e %7d %s"):format(r, o.index, o.loss, math.tointeger(o.iterations) or 0,
-      o.failed and ("failed: " .. tostring(o.message)) or tostring(o.message))
+    lines[#lines + 1] = ("%5d %6d %14.6e %7d %9.3f %s"):format(r, o.index, o.loss, math.tointeger(o.iterations) or 0,
+      o.seconds or 0, o.failed and ("failed: " .. tostring(o.message)) or tostring(o.message))
   end
+  lines[#lines + 1] = self.starts_summary
   return table.concat(lines, "\n")
 end
 

@@ -173,6 +173,8 @@ local TOPICS = {
     { "starts", "integer|table", "none", nil, "multi-start: a count of starts sampled in [lower, upper], or a list" },
     { "sampling", "string", '"latin"', nil, "multi-start: \"latin\", \"sobol\" or \"uniform\"" },
     { "seed", "integer", "1", nil, "multi-start: seed of latin and uniform sampling" },
+    { "start_time", "number", "none", POSITIVE, "multi-start: seconds per start; a start past it stops at its last iterate (checked between evaluations)" },
+    { "start_evals", "integer", "none", { 1, INF }, "multi-start: loss evaluations per start (a Jacobian goes with its residuals)" },
   } },
   { "profile", "fit:profile(name, opts): a profile likelihood (salta.profile)", {
     { "level", "number", "0.95", { 0, 1, true, true }, "confidence level of the interval (chi2 quantile with sigma known; t-based with sigma estimated)" },
