@@ -32,6 +32,16 @@ local status = require("salta.fit_status")
 
 local M = {}
 
+-- The fit's options as data, for its provenance: the loss, the callback
+-- and the log left out.
+local function options_of(spec)
+  local out = {}
+  for k, v in pairs(spec) do
+    if k ~= "loss" and k ~= "callback" and k ~= "log" then out[k] = v end
+  end
+  return require("salta.provenance").plain(out)
+end
+
 -- fit(spec): spec is topic fit's table (salta.help("fit")); returns a Fit
 -- (salta.fit_report).
 function M.fit(spec)
@@ -41,12 +51,15 @@ function M.fit(spec)
   local missing = interface.missing(loss)
   if missing then error("salta.fit: loss must be a salta.lsq loss (or a loss of its interface): " .. missing, 2) end
   if #loss.free == 0 then error("salta.fit: the loss has no free parameters", 2) end
-  local level = spec.misfit_level
-  if spec.starts then return report.new(status.finish(multistart.fit(spec), level)) end
+  local function done(result)
+    result.options = options_of(spec)
+    return report.new(status.finish(result, spec.misfit_level))
+  end
+  if spec.starts then return done(multistart.fit(spec)) end
   local plan = plan_of.prepare(spec)   -- its errors name the caller (level 3)
   if spec.check then plan_of.check_start(spec, plan) end
-  if spec.horizon then return report.new(status.finish(horizon.fit(spec, plan), level)) end
-  return report.new(status.finish(run.once(spec, plan, loss, plan.start), level))
+  if spec.horizon then return done(horizon.fit(spec, plan)) end
+  return done(run.once(spec, plan, loss, plan.start))
 end
 
 M.compare = report.compare

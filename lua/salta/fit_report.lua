@@ -232,6 +232,12 @@ function M.compare(rows, names)
   return table.concat(lines, "\n")
 end
 
+-- to_json(path [, extra]): the fit as JSON (salta.json: 17 digits, keys
+-- sorted): parameters, start, truth, loss, status and reason, iterations,
+-- goodness (chi2, AIC, BIC), standard errors, covariance, correlation and
+-- 95 % intervals by name, the history's losses, the horizon stages, and
+-- provenance (salta.provenance: version, time, model and data digests, the
+-- fit's options); extra's fields are added as they are.
 function Fit:to_json(path, extra)
   local doc = {
     method = self.method, params = self.params, start = {}, truth = self.truth, loss = self.loss,
@@ -249,6 +255,7 @@ function Fit:to_json(path, extra)
     end
   end
   for k, n in ipairs(self.free) do doc.start[n] = self.start[k] end
+  doc.provenance = require("salta.provenance").of(self)
   for k, v in pairs(extra or {}) do doc[k] = v end
   return json.write(path, doc)
 end

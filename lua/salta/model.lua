@@ -604,9 +604,30 @@ function Model:c_source()
   return self.compile_info.source
 end
 
+-- The model's own states and events apart from the hidden ones (modes of
+-- if-expressions, pieces of input tables, and their switching events).
+function Model:counts()
+  local d = self.symbolic
+  local kinds = { mode = 0, input = 0 }
+  for _, h in ipairs(d.hidden or {}) do kinds[h.kind] = (kinds[h.kind] or 0) + 1 end
+  local hidden = #(d.hidden or {})
+  local events = d.n_declared_events or #self.events
+  return { states = #self.states - hidden, hidden_states = hidden, modes = kinds.mode, pieces = kinds.input,
+    events = events, hidden_events = #self.events - events }
+end
+
+local function plural(n, word) return ("%d %s%s"):format(n, word, n == 1 and "" or "s") end
+
 function Model:__tostring()
-  return ("salta model '%s': %d states, %d algebraics, %d parameters, %d outputs, %d events (%s backend)"):format(
-    self.name, #self.states, #self.algebraics, #self.params, #self.outputs, #self.events,
+  local c = self:counts()
+  local states, events = plural(c.states, "state"), plural(c.events, "event")
+  if c.hidden_states > 0 then
+    states = states .. (" (+%d hidden: %s, %s)"):format(c.hidden_states, plural(c.modes, "if-expression mode"),
+      plural(c.pieces, "input piece index"):gsub("indexs", "indices"))
+  end
+  if c.hidden_events > 0 then events = events .. (" (+%d hidden: switches and input breakpoints)"):format(c.hidden_events) end
+  return ("salta model '%s': %s, %s, %s, %s, %s (%s backend)"):format(self.name, states,
+    plural(#self.algebraics, "algebraic"), plural(#self.params, "parameter"), plural(#self.outputs, "output"), events,
     self.compile_info.backend)
 end
 

@@ -194,17 +194,20 @@ local TOPICS = {
     { "interp", "string", '"linear"', nil, "\"linear\", \"step\" (the last point's value at or before the argument) or \"cubic\" (a natural spline)" },
     { "csv", "string", "none", nil, "a CSV file holding the columns t and v name" },
     { "name", "string", "with csv: v's column", nil, "the input's name in messages" },
+    { "extrapolate", "string", '"none"', nil, "\"none\" (outside the points is an error) or \"hold\" (the last value holds after the last point; step and linear)" },
   } },
   { "plot", "salta.plot.trajectory(path, tr, opts)", {
     { "outputs", "table", "every output", nil, "the outputs drawn" },
     { "data", "table", "none", nil, "data points: {t = times, name = values, ...}" },
+    { "units", "table", "none", nil, "units by output {w = \"rad/s\", i = \"A\"}: outputs of one unit share a panel; without, one panel per output" },
     { "title", "string", "model '<name>'", nil, "the figure's title" },
-    { "size", "table", "{900, 540}", nil, "width and height in pixels" },
+    { "size", "table", "{900, 540} (one panel), {900, 180 + 240 panels}", nil, "width and height in pixels" },
   } },
   { "plot_fit", "fit:plot(path, opts)", {
     { "outputs", "table", "every output of the loss", nil, "the outputs drawn" },
+    { "units", "table", "none", nil, "units by output: outputs of one unit share a panel (and its residual panel); without, one per output" },
     { "title", "string", "the model and the loss", nil, "the figure's title" },
-    { "size", "table", "{900, 720}", nil, "width and height in pixels" },
+    { "size", "table", "{900, 360 + 360 panels}", nil, "width and height in pixels" },
   } },
   { "plot_series", "salta.plot.series(path, list, opts)", {
     { "title", "string", "none", nil, "the figure's title" },
