@@ -46,6 +46,12 @@ end
 -- (salta.fit_report).
 function M.fit(spec)
   if type(spec) ~= "table" then error("salta.fit: expected a table", 2) end
+  for _, key in ipairs({ "transform", "free", "sigma", "blend", "weights" }) do
+    if spec[key] ~= nil then
+      error(("salta.fit: option '%s' belongs to the loss: salta.lsq{ ..., %s = ... } (salta.help(\"lsq\"))"):format(
+        key, key), 2)
+    end
+  end
   options.check("fit", spec, "salta.fit")
   local loss = spec.loss
   local missing = interface.missing(loss)
