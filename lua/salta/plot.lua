@@ -318,7 +318,7 @@ function M.fit(path, fit, opts)
   local ev = {}
   for _, e in ipairs(tr:events()) do ev[#ev + 1] = e.t end
   local s = { head, output, "set multiplot\n", "set grid\nset key outside right\n", vlines(caller, ev),
-    "set lmargin 10\nset rmargin 24\n" }
+    "set lmargin 13\nset rmargin 24\n" }
   local band = 1 / #groups
   for g, panel in ipairs(groups) do
     local top, bottom = {}, {}
