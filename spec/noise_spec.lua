@@ -60,6 +60,30 @@ describe("a noise model", function()
     end
   end)
 
+  it("from a far start rejects Levenberg-Marquardt's steps below sigma's floor instead of failing", function()
+    -- at { 0.5, 0.5 } the model is far from the data: LM's second trial
+    -- step takes sigma below 1e-4 of its start, where rho is 0
+    local N = salta.noise{ loss = lsq(data(1, 0.01, 0.05)), sigma = { x = { a = "sa", b = "sb" } },
+      start = { sa = 0.05, sb = 0.05 } }
+    local r = salta.fit{ loss = N, method = "lm", start = { 0.5, 0.5, 0.05, 0.05 }, print_every = 0 }
+    assert.is_true(r.ok, r.status)
+    local se = r:std_errors()
+    for n, truth in pairs({ k = 0.8, b = 0.3, sa = 0.01, sb = 0.05 }) do
+      assert(math.abs(r.params[n] - truth) < 3 * se[n], ("%s = %g +- %g, truth %g"):format(n, r.params[n], se[n], truth))
+    end
+    -- the loss below the floor is chi2 alone, above the loss at the start
+    local below = { 0.5, 0.5, 1e-7, 1e-9 }
+    local parts = 0
+    for _, v in ipairs(N:residuals(below)) do parts = parts + v * v end
+    assert.is_true(N:value(below) > N:value({ 0.5, 0.5, 0.05, 0.05 }))
+    assert.are.equal(parts, N:value(below))
+    -- a result there has no goodness, so its fit is not ok
+    has(err_of(N.goodness, N, below), "sigma of output 'x' is", "below the noise model's floor")
+    local verdict = require("salta.fit_status").finish({ lsq = N, x = below, converged = true, status = "converged" })
+    assert.is_false(verdict.ok)
+    has(verdict.status, "no goodness of fit: salta.noise: sigma of output 'x'")
+  end)
+
   it("with one constant sigma is least squares with sigma^2 = SSR / m, and the same likelihood", function()
     local x = data(8, 0.04, 0)
     local plain = salta.fit{ loss = lsq(x), start = { 0.7, 0.35 }, print_every = 0 }

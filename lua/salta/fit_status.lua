@@ -10,7 +10,8 @@
 -- and, where they apply, the horizon stages that did not converge and the
 -- starts' tally. The optimiser's own words stay in result.reason (MINPACK's
 -- info code in its words, L-BFGS-B's task string, a shared stop rule); ok
--- is true only for a converged fit that is not a misfit.
+-- is true only for a converged fit that is not a misfit and whose goodness
+-- could be computed (result.goodness_error says why not).
 
 local goodness = require("salta.goodness")
 
@@ -50,10 +51,11 @@ function M.finish(result, level)
   else
     result.status = "not converged: " .. reason
   end
+  if not okg and not result.error then result.status = result.status .. "; no goodness of fit: " .. tostring(g) end
   local notes = stage_notes(result.stages)
   if notes then result.status = result.status .. "; " .. notes end
   if result.starts_summary then result.status = result.status .. " (" .. result.starts_summary .. ")" end
-  result.ok = result.converged == true and not misfit and not result.error
+  result.ok = result.converged == true and okg and not misfit and not result.error
   return result
 end
 

@@ -31,10 +31,11 @@ M.TOPICS = {
     "  converged to a misfit: chi2/dof = ...   sigma known and chi2/dof above its misfit_level (0.999) quantile",
     "  not converged: <reason>                 e.g. maximum iterations",
     "  stopped: <what failed>                  an evaluation failed; a horizon stage failed (named); a start limit",
-    "followed by horizon stages that did not converge and, for a multi-start, the starts' tally.",
+    "followed by 'no goodness of fit: <why>' where it could not be computed (r.goodness_error), horizon stages",
+    "that did not converge and, for a multi-start, the starts' tally.",
     "r.reason is the optimiser's own words: MINPACK's 'lmder info N: ...', L-BFGS-B's task ('CONVERGENCE: ...',",
     "'ABNORMAL_TERMINATION_IN_LNSRCH'), or a shared rule ('maximum iterations', 'gradient norm below tol').",
-    "r.ok is true only for a converged fit that is not a misfit.",
+    "r.ok is true only for a converged fit that is not a misfit and has its goodness of fit.",
   } },
   { "goodness", "chi2, reduced chi2, AIC, AICc, BIC (salta.goodness): r.goodness", {
     "m finite data, n free parameters; sigma known: chi2 = sum ((y - d) / sigma)^2, reduced chi2 = chi2 / (m - n),",

@@ -17,8 +17,11 @@
 -- so that sum r^2 + rho^2 = -2 log L - m log(2 pi) + m c: Levenberg-
 -- Marquardt minimises the likelihood like the others (c = 2 log(1e4 /
 -- sigma_0) keeps rho real while sigma stays above 1e-4 of sigma_0, the
--- noise model at its start and the data's mean |d|; below, the evaluation
--- is an error naming the output). Gradients are exact, from L's Jacobian
+-- noise model at its start and the data's mean |d|). Below that floor rho
+-- is 0: the loss there is chi2 alone, above the likelihood's and huge (each
+-- e_i / sigma_i 1e4 times that at the start), so a trial step there is
+-- rejected rather than failing the fit; a result there has no goodness (an
+-- error naming the output), so the fit is not ok. Gradients are exact, from L's Jacobian
 -- (forward sensitivities). The covariance is the inverse of the expected
 -- Fisher information, sum (dy dy' + 2 dsigma dsigma') / sigma^2; the
 -- residuals count as in units of known sigma (absolute), so profiles take
@@ -136,8 +139,8 @@ end
 local function value_of(q, v) return type(v) == "string" and q[v] or v end
 
 -- Per datum: e, y, sigma; with jac, also de (L's Jacobian row times
--- sqrt N, by L's variables). Errors name the output where sigma is not
--- positive or falls below the range of the residuals rho.
+-- sqrt N, by L's variables). An error names the output where sigma is not
+-- positive.
 function Noise:parts(p, jac)
   local pm, q = self:split(p)
   local r = self.base:residuals(pm)
@@ -150,9 +153,8 @@ function Noise:parts(p, jac)
     local e = r[i] * scale
     local y = self.data[i] + e
     local s = value_of(q, t.a) + value_of(q, t.b) * math.abs(y)
-    if not (s > 0) or 2 * math.log(s) + self.c < 0 then
-      error(("salta.noise: sigma of output '%s' is %g at datum %d (y = %g): below the model's range (1e-4 of its "
-        .. "start)"):format(self.base.outputs[j], s, i, y), 0)
+    if not (s > 0) then
+      error(("salta.noise: sigma of output '%s' is %g at datum %d (y = %g)"):format(self.base.outputs[j], s, i, y), 0)
     end
     out[i] = { e = e, y = y, s = s, j = j }
     if J then
@@ -162,6 +164,12 @@ function Noise:parts(p, jac)
     end
   end
   return out, q
+end
+
+-- rho = sqrt(2 log sigma + c), 0 below the floor.
+function Noise:rho(s)
+  local v = 2 * math.log(s) + self.c
+  return v > 0 and math.sqrt(v) or 0
 end
 
 -- dsigma_i by the optimiser's variables (noise parameters by log).
@@ -180,7 +188,7 @@ function Noise:residuals(p)
   local r, m = {}, #parts
   for i, pt in ipairs(parts) do
     r[i] = pt.e / pt.s
-    r[m + i] = math.sqrt(2 * math.log(pt.s) + self.c)
+    r[m + i] = self:rho(pt.s)
   end
   return r
 end
@@ -190,11 +198,11 @@ function Noise:jacobian(p)
   local J, m, n = {}, #parts, #self.free
   for i, pt in ipairs(parts) do
     local ds = self:dsigma(pt, q)
-    local rho = math.sqrt(2 * math.log(pt.s) + self.c)
+    local rho = self:rho(pt.s)
     local a, b = {}, {}
     for k = 1, n do
       a[k] = ((pt.de[k] or 0) - pt.e * ds[k] / pt.s) / pt.s
-      b[k] = ds[k] / (pt.s * rho)
+      b[k] = rho > 0 and ds[k] / (pt.s * rho) or 0
     end
     J[i], J[m + i] = a, b
   end
@@ -299,7 +307,11 @@ end
 function Noise:goodness(p)
   local parts = self:parts(p)
   local m, n, chi2, ll = #parts, #self.free, 0, 0
-  for _, pt in ipairs(parts) do
+  for i, pt in ipairs(parts) do
+    if self:rho(pt.s) == 0 then
+      error(("salta.noise: sigma of output '%s' is %g at datum %d (y = %g): below the noise model's floor (1e-4 of "
+        .. "its start)"):format(self.base.outputs[pt.j], pt.s, i, pt.y), 0)
+    end
     chi2 = chi2 + (pt.e / pt.s) ^ 2
     ll = ll + math.log(2 * math.pi * pt.s * pt.s)
   end
