@@ -18,6 +18,9 @@ describe("print(m)", function()
     assert.are.same({ states = 2, hidden_states = 2, modes = 1, pieces = 1, events = 2, hidden_events = #m.events - 2 },
       c)
     has(tostring(m), "2 states (+2 hidden: 1 if-expression mode, 1 input piece index)", "2 events (+")
+    local plain = salta.dae{ name = "mode_counts", states = { { "x", 0 } },
+      f = function(t, x) return { salta.ifelse(salta.lt(x.x, 0.5), 1, -1) } end }
+    has(tostring(plain), "1 state (+1 hidden: 1 if-expression mode),")
   end)
 end)
 

@@ -616,14 +616,16 @@ function Model:counts()
     events = events, hidden_events = #self.events - events }
 end
 
-local function plural(n, word) return ("%d %s%s"):format(n, word, n == 1 and "" or "s") end
+local function plural(n, word, words) return ("%d %s"):format(n, n == 1 and word or words or word .. "s") end
 
 function Model:__tostring()
   local c = self:counts()
   local states, events = plural(c.states, "state"), plural(c.events, "event")
   if c.hidden_states > 0 then
-    states = states .. (" (+%d hidden: %s, %s)"):format(c.hidden_states, plural(c.modes, "if-expression mode"),
-      plural(c.pieces, "input piece index"):gsub("indexs", "indices"))
+    local kinds = {}
+    if c.modes > 0 then kinds[#kinds + 1] = plural(c.modes, "if-expression mode") end
+    if c.pieces > 0 then kinds[#kinds + 1] = plural(c.pieces, "input piece index", "input piece indices") end
+    states = states .. (" (+%d hidden: %s)"):format(c.hidden_states, table.concat(kinds, ", "))
   end
   if c.hidden_events > 0 then events = events .. (" (+%d hidden: switches and input breakpoints)"):format(c.hidden_events) end
   return ("salta model '%s': %s, %s, %s, %s, %s (%s backend)"):format(self.name, states,
