@@ -246,7 +246,7 @@ end
 local function add_stage(state, window, result, held, rse)
   state.stages[#state.stages + 1] = { t_end = window.times[#window.times], targets = #window.times,
     iterations = result.iterations, loss = result.loss, status = result.status, ms_per_iter = result.ms_per_iter,
-    held = held, held_rse = rse }
+    held = held, held_rse = rse, converged = result.converged, error = result.error }
   state.iterations = state.iterations + result.iterations
   state.evaluations, state.total = state.evaluations + result.evaluations, state.total + result.total_s
   for key, list in pairs(state.history) do
@@ -258,14 +258,16 @@ end
 -- loss, each stage starting where the last ended. max_iter applies per
 -- stage; iterations, evaluations and times add up over the stages;
 -- ms_per_iter is the last stage's (an iteration on the loss it ends on);
--- `stages` lists each stage's end, targets, iterations, loss, status and
--- ms/iter, and the parameters it held with their relative standard errors
--- there (held, held_rse: by name). A stage stopped by a failed evaluation at a trial point hands
--- its last accepted iterate to the next. A callback that returns true, or
--- a next horizon whose loss fails at that iterate, ends the run there;
--- the result is then the last stage's (its loss is that stage's window).
-function M.fit(spec, plan)
-  local loss = spec.loss
+-- `stages` lists each stage's end, targets, iterations, loss, status,
+-- converged, error and ms/iter, and the parameters it held with their
+-- relative standard errors there (held, held_rse: by name). A stage
+-- stopped by a failed evaluation fails the fit: the run ends there, its
+-- status naming the stage. So do a callback that returns true and a next
+-- horizon whose loss fails at the last stage's result; the result is then
+-- the last stage's (its loss is that stage's window). loss: the loss to
+-- fit (default spec.loss; multi-start passes its limited one).
+function M.fit(spec, plan, loss)
+  loss = loss or spec.loss
   local next_end, by_events, count = horizons(loss, spec.horizon, plan.start)
   local hold = spec.hold or M.DEFAULT_HOLD
   local state = { stages = {}, iterations = 0, evaluations = 0, total = 0, stop = false,
@@ -305,6 +307,11 @@ function M.fit(spec, plan)
     result = run_holding(each, plan, window, start, held)
     start = result.x
     add_stage(state, window, result, #names > 0 and names or nil, #names > 0 and why or nil)
+    if result.error then
+      result.status = ("stopped: horizon stage %s (t <= %g) failed: %s"):format(
+        count and ("%d of %d"):format(s, count) or s, window.times[#window.times], result.status)
+      break
+    end
     if state.stop then break end
   end
   result.start = plan.start

@@ -356,6 +356,13 @@ function Loss:nominal(k)
   return (self.base_x0 or self.model:vector("x0", nil, self.model.states, self.model.x0))[-d]
 end
 
+-- attributes(k): free parameter k's min, max and nominal as its model
+-- declares them (salta.param_info; a start value has none): {} when none.
+function Loss:attributes(k)
+  local d = self.dirs[k]
+  return d >= 0 and self.model.param_info and self.model.param_info[self.model.params[d + 1]] or {}
+end
+
 local function call(self, p, what)
   local P, X = self:point(p)
   local res = table.pack(self.core:eval(P, X, what))
@@ -485,7 +492,7 @@ function Loss:fd_grad(p, opts)
   opts = opts or {}
   local of = opts.of
   local floor = {}
-  for k = 1, #self.free do floor[k] = self:nominal(k) or 0 end
+  for k = 1, #self.free do floor[k] = self:attributes(k).nominal or self:nominal(k) or 0 end
   local fd = { h = opts.h, richardson = opts.richardson ~= false, log = self.log, floor = floor, error = opts.error }
   if of and of.method == "adjoint" then
     fd.mesh, fd.ida = mesh_arg(of), of.forward == "ida"
@@ -518,6 +525,21 @@ end
 
 -- absolute(): whether the residuals are in units of known sigma.
 function Loss:absolute() return self.absolute_sigma end
+
+-- log_sigma(): the sum over the finite data of log(sigma / w), the
+-- residuals' scale (sigma 1 when not given, w the output's weight): the
+-- constant of the Gaussian log-likelihood (salta.goodness).
+function Loss:log_sigma()
+  local dw = sigma_weights(self.spec.sigma, self.outputs, self.times, self.columns)
+  local w, no, s = output_weights(self.spec, self.outputs), #self.outputs, 0
+  for k = 1, #self.times do
+    for j, n in ipairs(self.outputs) do
+      local d = self.columns[n][k]
+      if d == d then s = s - math.log((dw and dw[(k - 1) * no + j] or 1) * (w and w[j] or 1)) end
+    end
+  end
+  return s
+end
 
 function Loss:jacobian(p)
   local _, J = call(self, p, "j")
