@@ -117,6 +117,21 @@ end
 
 -- after_end: what targets past a terminal event's end of the run are:
 -- "error" (the default) or "drop" (zero residuals).
+-- The run's end: the last target, or with blending 30 blend widths past
+-- it, so that an event appearing at the end of the horizon enters the
+-- predictions with a weight below 1e-13 instead of jumping in at the last
+-- target; that margin stops at the end of an input table read at time t.
+local function blended_end(spec, model, last)
+  if not ((spec.blend or 0) > 0) then return last end
+  local tf = last + 30 / spec.blend
+  local show = require("salta.expr").show
+  for _, c in ipairs(model.symbolic.input_checks or {}) do
+    local t_end = c.table.t[#c.table.t]
+    if show(c.arg) == show(c.T) and t_end < tf then tf = math.max(last, t_end) end
+  end
+  return tf
+end
+
 local function after_end(v)
   if v == nil or v == "error" then return false end
   if v == "drop" then return true end
@@ -284,10 +299,7 @@ function M.new(spec)
   self.base_p = model:vector("params", spec.params, model.params, model.p0)
   self.base_x0 = spec.x0 and model:vector("x0", spec.x0, model.states, model.x0) or nil
   self.t0 = spec.t0 or math.min(0, times[1])
-  -- with blending, simulate 30 blend widths past the last target: an event
-  -- appearing at the end of the horizon then enters the predictions with a
-  -- weight below 1e-13 instead of jumping in at the last target
-  self.tf = spec.tf or (times[#times] + ((spec.blend or 0) > 0 and 30 / spec.blend or 0))
+  self.tf = spec.tf or blended_end(spec, model, times[#times])
   self.options = options.engine_values(spec)
   self.options.t0, self.options.tf, self.options.blend = self.t0, self.tf, spec.blend
   self.options.free, self.options.drop_after_end = #self.dirs > 0 and self.dirs or nil, after_end(spec.after_end)
