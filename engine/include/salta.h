@@ -24,7 +24,9 @@
 **    evaluate it (salta_model_eval, _jac, _jac_dense, _pattern) and run
 **    simulations and losses on it at once, each with its own salta_sim or
 **    salta_loss; salta_model_errmsg gives the calling thread's message.
-**    Free a model only when no call uses it. Kernels are pure and may be
+**    salta_model_swap_def, the one call that changes a model (its kernels,
+**    for the same model's compiled by another compiler), is safe among
+**    them. Free a model only when no call uses it. Kernels are pure and may be
 **    shared. salta_interrupt is process-wide (below).
 */
 #ifndef SALTA_H
@@ -189,6 +191,15 @@ const char *salta_model_errmsg(const salta_model *model);
 /* The def the model borrows: valid as long as the def (it outlives the
 ** model). */
 const salta_model_def *salta_model_def_get(const salta_model *model);
+
+/* Replaces the model's kernels with def's, compiled from the same source
+** (by another compiler: the defs' hash strings must agree, else
+** SALTA_EINPUT and the calling thread's message): borrows def, and the
+** replaced def must outlive the model too. Safe while other threads use
+** the model: each evaluation, simulation run and loss evaluation reads
+** the kernels once, at its start, so that a run in progress finishes on
+** the kernels it started with and the runs after it use def's. */
+int salta_model_swap_def(salta_model *model, const salta_model_def *def);
 
 /* Rows of function fn (for SALTA_FN_R: nx), or a negative status. */
 int salta_model_rows(const salta_model *model, salta_fn fn);
