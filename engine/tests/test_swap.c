@@ -78,13 +78,15 @@ static int simulate(salta_sim *sim, double *y2, int *used) {
   return st;
 }
 
-#define ROUNDS 300
+#define ROUNDS 300      /* runs per thread, at least */
+#define MAX_ROUNDS 50000 /* at most, waiting for runs on both sets */
 static salta_model *shared;
 static pthread_barrier_t start;
 static atomic_int finished;
 typedef struct job { int runs[2], mixed, wrong; } job;
 
-/* Simulations one after another, each on one set of kernels. */
+/* Simulations one after another, each on one set of kernels, until this
+** thread has seen both sets. */
 static void *simulate_often(void *arg) {
   job *j = arg;
   salta_sim *sim = NULL;
@@ -92,7 +94,7 @@ static void *simulate_often(void *arg) {
   double y;
   if (salta_sim_create(&sim, shared)) ++j->wrong;
   pthread_barrier_wait(&start);
-  for (r = 0; r < ROUNDS && sim; ++r) {
+  for (r = 0; sim && r < MAX_ROUNDS && (r < ROUNDS || !j->runs[0] || !j->runs[1]); ++r) {
     if (simulate(sim, &y, &used) || fabs(y - exp(-1.0)) > 1e-8) ++j->wrong;
     if (used < 0) ++j->mixed;
     else ++j->runs[used];
@@ -155,10 +157,8 @@ int main(void) {
       pthread_join(th[k], NULL);
       CHECK(jobs[k].wrong == 0);
       CHECK(jobs[k].mixed == 0);
-      CHECK(jobs[k].runs[0] + jobs[k].runs[1] == ROUNDS);
+      CHECK(jobs[k].runs[0] > 0 && jobs[k].runs[1] > 0);
     }
-    CHECK(jobs[0].runs[0] + jobs[1].runs[0] + jobs[2].runs[0] > 0);
-    CHECK(jobs[0].runs[1] + jobs[1].runs[1] + jobs[2].runs[1] > 0);
     salta_model_free(&shared);
     pthread_barrier_destroy(&start);
   }

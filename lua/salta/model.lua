@@ -596,10 +596,18 @@ function Model:c_source()
   return self.compile_info.source
 end
 
+-- m:backend() -> "tcc" | "cc": the kernels the model runs now (a model
+-- built with tcc while cc builds it in the background takes the cc
+-- kernels when they land, between runs), and whether it awaits them.
+function Model:backend()
+  return self.core:backend()
+end
+
 function Model:__tostring()
-  return ("salta model '%s': %d states, %d algebraics, %d parameters, %d outputs, %d events (%s backend)"):format(
-    self.name, #self.states, #self.algebraics, #self.params, #self.outputs, #self.events,
-    self.compile_info.backend)
+  local backend, pending = self:backend()
+  return ("salta model '%s': %d states, %d algebraics, %d parameters, %d outputs, %d events (%s backend%s)"):format(
+    self.name, #self.states, #self.algebraics, #self.params, #self.outputs, #self.events, backend,
+    pending and ", cc building" or "")
 end
 
 return M
