@@ -90,16 +90,17 @@ static int l_cc_watch(lua_State *L) {
 static int l_model(lua_State *L) {
   salta_jit_ud *j = luaL_checkudata(L, 1, SALTA_JIT_MT);
   salta_model_ud *m;
-  int st;
+  int st, watch = !lua_isnoneornil(L, 2);
   if (!j->def) return salta_l_error(L, "salta.core.model: the compiled code is closed");
-  if (!lua_isnoneornil(L, 2)) luaL_checkudata(L, 2, SALTA_JIT_MT);
+  if (watch) luaL_checkudata(L, 2, SALTA_JIT_MT);
+  lua_settop(L, 2);
   m = lua_newuserdatauv(L, sizeof *m, SALTA_MODEL_UVS);
   m->model = NULL;
   m->next_poll = 0;
   luaL_setmetatable(L, SALTA_MODEL_MT);
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, 1);
-  if (!lua_isnoneornil(L, 2)) {
+  if (watch) {
     lua_pushvalue(L, 2);
     lua_setiuservalue(L, -2, 2);
   }
