@@ -110,7 +110,7 @@ return function(row, rounds)
     local xs, backend = {}, live:backend()
     for r = 1, 7 do xs[r] = select(2, live:bench(20)) end
     assert(live:backend() == backend, "the kernels changed while they were timed")
-    row(("default route's model on %s: f g h e + Jacobians"):format(backend), xs, "us", 1e6)
+    row(("default route's model, %s kernels: f g h e + Jac"):format(backend), xs, "us", 1e6)
   end
   live_kernels()
   while live:backend() ~= "cc" and core.clock() - t0 < 900 do os.execute("sleep 0.1") end
