@@ -84,6 +84,7 @@ end
 -- the first named after the condition (its label, or the comparison: "v <
 -- 0"), the second after its negation ("not <label>", "v >= 0").
 function M.add_hidden_events(d, name, seen)
+  d.n_declared_events = #d.e   -- the model's own, before the hidden ones
   d.e_terminal, d.e_hidden, d.e_breakpoint = d.e_terminal or {}, d.e_hidden or {}, d.e_breakpoint or {}
   for _, m in ipairs(d.modes) do
     local i = m.index
