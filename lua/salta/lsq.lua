@@ -364,7 +364,7 @@ function M.new(spec)
   if dw then self.core:datum_weights(dw) end
   if ed then self.core:event_data(ed.events, ed.times, ed.weights) end
   self.absolute_sigma = (dw ~= nil or #times == 0) and (not ed or ed.all_sigma)
-  self.event_times = ed and ed.times or {}
+  self.measured_times = ed and ed.times or {}
   self.free = spec.free or {}
   self.dirs, self.log = free_directions(spec, model)
   self.base_p = model:vector("params", spec.params, model.params, model.p0)
@@ -665,7 +665,7 @@ function Loss:window(t_end)
   end
   if #times == 0 and not any_ed then
     error(("salta.lsq: window(%g) holds no target (the first is at t = %g)"):format(t_end,
-      self.times[1] or last_event_time({ times = self.event_times })), 2)
+      self.times[1] or last_event_time({ times = self.measured_times })), 2)
   end
   local spec = spec_of(self)
   spec.event_data = any_ed and ed or nil

@@ -349,16 +349,19 @@ function M.fit(path, fit, opts)
     end
     if g == #groups then event_residuals(loss, tr, bottom, #outputs) end
     check_list(caller, top)
-    check_list(caller, bottom)
-    local y0 = 1 - g * band
-    s[#s + 1] = place(y0 + 0.32 * band, 0.68 * band)
+    if #bottom > 0 then check_list(caller, bottom) end   -- none: outputs without data (event times alone)
+    local y0, below = 1 - g * band, #bottom > 0 and 0.32 or 0
+    s[#s + 1] = place(y0 + below * band, (1 - below) * band)
     s[#s + 1] = g == 1 and ("set title " .. text(opts.title or ("fit of model '" .. loss.model.name .. "': loss " ..
       string.format("%.4g", fit.loss))) .. "\n") or "unset title\n"
     s[#s + 1] = "unset xlabel\nset ylabel " .. text(panel.label) .. "\n"
+    if #bottom == 0 and g == #groups then s[#s + 1] = "set xlabel 't'\n" end
     s[#s + 1] = plot_command(top, "T" .. g .. "_")
-    s[#s + 1] = place(y0, 0.32 * band) .. "unset title\n"
-    s[#s + 1] = (g == #groups and "set xlabel 't'\n" or "unset xlabel\n") .. "set ylabel 'model - data'\n"
-    s[#s + 1] = plot_command(bottom, "R" .. g .. "_")
+    if #bottom > 0 then
+      s[#s + 1] = place(y0, 0.32 * band) .. "unset title\n"
+      s[#s + 1] = (g == #groups and "set xlabel 't'\n" or "unset xlabel\n") .. "set ylabel 'model - data'\n"
+      s[#s + 1] = plot_command(bottom, "R" .. g .. "_")
+    end
   end
   s[#s + 1] = "unset multiplot\nset output\n"
   run(caller, table.concat(s), tmp, path)
