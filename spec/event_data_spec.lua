@@ -109,6 +109,14 @@ describe("event times as data", function()
       assert.are.equal("ok", rep2.verdict, tostring(rep2))
       assert.are.equal(40 + 3, #M:residuals({ 9.81, 0.8 }))   -- the NaN counts its firing, with no residual
     end
+    -- beside a robust loss and event windows on the outputs
+    for _, o in ipairs({ { robust = "huber" }, { event_window = true }, { robust = "cauchy", event_window = 0.05 } }) do
+      local M = salta.lsq{ model = m, times = times, data = { h = tr.y.h }, robust = o.robust,
+        event_window = o.event_window, event_data = { impact = { times = { tr:events()[1].t + 0.01,
+          tr:events()[2].t - 0.01, 0 / 0, tr:events()[4].t } } }, free = { "g", "e" }, rtol = 1e-9, atol = 1e-11 }
+      local rep3 = M:check_gradient{ at = { 9.81, 0.8 } }
+      assert.are.equal("ok", rep3.verdict, tostring(rep3))
+    end
   end)
 
   it("of a relay's switches are differentiated alike by every route", function()
