@@ -254,6 +254,18 @@ int salta__dae_flow(salta__dae *a, double t, const double *w, double *xdot, doub
   return SALTA_OK;
 }
 
+int salta__dae_fold_z(salta__dae *a, double t, const double *w, double *v, double *grad_p) {
+  const salta_model_def *d = a->d;
+  int nx = a->nx, st;
+  if (a->nz == 0) return SALTA_OK;
+  if ((st = factor_gz_xz(a, t, w, w + nx))) return st;
+  salta__alg_gz_solve(&a->alg, v + nx, 1, 1);
+  salta__dae_add_transpose(a, &d->g.d[SALTA_WRT_X], t, w, -1.0, v, nx, v);
+  if (grad_p) salta__dae_add_transpose(a, &d->g.d[SALTA_WRT_P], t, w, -1.0, v, nx, grad_p);
+  memset(v + nx, 0, sizeof(double) * (size_t)a->nz);
+  return SALTA_OK;
+}
+
 /* ---- guards ---------------------------------------------------------------------------- */
 
 double salta__dae_guard_row(salta__dae *a, int j, double t, const double *w, double *const *jac, double *ew,

@@ -94,6 +94,11 @@ void salta__dae_gz_solve(const salta__dae *a, double *b, int nrhs, int trans);
 /* The flow at (t, w): x' = f and z' = -g_z^-1 (g_x x' + g_t); leaves g_z
 ** factored at w. SALTA_OK, or SALTA_ESOLVER when g_z is singular. */
 int salta__dae_flow(salta__dae *a, double t, const double *w, double *xdot, double *zdot);
+/* The transpose of z's dependence on x and p through g = 0 at (t, w), for
+** an adjoint v = [v_x; v_z] (n): v_x -= g_x^T nu and grad_p (np, unless
+** NULL) -= g_p^T nu with nu = g_z^-T v_z; then v_z = 0. SALTA_OK, or
+** SALTA_ESOLVER when g_z is singular. */
+int salta__dae_fold_z(salta__dae *a, double t, const double *w, double *v, double *grad_p);
 
 /* ---- guards ------------------------------------------------------------------ */
 

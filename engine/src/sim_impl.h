@@ -11,7 +11,7 @@
 #include "events.h"
 #include "integrator.h"
 #include "salta.h"
-#include "sens.h"
+#include "jump.h"
 #include "sim_plan.h"
 #include "track.h"
 
