@@ -148,6 +148,16 @@ const char *salta__dae_bad_text(const salta__dae *a, char *buf, size_t cap) {
   return buf;
 }
 
+int salta__dae_residual(const salta__dae *a, double t, const double *w, const double *wp, double *r) {
+  int i;
+  if (a->d->f.eval(t, w, w + a->nx, a->p, r) || (a->nz && a->d->g.eval(t, w, w + a->nx, a->p, r + a->nx)))
+    return -2;
+  for (i = 0; i < a->nx; ++i) r[i] = wp[i] - r[i];
+  for (i = 0; i < a->n; ++i)
+    if (!isfinite(r[i])) return i;
+  return -1;
+}
+
 void salta__dae_add_dense(salta__dae *a, const salta_sparse_def *sp, double t, const double *w,
                           double scale, double *M, int ld, int row0, int col0) {
   const double *v;

@@ -67,6 +67,9 @@ void salta__dae_eval_jac(salta__dae *a, const salta_sparse_def *sp, double t, co
 /* a->bad as text, e.g. "d f/d p entry ('x', 'k') is nan at t = 0", or "". */
 const char *salta__dae_bad_text(const salta__dae *a, char *buf, size_t cap);
 
+/* The DAE's residual F = [x' - f; g] at (t, w, w') into r (n): -1, the
+** first row that is not finite, or -2 when a kernel failed. */
+int salta__dae_residual(const salta__dae *a, double t, const double *w, const double *wp, double *r);
 /* M (column-major, leading dimension ld) += scale K at (row0, col0), K the
 ** sparse kernel sp evaluated at (t, w = [x; z]). */
 void salta__dae_add_dense(salta__dae *a, const salta_sparse_def *sp, double t, const double *w,

@@ -31,6 +31,9 @@ int salta__sim_planned_count(const salta_sim *s);
 ** sensitivities, dy (plan->ny x ns, row-major; the rows of every target
 ** follow each other). Borrowed until the next run. */
 void salta__sim_planned_out(const salta_sim *s, int k, const double **y, const double **dy);
+/* The consistent state [x; z] the last run started from (n; borrowed
+** until the next run). */
+const double *salta__sim_start_state(const salta_sim *s);
 /* The first non-finite Jacobian value the last run met, as text ("" for
 ** none): the likely cause of a non-finite derivative. */
 const char *salta__sim_bad_text(const salta_sim *s, char *buf, size_t cap);

@@ -51,7 +51,7 @@ end
 local function engine_options(scope, defaults)
   local out = {}
   for _, o in ipairs(core.sim_options()) do
-    if not (scope == "lsq" and o.sim_only) then
+    if not (scope == "lsq" and o.sim_only) and not (scope == "simulate" and o.loss_only) then
       local vector = o.per_unknown and scope == "simulate"
       out[#out + 1] = { o.name, ENGINE_TYPES[o.type] .. (vector and "|table" or ""), engine_default(o, defaults),
         o.range, o.help .. (vector and ": a number, or one per state and algebraic" or "") }
