@@ -4,6 +4,7 @@
 ** (dae.c); the backward problem's residual [adjoint; quadratures], its
 ** error weights and its block-triangular linear solver are here.
 */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,10 +50,12 @@ struct salta__ida_adj {
 static char *err_of(salta__ida_adj *c) { return c->dae->err; }
 static const char *name_of(const salta__ida_adj *c) { return c->dae->d->name; }
 
+/* Keeps IDAS's first message since the last clear: the cause, not the
+** adjoint module's report of it. */
 static void error_handler(int code, const char *module, const char *fn, char *msg, void *ud) {
   salta__ida_adj *c = ud;
   (void)code; (void)module;
-  snprintf(c->msg, sizeof c->msg, "%s: %s", fn, msg);
+  if (!c->msg[0]) snprintf(c->msg, sizeof c->msg, "%s: %s", fn, msg);
 }
 
 /* ---- the forward problem ----------------------------------------------------- */
@@ -325,7 +328,8 @@ int salta__ida_adj_back(salta__ida_adj *c, double t, double *lam_x, double *q) {
     memset(lam_x, 0, sizeof(double) * (size_t)c->nx);
     return SALTA_OK;
   }
-  if (t < c->tb) {
+  if (c->tb - t > 16 * DBL_EPSILON * fmax(fabs(t), fabs(c->tb))) {   /* closer is nothing to integrate */
+    c->msg[0] = '\0';
     flag = IDASolveB(c->mem, t, IDA_NORMAL);
     if (flag >= 0) flag = IDAGetB(c->mem, c->which, &tret, c->yB, c->ypB);
     if (flag < 0) return fail(c, flag, "backward problem", c->tb);
