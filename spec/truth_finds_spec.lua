@@ -38,6 +38,42 @@ describe("the truth fuzzer's finds", function()
     end
   end)
 
+  it("a schedule faster than the steps fires at every crossing (the states barely move, so ERK's steps span periods)", function()
+    -- up-crossings of sin(2 pi (t / P + ph)) in (0, tf]: t = P (k - ph)
+    local function crossings(P, ph, tf)
+      local ts = {}
+      for k = 0, math.ceil(tf / P) + 1 do
+        local t = P * (k - ph)
+        if t > 1e-9 and t <= tf then ts[#ts + 1] = t end
+      end
+      return ts
+    end
+    local cases = { { 0.37, 0.017417626013, 0 }, { 1.375, 0.0534, 0.356 } }
+    local rng = 20261203
+    for _ = 1, 10 do   -- a fixed sequence of periods, decay rates and phases
+      rng = (rng * 1103515245 + 12345) % 2147483648
+      local u1 = rng / 2147483648
+      rng = (rng * 1103515245 + 12345) % 2147483648
+      local u2 = rng / 2147483648
+      cases[#cases + 1] = { 0.03 + 1.5 * u1, 10 ^ (-3 + 3 * u2), u1 * u2 }
+    end
+    for _, c in ipairs(cases) do
+      local m = salta.dae{ name = "room", states = { { "T", 20 } }, discrete = { { "n", 0 } },
+        params = { { "a", c[2] }, { "P", c[1] }, { "ph", c[3] } },
+        f = function(t, x, z, p) return { -p.a * (x.T - 10) } end,
+        events = { { name = "tick", direction = "up",
+          guard = function(t, x, z, p) return salta.sin(2 * math.pi * (t / p.P + p.ph)) end,
+          reset = function(t, x) return { n = x.n + 1 } end } } }
+      local want = crossings(c[1], c[3], 4)
+      for _, o in ipairs({ { "erk", 1e-6 }, { "erk", 1e-8 }, { "erk", 1e-10 }, { "bdf", 1e-8 } }) do
+        local ev = m:simulate{ tf = 4, method = o[1], rtol = o[2], atol = o[2] * 1e-2 }:events()
+        local label = ("P %.4g, a %.3g, ph %.3f, %s rtol %g"):format(c[1], c[2], c[3], o[1], o[2])
+        assert.are.equal(#want, #ev, label)
+        for k, t in ipairs(want) do assert.is_near(t, ev[k].t, 1e-7 * (1 + t), label) end
+      end
+    end
+  end)
+
   it("the adjoint reads a target a rounding error before an event where the run read it", function()
     local m = salta.dae{ name = "room", states = { { "T", 20 } }, params = { { "a", 0.02 }, { "kick", 0.1 } },
       f = function(t, x, z, p) return { -p.a * (x.T - 10) } end,

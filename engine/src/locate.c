@@ -11,7 +11,9 @@
 ** largest change of the guard's rate per unit time seen in the step (its
 ** rates at the step's ends, its mean rates between samples), and at least
 ** its largest rate squared over its largest value (the curvature of a
-** sinusoid, or twice that of a body in free flight). A guard whose
+** sinusoid, or twice that of a body in free flight); for a guard that
+** reads time itself, also its rates at the interior samples (a schedule
+** may turn between samples the states' error control spaces). A guard whose
 ** curvature stays below K cannot reach zero unseen in the first case (its
 ** chord sags by K w^2 / 8 at most), nor cross zero more than once in the
 ** second (its rate keeps one sign). A guard that bends faster than K allows
@@ -233,6 +235,42 @@ static void mark_quiet(salta__events *ev, const double *ts) {
   }
 }
 
+/* Whether guard j reads time other than through the states: a schedule
+** such as sin(2 pi t / P) is bent by its own clock, not by the states
+** the step's error control follows, and may turn several times between
+** base samples while matching each of them. */
+static int reads_time(const salta__events *ev, int j) {
+  const int *ptr = ev->dae->guard_row_ptr[SALTA_WRT_T];
+  return ptr[j + 1] > ptr[j];
+}
+
+/* Raises K for a guard that reads time by its rates at the interior base
+** samples (differences along the interpolant, as at the ends): the change
+** between each and the mean rates beside it, and the largest rate squared
+** over the largest value, as in mark_quiet; then its quiet margin again. */
+static int bound_time_guard(salta__events *ev, const salta__interp *ip, int j, const double *ts) {
+  const double *G = ev->samples;
+  const size_t ne = (size_t)ev->ne;
+  double eps = RATE_STEP * (ts[SALTA__SAMPLES] - ts[0]), K = ev->kbound[j], rmax = 0, vmax = 0, mg = INFINITY;
+  int i, st;
+  for (i = 1; i < SALTA__SAMPLES; ++i) {
+    double e, r, wl = ts[i] - ts[i - 1], wr = ts[i + 1] - ts[i], g = G[i * ne + j];
+    double ml = (g - G[(i - 1) * ne + j]) / wl, mr = (G[(i + 1) * ne + j] - g) / wr;
+    if ((st = probe_one(ev, ip, j, ts[i] + eps, &e))) return st;
+    r = (e - g) / eps;
+    K = fmax(K, fmax(4 * fabs(r - ml) / wl, 4 * fabs(mr - r) / wr));
+    rmax = fmax(rmax, fabs(r));
+  }
+  for (i = 0; i <= SALTA__SAMPLES; ++i) vmax = fmax(vmax, fabs(G[i * ne + j]));
+  K = fmax(K, rmax * rmax / fmax(vmax, DBL_MIN));
+  for (i = 0; i < SALTA__SAMPLES; ++i) {
+    double ga = G[i * ne + j], gb = G[(i + 1) * ne + j], w = ts[i + 1] - ts[i];
+    mg = fmin(mg, ga * gb > 0 ? fmin(fabs(ga), fabs(gb)) - 0.125 * K * w * w : -1.0);
+  }
+  ev->kbound[j] = K, ev->quiet_margin[j] = mg;
+  return SALTA_OK;
+}
+
 /* ---- one guard along the step ------------------------------------------------------ */
 
 /* Whether guard j, not armed, becomes armed at (t, e): clear of its firing
@@ -342,7 +380,7 @@ static int scan_guard(salta__events *ev, const salta__interp *ip, int j, const d
 static int first_crossing(salta__events *ev, const salta__interp *ip, salta__bracket *b) {
   span stack[2 * MAX_SPLITS + 2];
   const int j = b->guard;
-  const double K = ev->kbound[j];
+  double K = ev->kbound[j];
   int top = 0, probes = 0, st;
   stack[top++] = (span){b->lo, b->elo, b->hi, b->ehi, 0};
   while (top > 0) {
@@ -360,6 +398,7 @@ static int first_crossing(salta__events *ev, const salta__interp *ip, salta__bra
     if ((st = probe_one(ev, ip, j, m, &gm))) return st;
     if (ev->bad_guard >= 0) return SALTA_OK;
     ++probes;
+    K = fmax(K, split_curvature(s, m, gm));
     stack[top++] = (span){m, gm, s.b, s.gb, s.depth + 1};
     stack[top++] = (span){s.a, s.ga, m, gm, s.depth + 1};
   }
@@ -467,6 +506,8 @@ int salta__events_locate(salta__events *ev, const salta__interp *ip, double t_st
   for (j = 0; j < ne; ++j) {
     int found = 0, armed = ev->arming[j] == SALTA__ARMED;
     ev->crossing[j] = 0;
+    if (reads_time(ev, j) && (st = bound_time_guard(ev, ip, j, ts))) return st;
+    if (ev->bad_guard >= 0) return bad_guard_error(ev);
     if (!(ev->quiet_margin[j] > 0)) ev->quiet_margin[j] = quadratic_margin(ev, j, ts);   /* the few the chord did not settle */
     if (ev->quiet_margin[j] > 0 && quiet_arming(ev, j, armed, ts)) continue;
     if ((st = scan_guard(ev, ip, j, ts, &ev->brackets[nb], &found))) return st;

@@ -173,16 +173,19 @@ static int largest_state(const salta_sim *s, const double *w) {
   return at;
 }
 
-/* The largest state where the integrator's last step ended (in w_step). */
-static int largest_at_end(salta_sim *s, const salta__integrator *it) {
-  it->ops->end_state(it->self, s->run.w_step, NULL);
-  return largest_state(s, s->run.w_step);
+/* The largest state where the integrator's last step ended (in w_step,
+** *at): SALTA_OK, or the integrator's failure to give that state. */
+static int largest_at_end(salta_sim *s, const salta__integrator *it, int *at) {
+  int st = it->ops->end_state(it->self, s->run.w_step, NULL);
+  *at = st == SALTA_OK ? largest_state(s, s->run.w_step) : 0;
+  return st;
 }
 
 /* The state where a step ended, unless it blew up. */
 static int check_blowup(salta_sim *s, const salta__integrator *it, double t) {
   const double *w = s->run.w_step;
-  int at = largest_at_end(s, it);
+  int at, st;
+  if ((st = largest_at_end(s, it, &at))) return st;
   if (fabs(w[at]) <= BLOWUP) return SALTA_OK;
   return salta__fail(s->err, SALTA_ESOLVER, "model '%s': state '%s' reached %g at t = %.17g: the solution blows up "
                      "(a finite escape time)", s->d->name, s->d->x_names[at], w[at], t);
@@ -193,7 +196,8 @@ static int check_blowup(salta_sim *s, const salta__integrator *it, double t) {
 static int too_many_steps(salta_sim *s, const salta__integrator *it, double t_old, double t_new) {
   const salta_model_def *d = s->d;
   const double *w = s->run.w_step;
-  int at = largest_at_end(s, it);
+  int at, st;
+  if ((st = largest_at_end(s, it, &at))) return st;
   return salta__fail(s->err, SALTA_ESOLVER,
                      "model '%s': more than max_steps = %ld steps at t = %.17g, the last %g long, with state '%s' "
                      "at %g: the solution may blow up there (a finite escape time), f may switch there without an "
@@ -207,7 +211,8 @@ static int too_many_steps(salta_sim *s, const salta__integrator *it, double t_ol
 
 static int stalled(salta_sim *s, const salta__integrator *it, double t_old, double t_new) {
   const double *w = s->run.w_step;
-  int at = largest_at_end(s, it);
+  int at, st;
+  if ((st = largest_at_end(s, it, &at))) return st;
   return salta__fail(s->err, SALTA_ESOLVER,
                      "model '%s': the step size fell below round-off (%g) at t = %.17g for %d steps, with state "
                      "'%s' at %g: f is singular there (e.g. sqrt, log or a division reaching 0 or a negative "

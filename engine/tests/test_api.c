@@ -9,39 +9,7 @@
 #include "check.h"
 #include "salta.h"
 
-/* x' = -k x, y = x */
-static int f_eval(double t, const double *x, const double *z, const double *p, double *o) {
-  (void)t; (void)z; o[0] = -p[0] * x[0]; return 0;
-}
-static int h_eval(double t, const double *x, const double *z, const double *p, double *o) {
-  (void)t; (void)z; (void)p; o[0] = x[0]; return 0;
-}
-static const int r0[] = {0}, c0[] = {0};
-static int fx_eval(double t, const double *x, const double *z, const double *p, double *o) {
-  (void)t; (void)x; (void)z; o[0] = -p[0]; return 0;
-}
-static int fp_eval(double t, const double *x, const double *z, const double *p, double *o) {
-  (void)t; (void)z; (void)p; o[0] = -x[0]; return 0;
-}
-static int hx_eval(double t, const double *x, const double *z, const double *p, double *o) {
-  (void)t; (void)x; (void)z; (void)p; o[0] = 1; return 0;
-}
-static int none(double t, const double *x, const double *z, const double *p, double *o) {
-  (void)t; (void)x; (void)z; (void)p; (void)o; return 0;
-}
-static const char *const xn[] = {"x"}, *const pn[] = {"k"};
-static const double xs[] = {1}, pnom[] = {0.5};
-static const salta_model_def def = {
-  .abi = SALTA_ABI_VERSION, .name = "decay", .hash = "0",
-  .nx = 1, .np = 1, .ny = 1,
-  .x_names = xn, .p_names = pn, .y_names = xn, .x_start = xs, .p_nominal = pnom,
-  .f = {.n = 1, .eval = f_eval,
-        .d = {[SALTA_WRT_X] = {.nnz = 1, .row = r0, .col = c0, .eval = fx_eval},
-              [SALTA_WRT_P] = {.nnz = 1, .row = r0, .col = c0, .eval = fp_eval}}},
-  .g = {.eval = none},
-  .h = {.n = 1, .eval = h_eval, .d = {[SALTA_WRT_X] = {.nnz = 1, .row = r0, .col = c0, .eval = hx_eval}}},
-  .e = {.eval = none},
-};
+#include "decay.h"
 
 /* The call failed with SALTA_EINPUT and a message of its own. */
 #define CHECK_FAILS(call, errmsg, text)  \
@@ -57,7 +25,7 @@ int main(void) {
   salta_sim_options o;
   double times[] = {0.5, 1.0}, data[] = {0.7, 0.6}, p[] = {0.5}, g[1], v;
   int out = 0, dir = 0, neg = -2;
-  CHECK(salta_model_create(&m, &def) == SALTA_OK);
+  CHECK(salta_model_create(&m, &decay_def) == SALTA_OK);
   CHECK(salta_sim_create(&sim, m) == SALTA_OK);
   salta_sim_options_init(&o, NAN, 1.0);
   CHECK_FAILS(salta_sim_run(sim, &o, p, NULL, times, 2), salta_sim_errmsg(sim), "need finite t0 < tf, got [nan, 1]");

@@ -10,40 +10,7 @@
 #include "check.h"
 #include "salta.h"
 
-/* x' = -k x, y = x */
-static int f_eval(double t, const double *x, const double *z, const double *p, double *o) {
-  (void)t; (void)z; o[0] = -p[0] * x[0]; return 0;
-}
-static int h_eval(double t, const double *x, const double *z, const double *p, double *o) {
-  (void)t; (void)z; (void)p; o[0] = x[0]; return 0;
-}
-static int none(double t, const double *x, const double *z, const double *p, double *o) {
-  (void)t; (void)x; (void)z; (void)p; (void)o; return 0;
-}
-static const int zero[] = {0};
-static int fx_eval(double t, const double *x, const double *z, const double *p, double *o) {
-  (void)t; (void)x; (void)z; o[0] = -p[0]; return 0;
-}
-static int fp_eval(double t, const double *x, const double *z, const double *p, double *o) {
-  (void)t; (void)z; (void)p; o[0] = -x[0]; return 0;
-}
-static int one(double t, const double *x, const double *z, const double *p, double *o) {
-  (void)t; (void)x; (void)z; (void)p; o[0] = 1; return 0;
-}
-
-static const char *const xn[] = {"x"}, *const pn[] = {"k"};
-static const double xs[] = {1}, pnom[] = {0.5};
-static const salta_model_def def = {
-  .abi = SALTA_ABI_VERSION, .name = "decay", .hash = "0",
-  .nx = 1, .np = 1, .ny = 1,
-  .x_names = xn, .p_names = pn, .y_names = xn, .x_start = xs, .p_nominal = pnom,
-  .f = {.n = 1, .eval = f_eval,
-        .d = {[SALTA_WRT_X] = {.nnz = 1, .row = zero, .col = zero, .eval = fx_eval},
-              [SALTA_WRT_P] = {.nnz = 1, .row = zero, .col = zero, .eval = fp_eval}}},
-  .g = {.n = 0, .eval = none},
-  .h = {.n = 1, .eval = h_eval, .d = {[SALTA_WRT_X] = {.nnz = 1, .row = zero, .col = zero, .eval = one}}},
-  .e = {.n = 0, .eval = none},
-};
+#include "decay.h"
 
 #define ROUNDS 2000
 static pthread_barrier_t start;   /* every thread starts at once */
@@ -61,8 +28,8 @@ static void *fail_often(void *arg) {
   pthread_barrier_wait(&start);
   for (r = 0; r < ROUNDS; ++r) {
     double out[1];
-    if (salta_model_eval(j->model, SALTA_FN_R, 1000 + j->id, 0, xs, NULL, pnom, out) != SALTA_EINPUT) ++j->wrong;
-    for (q = 0; q < 200; ++q) salta_model_eval(j->model, SALTA_FN_F, 0, 0, xs, NULL, pnom, out);
+    if (salta_model_eval(j->model, SALTA_FN_R, 1000 + j->id, 0, decay_x0, NULL, decay_k, out) != SALTA_EINPUT) ++j->wrong;
+    for (q = 0; q < 200; ++q) salta_model_eval(j->model, SALTA_FN_F, 0, 0, decay_x0, NULL, decay_k, out);
     if (!strstr(salta_model_errmsg(j->model), want)) ++j->wrong;
   }
   return NULL;
@@ -93,7 +60,7 @@ int main(void) {
   pthread_t th[6];
   job jobs[6];
   int k;
-  CHECK(salta_model_create(&m, &def) == SALTA_OK);
+  CHECK(salta_model_create(&m, &decay_def) == SALTA_OK);
   pthread_barrier_init(&start, NULL, 6);
   for (k = 0; k < 6; ++k) {
     jobs[k] = (job){m, k, 0, 0};

@@ -1,18 +1,30 @@
--- spec/fuzz/fuzz.lua [seconds [first_seed [workers]]]: runs spec/fuzz/case.lua on
--- consecutive seeds, each in a process of its own under a timeout, until the
--- time is spent, and sorts the outcomes:
---   ok          the case ran and every number was finite
---   refused     salta raised a clear error
---   unclear     salta raised an error a user cannot act on (a Lua internal
---               message, a traceback position, no model or function named)
---   silent-nan  a NaN or infinity came back without an error
---   names       a hostile name did not come back intact
---   payload     a hostile name's payload ran (its canary file appeared)
---   crash       a signal, a Lua panic, or output the case did not write
---   sanitizer   AddressSanitizer or UBSan reported
---   hang        the case outlived its timeout
--- Prints the figures and each failing seed (rerun one with
--- `$SALTA_BIN spec/fuzz/case.lua SEED`); exits 1 if any case is not ok/refused.
+-- spec/fuzz/fuzz.lua [seconds [first_seed [workers]]]: runs the mutation
+-- cases (spec/fuzz/case.lua, odd seeds) and the truth cases
+-- (spec/fuzz/truth.lua, even seeds) on consecutive seeds, each in a process
+-- of its own under a timeout, until the time is spent, and sorts the
+-- outcomes:
+--   ok              the case ran and every number was finite (and, for a
+--                   truth case, every route agreed)
+--   refused         salta raised a clear error
+--   ill-conditioned a truth case's routes disagree where the problem
+--                   explains it (near-grazing, events closer than their
+--                   tolerance, unreliable differences)
+--   inconclusive    a truth case's two references disagree
+--   unclear         salta raised an error a user cannot act on (a Lua internal
+--                   message, a traceback position, no model or function named)
+--   silent-nan      a NaN or infinity came back without an error
+--   names           a hostile name did not come back intact
+--   payload         a hostile name's payload ran (its canary file appeared)
+--   disagree        a simulation route disagrees with the reference, and salta
+--                   said nothing
+--   wrong-gradient  a gradient route disagrees with the differences, and salta
+--                   said nothing
+--   crash           a signal, a Lua panic, or output the case did not write
+--   sanitizer       AddressSanitizer or UBSan reported
+--   hang            the case outlived its timeout
+-- Prints the figures and each failing seed with its script (rerun one with
+-- `$SALTA_BIN spec/fuzz/<script> SEED`); exits 1 if any case is not ok,
+-- refused, ill-conditioned or inconclusive.
 -- Environment: SALTA_BIN (the host to run), FUZZ_TIMEOUT (seconds a case may
 -- take, default 60), FUZZ_LOG (a file to receive every case's outcome).
 local seconds = tonumber(arg[1]) or 300
@@ -31,8 +43,8 @@ local function run_batch(a, b)
   os.remove(dir)
   assert(os.execute("mkdir -p " .. shell_quote(dir)))
   local cmd = ("seq %d %d | xargs -P %d -I{} sh -c %s"):format(a, b, workers, shell_quote(
-    ("timeout -k 5 %d %s spec/fuzz/case.lua {} > %s/{}.out 2>&1; echo $? > %s/{}.rc"):format(
-      case_timeout, shell_quote(bin), dir, dir)))
+    ("timeout -k 5 %d %s spec/fuzz/$(if [ $(({} %% 2)) -eq 0 ]; then echo truth; else echo case; fi).lua {} "
+      .. "> %s/{}.out 2>&1; echo $? > %s/{}.rc"):format(case_timeout, shell_quote(bin), dir, dir)))
   os.execute(cmd)
   local results = {}
   for seed = a, b do
@@ -61,6 +73,10 @@ local function unclear(msg)
   return not (msg:find("model '", 1, true) or msg:find("salta", 1, true))
 end
 
+-- What a truth case prints, by class.
+local TRUTH = { ["DISAGREE"] = "disagree", ["WRONG%-GRADIENT"] = "wrong-gradient",
+  ["ILL%-CONDITIONED"] = "ill-conditioned", ["INCONCLUSIVE"] = "inconclusive" }
+
 local function classify(res)
   local out, rc = res.out, res.rc
   if out:find("AddressSanitizer", 1, true) or out:find("runtime error:", 1, true)
@@ -76,6 +92,10 @@ local function classify(res)
   if names then return "names", names end
   local payload = last:match("^PAYLOAD (.*)")
   if payload then return "payload", payload end
+  for prefix, kind in pairs(TRUTH) do
+    local what = last:match("^" .. prefix .. " (.*)")
+    if what then return kind, what end
+  end
   local msg = last:match("^ERROR (.*)")
   if msg then
     if unclear(msg) then return "unclear", msg end
@@ -84,7 +104,9 @@ local function classify(res)
   return "crash", "no result line: " .. last
 end
 
-local ORDER = { "ok", "refused", "unclear", "silent-nan", "names", "payload", "crash", "sanitizer", "hang" }
+local ORDER = { "ok", "refused", "ill-conditioned", "inconclusive", "unclear", "silent-nan", "names", "payload",
+  "disagree", "wrong-gradient", "crash", "sanitizer", "hang" }
+local PASSING = { ok = true, refused = true, ["ill-conditioned"] = true, inconclusive = true }
 local counts, failures = {}, {}
 for _, k in ipairs(ORDER) do counts[k] = 0 end
 local clock0 = os.time()
@@ -95,7 +117,10 @@ while os.time() - clock0 < seconds do
     local kind, detail = classify(results[s])
     counts[kind] = counts[kind] + 1
     if log then log:write(("%s\t%d\t%s\n"):format(kind, s, detail or "")) end
-    if kind ~= "ok" and kind ~= "refused" then failures[#failures + 1] = ("%-10s seed %d: %s"):format(kind, s, detail) end
+    if not PASSING[kind] then
+      failures[#failures + 1] = ("%-14s seed %d (%s): %s"):format(kind, s, s % 2 == 0 and "truth.lua" or "case.lua",
+        detail)
+    end
   end
   cases = cases + BATCH
   seed = seed + BATCH
