@@ -405,7 +405,7 @@ function Loss:value_and_grad(p, opts)
 end
 
 -- route(): the route method = "auto" takes for this loss, "sens" or
--- "adjoint_cont": the continuous adjoint from salta.ROUTE_CROSSOVER free
+-- "adjoint_cont": the continuous adjoint from core.route_crossover free
 -- directions on (make bench measures where it becomes the faster), sens
 -- below and whenever the loss blends.
 function Loss:route()

@@ -123,7 +123,7 @@ local TOPICS = {
     { "after_end", "string", '"error"', nil, "targets past a terminal event: \"error\" or \"drop\" (zero residuals)" },
   }, engine_options("lsq", { t0 = "min(0, first time)", tf = "the last time (30 blend widths later with blend)" })) },
   { "grad", "the options of loss:value, grad, value_and_grad", {
-    { "method", "string", '"sens"', nil, "gradient route: \"sens\" (forward sensitivities), \"adjoint\" or \"fd\" (central differences)" },
+    { "method", "string", '"auto"', nil, "gradient route: \"auto\" (sens or adjoint_cont by the number of free parameters, loss:route()), \"sens\" (forward sensitivities), \"adjoint_cont\" (continuous adjoint), \"adjoint\" (discrete adjoint) or \"fd\" (central differences)" },
     { "mesh", "integer|string", '"steps"', nil, "adjoint: \"steps\" (the integrator's) or K uniform nodes per segment" },
     { "forward", "string", '"consistent"', nil, "adjoint: \"consistent\" (re-solved discrete trajectory) or \"ida\" (the seed paper's)" },
     { "h", "number", "2e-5", { 0, INF, true, true }, "fd: relative step, times max(1, |p|)" },
@@ -141,7 +141,7 @@ local TOPICS = {
     { "start", "table", "the nominal values", nil, "start values, an array or a table by name" },
     { "lower", "table", "-inf", nil, "lower bounds (lbfgsb, adam; with starts: the sampling box)" },
     { "upper", "table", "+inf", nil, "upper bounds" },
-    { "gradient", "string|table", '"sens"', nil, "gradient route for lbfgsb and adam (topic grad)" },
+    { "gradient", "string|table", '"auto"', nil, "gradient route for lbfgsb and adam (topic grad)" },
     { "check", "boolean", "false", nil, "check the fit's gradient route against Richardson differences at the start (loss:check_gradient) and stop when it disagrees" },
     { "horizon", "boolean|table", "false", nil, "continuation on the time horizon: true or increasing end times" },
     { "truth", "table", "none", nil, "true values, for the error column of the report" },
@@ -206,7 +206,7 @@ local TOPICS = {
     { "h", "number", "1e-4", POSITIVE, "relative difference step: h |p|, with the nominal value as the floor" },
     { "rtol_ref", "number", "rtol / 1000 in [1e-13, 1e-10]", RTOL, "the reference differences' tolerance" },
     { "tol", "number", "max(1000 rtol, 1e-8)", POSITIVE, "a route agrees within tol of the largest component (plus 10 times the reference's error estimate; fd: at least rtol / h)" },
-    { "routes", "table", "all", nil, "the routes compared: \"sens\", \"sens, erk\", \"sens, bdf\", \"adjoint\", \"adjoint, bdf\", \"fd\"" },
+    { "routes", "table", "all", nil, "the routes compared: \"sens\", \"sens, erk\", \"sens, bdf\", \"adjoint\", \"adjoint, bdf\", \"adjoint_cont\", \"fd\"" },
   } },
   { "waterfall", "fit:waterfall(path, opts)", {
     { "title", "string", '"multi-start: <n> starts"', nil, "the figure's title" },
