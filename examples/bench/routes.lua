@@ -52,11 +52,16 @@ local function route_rows(title, m, times, data, first_free, sizes, p_of, rounds
     cross and ("%.0f"):format(cross) or ("beyond " .. sizes[#sizes]), require("salta.core").route_crossover))
 end
 
-do
-  local m = dofile("models/cauer_ladder.lua"){ N = 500, local_params = true, backend = "tcc" }
+-- the Cauer ladder with each section its own L and C, N sections (2N + 3
+-- parameters), free the first of them in each size
+local function ladder_rows(N, sizes)
+  local m = dofile("models/cauer_ladder.lua"){ N = N, local_params = true, backend = "tcc" }
   local times = uniform(10, 40)
   local tr = m:simulate{ tf = 10, times = times, rtol = 1e-6, atol = 1e-8 }
-  route_rows("Cauer ladder N = 500, each section its own L and C (1,003 parameters)", m, times,
-    { vN = tr.y.vN, v1 = tr.y.v1 }, 4, { 10, 100, 1000 }, function(k) return 0.5 * (1 + 0.01 * (k % 7)) end,
+  route_rows(("Cauer ladder N = %d, each section its own L and C (%d parameters)"):format(N, #m.params), m, times,
+    { vN = tr.y.vN, v1 = tr.y.v1 }, 4, sizes, function(k) return 0.5 * (1 + 0.01 * (k % 7)) end,
     tonumber(os.getenv("SALTA_BENCH_ROUNDS")) or 3)
 end
+
+ladder_rows(50, { 10, 30, 100 })
+ladder_rows(500, { 10, 100, 1000 })
