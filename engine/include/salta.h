@@ -541,7 +541,7 @@ salta_route salta_loss_route(const salta_loss *loss);
 /* The rule AUTO follows, for nfree free directions of a model of n
 ** unknowns (nx + nz): the continuous adjoint from SALTA_ROUTE_CROSSOVER
 ** free directions on, where make bench measures it the faster (about 100
-** on Cauer ladders of 101 and 1,001 unknowns alike: both routes' costs
+** on Cauer ladders of 150 and 1,500 unknowns alike: both routes' costs
 ** grow with n, so n does not move it). */
 #define SALTA_ROUTE_CROSSOVER 100
 salta_route salta_route_for(int nfree, int n);
