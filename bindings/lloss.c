@@ -12,7 +12,7 @@
 
 #define SALTA_LOSS_MT "salta.loss"
 
-typedef struct loss_ud { salta_loss *loss; int np, nx, ns, nres; } loss_ud;
+typedef struct loss_ud { salta_loss *loss; int np, nx, ns, nres, ne, nout; } loss_ud;
 
 /* The loss borrows its model (its user value): a closed model closes it. */
 static loss_ud *check_loss(lua_State *L, int idx) {
@@ -72,6 +72,8 @@ int salta_l_loss_new(lua_State *L) {
   u->np = d->np;
   u->nx = d->nx;
   u->ns = 0;
+  u->ne = d->ne;
+  u->nout = nout;
   luaL_setmetatable(L, SALTA_LOSS_MT);
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, 1);     /* the model outlives the loss */
@@ -121,6 +123,41 @@ static int loss_configure(lua_State *L) {
     if ((st = salta_loss_set_free(u->loss, dirs, ns))) return salta_l_raise(L, st, salta_loss_errmsg(u->loss));
     u->ns = ns;
   }
+  return 0;
+}
+
+/* loss:robust(kind, scale): kind "linear", "soft_l1", "huber" or "cauchy"
+** (salta_loss_set_robust). */
+static int loss_robust(lua_State *L) {
+  static const char *const kinds[] = {"linear", "soft_l1", "huber", "cauchy", NULL};
+  loss_ud *u = check_loss(L, 1);
+  int kind = luaL_checkoption(L, 2, "linear", kinds), st;
+  if ((st = salta_loss_set_robust(u->loss, kind, luaL_optnumber(L, 3, 1.0))))
+    return salta_l_raise(L, st, salta_loss_errmsg(u->loss));
+  return 0;
+}
+
+/* loss:event_windows(width, ramp, jumps|nil): jumps flat, ne x nout
+** booleans, row per event (salta_loss_set_event_windows). */
+static int loss_event_windows(lua_State *L) {
+  loss_ud *u = check_loss(L, 1);
+  double width = luaL_checknumber(L, 2), ramp = luaL_checknumber(L, 3);
+  unsigned char *jumps = NULL;
+  int st;
+  if (!lua_isnoneornil(L, 4)) {
+    int n = (int)luaL_len(L, 4), k;
+    if (n != u->ne * u->nout)
+      salta_l_error(L, "salta.lsq: the event windows' jumps have %d flags, expected %d (events x outputs)", n,
+                    u->ne * u->nout);
+    jumps = lua_newuserdatauv(L, (size_t)n + 1, 0);
+    for (k = 0; k < n; ++k) {
+      lua_geti(L, 4, k + 1);
+      jumps[k] = (unsigned char)lua_toboolean(L, -1);
+      lua_pop(L, 1);
+    }
+  }
+  if ((st = salta_loss_set_event_windows(u->loss, width, ramp, jumps)))
+    return salta_l_raise(L, st, salta_loss_errmsg(u->loss));
   return 0;
 }
 
@@ -301,6 +338,8 @@ void salta_l_open_loss(lua_State *L) {
   static const luaL_Reg methods[] = {
     {"configure", loss_configure},
     {"datum_weights", loss_datum_weights},
+    {"robust", loss_robust},
+    {"event_windows", loss_event_windows},
     {"nresid", loss_nresid},
     {"eval", loss_eval},
     {"eval_adjoint", loss_eval_adjoint},

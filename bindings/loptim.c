@@ -210,18 +210,22 @@ fail:
   return -1;
 }
 
+/* lmder's own words for its info code (MINPACK's documentation), with
+** the code: a stop is reported as MINPACK states it. */
 static const char *lm_message(int info) {
   switch (info) {
-    case 0: return "improper input parameters";
-    case 1: return "converged: relative reduction of the sum of squares below ftol";
-    case 2: return "converged: relative change of the parameters below xtol";
-    case 3: return "converged: sum of squares and parameters both within tolerance";
-    case 4: return "converged: residuals orthogonal to the Jacobian's columns (gtol)";
-    case 5: return "stopped: maximum number of function evaluations";
-    case 6: return "stopped: ftol too small, no further reduction possible";
-    case 7: return "stopped: xtol too small, no further improvement possible";
-    case 8: return "stopped: gtol too small, residuals orthogonal to the Jacobian";
-    default: return "stopped by the callback";
+    case 0: return "lmder info 0: improper input parameters";
+    case 1: return "lmder info 1: both actual and predicted relative reductions in the sum of squares are at most ftol";
+    case 2: return "lmder info 2: relative error between two consecutive iterates is at most xtol";
+    case 3: return "lmder info 3: conditions for info = 1 and info = 2 both hold";
+    case 4: return "lmder info 4: the cosine of the angle between fvec and any column of the jacobian is at most gtol "
+                   "in absolute value";
+    case 5: return "lmder info 5: number of calls to fcn has reached or exceeded maxfev";
+    case 6: return "lmder info 6: ftol is too small; no further reduction in the sum of squares is possible";
+    case 7: return "lmder info 7: xtol is too small; no further improvement in the approximate solution x is possible";
+    case 8: return "lmder info 8: gtol is too small; fvec is orthogonal to the columns of the jacobian to machine "
+                   "precision";
+    default: return "lmder: stopped by the callback";
   }
 }
 

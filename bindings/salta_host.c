@@ -299,7 +299,9 @@ enum { has_error = 1, has_i = 2, has_v = 4, has_e = 8, has_E = 16, has_help = 32
 
 static const char usage_text[] =
     "usage: salta [options] [script [args]]\n"
-    "       salta compile model.lua -o model.c    ahead-of-time C for embedding\n"
+    "       salta compile model.lua -o model.c [--symbol NAME] [key=value ...]\n"
+    "                     ahead-of-time C for embedding (key=value: the model function's options;\n"
+    "                     salta -e 'salta.help(\"compile\")')\n"
     "options:\n"
     "  -e code       run code (the library is the global 'salta')\n"
     "  -l name       require library 'name' into global 'name' (-l g=name: into 'g')\n"

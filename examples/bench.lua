@@ -204,42 +204,56 @@ do
   end
 end
 
-print("\n== the IDAS floor: salta's BDF route against IDAS called directly (loss + gradient, rtol = atol = 1e-6) ==")
-print("   floor: examples/bench/floor_idas_cauer.c (residual, Jacobian and sensitivity residuals by hand, IDAS's")
-print("   staggered sensitivities and root finding); the same workload as the Cauer row below, with method = \"bdf\"")
+print("\n== the IDAS floor: salta against IDAS called directly (loss + gradient, rtol = atol = 1e-6) ==")
+print("   floor: examples/bench/floor_idas_<case>.c (residual, Jacobian and sensitivity residuals by hand, IDAS's")
+print("   staggered sensitivities and root finding); the Cauer is the workload of the Cauer row below; the stiff")
+print("   relay (models/stiff_relay.lua) is a stiff hybrid DAE whose default route is auto (ERK detects the")
+print("   stiffness, BDF integrates); 7 interleaved rounds, salta's figure per round the median of 9 evaluations")
 do
   local floor_dir = os.getenv("SALTA_FLOOR_DIR") or "build/bench"
   local fin = dofile("examples/bench/floor_input.lua")
   local input_dir = tmpdir()
-  local path = input_dir .. "/cauer.txt"
-  local L0, p = fin.write_cauer(path, { default = true })
-  local spec = {}
-  for k, v in pairs(L0.spec) do spec[k] = v end
-  spec.method = "bdf"
-  local L = require("salta.lsq").new(spec)
-  local fl, sl, out = {}, {}, ""
-  for _ = 1, 7 do
-    local f = io.popen(("FLOOR_STATS=1 %s/floor_idas_cauer %s 10 2>&1"):format(floor_dir, path))
-    out = f:read("a")
-    f:close()
-    fl[#fl + 1] = tonumber(out:match("median_us ([%d%.]+)"))
-    local xs = {}
-    for k = 1, 9 do
-      local t0 = clock()
-      L:value_and_grad(p)
-      xs[k] = clock() - t0
+  local cases = {
+    { "cauer", fin.write_cauer, "bdf", "Cauer, 501 x 5 states, 7 params, method bdf" },
+    { "stiff", fin.write_stiff, nil, "stiff relay, 501 x 2 outputs, 6 params, default" },
+    { "stiff", fin.write_stiff, "bdf", "stiff relay, 501 x 2 outputs, 6 params, bdf" },
+  }
+  for _, c in ipairs(cases) do
+    local path = input_dir .. "/" .. c[1] .. ".txt"
+    local L0, p = c[2](path, { default = true })
+    local spec = {}
+    for k, v in pairs(L0.spec) do spec[k] = v end
+    spec.method = c[3]
+    local L = require("salta.lsq").new(spec)
+    local fl, sl, out = {}, {}, ""
+    for _ = 1, 7 do
+      local f = io.popen(("FLOOR_STATS=1 %s/floor_idas_%s %s 10 2>&1"):format(floor_dir, c[1], path))
+      out = f:read("a")
+      f:close()
+      fl[#fl + 1] = tonumber(out:match("median_us ([%d%.]+)"))
+      local xs = {}
+      for k = 1, 9 do
+        local t0 = clock()
+        L:value_and_grad(p)
+        xs[k] = clock() - t0
+      end
+      sl[#sl + 1] = stats(xs) * 1e6
     end
-    sl[#sl + 1] = stats(xs) * 1e6
+    assert(#fl == 7 and fl[1], "the IDAS floor program did not run: " .. out)
+    local fmed, fmin, fmax = stats(fl)
+    local smed, smin, smax = stats(sl)
+    local st = L:stats()
+    local _, g = L:value_and_grad(p)
+    local fg, agree, big = {}, 0, 0
+    for v in (out:match("grad([^\n]*)") or ""):gmatch("%S+") do fg[#fg + 1] = tonumber(v) end
+    for k = 1, #g do big = math.max(big, math.abs(g[k])) end
+    for k = 1, #g do agree = math.max(agree, math.abs(g[k] - (fg[k] or math.huge)) / big) end
+    print(("  %-50s IDAS  %9.1f us (min %.1f, max %.1f); %s"):format(c[4], fmed, fmin, fmax,
+      out:match("per evaluation: ([^\n]+)") or "?"))
+    print(("  %-50s salta %9.1f us (min %.1f, max %.1f): %.2fx the IDAS floor; steps %d, residuals %d, "
+      .. "Jacobians %d, guard evaluations %d; gradients agree to %.1e of the largest"):format("", smed, smin, smax,
+      smed / fmed, st.steps, st.residual_evals, st.jacobian_evals, st.guard_evals, agree))
   end
-  assert(#fl == 7 and fl[1], "the IDAS floor program did not run: " .. out)
-  local fmed, fmin, fmax = stats(fl)
-  local smed, smin, smax = stats(sl)
-  local st = L:stats()
-  print(("  %-44s IDAS  %8.1f us (min %.1f, max %.1f); %s"):format("Cauer, 501 x 5 states, 7 params", fmed, fmin, fmax,
-    out:match("per evaluation: ([^\n]+)") or "?"))
-  print(("  %-44s salta %8.1f us (min %.1f, max %.1f): %.2fx the IDAS floor; steps %d, residuals %d, Jacobians %d, "
-    .. "guard evaluations %d"):format("", smed, smin, smax, smed / fmed, st.steps, st.residual_evals, st.jacobian_evals,
-    st.guard_evals))
   os.execute("rm -rf " .. input_dir)
 end
 

@@ -73,9 +73,10 @@ if which == "lm" or which == "both" then
   -- Levenberg-Marquardt from the same start, on the unblended loss against
   -- the data themselves. Over all of [0, 20] at once Gauss-Newton walks into
   -- another valley (the oscillations matched a period off); fitted first on
-  -- t <= 3.3 (the step response, before the first event), then on t <= 6.7,
-  -- 13.3 and 20 (horizon = true), each stage starts next to its minimum.
-  print("\n== Levenberg-Marquardt from the same start, horizon continuation t <= 3.3, 6.7, 13.3, 20 ==")
+  -- the step response before the first event, then on horizons that take
+  -- in as many more events as the last one held (horizon = true), each
+  -- stage starts next to its minimum.
+  print("\n== Levenberg-Marquardt from the same start, horizon continuation over the events ==")
   local loss = salta.lsq{ model = m, times = times, data = data, free = FREE,
     rtol = 1e-10, atol = 1e-12, method = "erk" }
   local r = salta.fit{ loss = loss, start = START, method = "lm", truth = truth, horizon = true, print_every = 1 }

@@ -89,6 +89,31 @@ describe("differences", function()
   end)
 end)
 
+describe("a reference that cannot decide", function()
+  -- samples of the stiff relay's current fall in its 0.1 ms filter
+  -- transient after a switching: steps of 1e-4 straddle it
+  local function relay_loss()
+    local m = H.model("stiff_relay")
+    local times = H.uniform(3, 40)
+    local tr = m:simulate{ tf = 3, times = times, rtol = 1e-12, atol = 1e-12 }
+    local data = { i = {} }
+    for k, v in ipairs(tr.y.i) do data.i[k] = 1.01 * v end
+    return salta.lsq{ model = m, times = times, data = data, free = { "R", "v_hi" }, rtol = 1e-10, atol = 1e-10 }
+  end
+
+  it("is inconclusive at a step the user fixed, never ok", function()
+    local rep = relay_loss():check_gradient{ h = 1e-3, routes = { "sens" } }
+    assert.are.equal("inconclusive", rep.verdict)
+    has(tostring(rep), "the reference is uncertain beyond the tolerance for R", "verdict: inconclusive")
+  end)
+
+  it("refines the step when none is given, and then decides", function()
+    local rep = relay_loss():check_gradient{ tol = 1e-6, routes = { "sens" } }
+    assert.are.equal("ok", rep.verdict, tostring(rep))
+    has(tostring(rep), "refined to")
+  end)
+end)
+
 describe("salta.fit{ check = true }", function()
   it("checks the fit's route at the start and stops when it disagrees", function()
     local L = loss(bouncer(), { "g", "e" })

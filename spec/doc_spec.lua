@@ -11,6 +11,23 @@ describe("the generated documents", function()
   it("doc/options.md is the option declarations' (run make doc after changing them)", function()
     assert.are.equal(require("salta.docgen").options() .. "\n", read("doc/options.md"))
   end)
+  it("doc/reference.md is the help topics' (run make doc after changing them)", function()
+    assert.are.equal(require("salta.docgen").reference() .. "\n", read("doc/reference.md"))
+  end)
+  it("every fit, profile, confidence, report, JSON and compile option is reachable with help()", function()
+    local printed = {}
+    local old = _G.print   -- salta.help prints through the global print
+    _G.print = function(s) printed[#printed + 1] = tostring(s) end
+    for _, topic in ipairs({ "fit", "profile", "noise", "Fit", "Profile", "confidence", "correlation", "report",
+      "json", "compile", "goodness", "status", "bounds" }) do
+      local ok, err = pcall(salta.help, topic)
+      if not ok then _G.print = old end
+      assert(ok, err)
+    end
+    _G.print = old
+    local text = table.concat(printed, "\n")
+    has(text, "r:correlation()", "salta.json.write(path, value)", "key=value", "level", "misfit_level", "start_evals")
+  end)
   it("doc/c_api.md is salta.h's (run make doc after changing it)", function()
     assert.are.equal(require("salta.docgen").c_api(read("engine/include/salta.h")) .. "\n", read("doc/c_api.md"))
   end)

@@ -9,7 +9,7 @@ end
 
 describe("the examples", function()
   for _, case in ipairs({ { "examples/rectifier_fit.lua", "rectifier.png" },
-    { "examples/thermostat_fit.lua", "thermostat.png" } }) do
+    { "examples/thermostat_fit.lua", "thermostat.png" }, { "examples/dcmotor_fit.lua", "dcmotor.png" } }) do
     it(case[1] .. " recovers every parameter and writes its plot", function()
       local r, dir = run(case[1])
       local se = assert(r:std_errors())

@@ -240,10 +240,10 @@ describe("horizon continuation", function()
     local loss = salta.lsq{ model = m, times = times, data = data, free = FREE, rtol = 1e-10, atol = 1e-12,
       method = "erk" }
     local r = salta.fit{ loss = loss, start = START, method = "lm", horizon = true, print_every = 0 }
-    assert.are.equal(4, #r.stages)
-    -- horizons 20/6, 20/3, 40/3 and 20 on targets every 0.04
-    assert.are.same({ 84, 167, 334, 501 }, { r.stages[1].targets, r.stages[2].targets, r.stages[3].targets,
-      r.stages[4].targets })
+    -- stages from the events: the first ends before the first reset of the run at the start
+    assert.is_true(r.stages[1].t_end < loss:event_times(START)[1])
+    for s = 2, #r.stages do assert.is_true(r.stages[s].targets > r.stages[s - 1].targets) end
+    assert.are.equal(501, r.stages[#r.stages].targets)
     assert.is_true(r.iterations <= 50, r.iterations)
     for k, n in ipairs(FREE) do assert.is_near(m.p0[n], r.x[k], 1e-4 * m.p0[n]) end
     local mse = salta.lsq{ model = m, times = times, data = data, free = FREE, rtol = 1e-11, atol = 1e-13 }
@@ -292,6 +292,27 @@ describe("horizon continuation", function()
     ok, err = pcall(salta.fit, { loss = loss, method = "lm", horizon = { 5, 20 }, print_every = 0 })
     assert.is_false(ok)
     assert.truthy(tostring(err):find("horizon[2] = 20 is not before the last target (t = 20)", 1, true), tostring(err))
+  end)
+
+  it("without events takes 1/6, 1/3 and 2/3 of the span, and holds what a stage does not determine", function()
+    -- x' = -k x + c (t > 5 ? 1 : 0) through a step input: c has no influence before t = 5
+    local step = salta.table{ t = { 0, 5, 30 }, v = { 0, 1, 1 }, interp = "step" }
+    local dm = salta.dae{ name = "stepped", states = { { "x", 1 } }, params = { k = 0.5, c = 2 },
+      inputs = { u = step }, f = function(t, x, z, p, u) return { -p.k * x.x + p.c * u.u(t) } end }
+    local ts, d = {}, {}
+    for i = 1, 120 do ts[i] = 0.25 * i end
+    local y = dm:simulate{ tf = 30, times = ts, rtol = 1e-10, atol = 1e-12 }
+    for i = 1, #ts do d[i] = y.y.x[i] end
+    local loss = salta.lsq{ model = dm, times = ts, data = { x = d }, free = { "k", "c" }, rtol = 1e-9, atol = 1e-11 }
+    local r = salta.fit{ loss = loss, start = { 0.6, 2.5 }, horizon = true, print_every = 0 }
+    assert.are.same({ 20, 40, 80, 120 }, { r.stages[1].targets, r.stages[2].targets, r.stages[3].targets,
+      r.stages[4].targets })
+    assert.are.same({ "c" }, r.stages[1].held)   -- t <= 5: no influence
+    assert.are.equal(math.huge, r.stages[1].held_rse.c)
+    assert.is_nil(r.stages[2].held)
+    assert.truthy(r:table():find("horizon 1 (t <= 5) held, not determined by its data: c (no influence", 1, true))
+    assert.is_near(0.5, r.params.k, 1e-6)
+    assert.is_near(2, r.params.c, 1e-6)
   end)
 end)
 

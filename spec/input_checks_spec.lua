@@ -16,7 +16,7 @@ describe("salta.table's options", function()
     has(err_of(salta.table, { t = { 0, 1 }, v = { 1, 2 }, intrep = "step" }),
       "salta.table: unknown option 'intrep' (did you mean 'interp'?)")
     has(err_of(salta.table, { t = { 0, 1 }, v = { 1, 2 }, zzz = 1 }), "unknown option 'zzz'",
-      "options: csv, interp, name, t, v")
+      "options: csv, extrapolate, interp, name, t, v")
   end)
   it("refuses an unknown interpolation, listing the known ones", function()
     has(err_of(salta.table, { t = { 0, 1 }, v = { 1, 2 }, interp = "hold" }),

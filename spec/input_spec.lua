@@ -98,6 +98,19 @@ describe("an input table", function()
     os.remove(path)
   end)
 
+  it("lets blending's margin past the last target stop at the end of an input table", function()
+    local m = H.model("thermostat")
+    local times = H.uniform(72, 100)
+    local tr = m:simulate{ tf = 72, times = times }
+    local L = salta.lsq{ model = m, times = times, data = { T = tr.y.T }, free = { "a", "P" }, blend = 50 }
+    assert.are.equal(72, L.tf)
+    local explicit = salta.lsq{ model = m, times = times, data = { T = tr.y.T }, free = { "a", "P" }, blend = 50,
+      tf = 72 }
+    assert.are.equal(explicit:value({ 0.15, 3.0 }), L:value({ 0.15, 3.0 }))
+    local short = salta.lsq{ model = m, times = { 1, 2, 60 }, data = { T = { 1, 2, 3 } }, blend = 50 }
+    assert.is_near(60 + 30 / 50, short.tf, 1e-12)
+  end)
+
   it("refuses bad tables and reads outside them, naming the input and the time", function()
     has(err_of(salta.table, { t = { 0, 1, 1 }, v = { 1, 2, 3 } }), "salta.table: t must increase: t[3] = 1")
     has(err_of(salta.table, { t = { 0, 1 }, v = { 1, 0 / 0 } }), "v[2] (at t = 1) is", "not a finite number")
@@ -106,6 +119,10 @@ describe("an input table", function()
     has(err_of(m.simulate, m, { t0 = 0, tf = 5 }), "model 'lag_linear': input 'u' is read at t - delay = -0.3",
       "(at t = 0)", "outside its table [0, 6]")
     has(err_of(m.simulate, m, { t0 = 0.5, tf = 6.5 }), "input 'u' is read at t - delay = 6.2", "(at t = 6.5)")
+    local thermo = H.model("thermostat")
+    local msg = err_of(thermo.simulate, thermo, { tf = 73 })
+    has(msg, "input 'Tout' is read at t = 73, outside its table [0, 72]")
+    assert.is_nil(msg:find("(at t", 1, true))   -- the time once when the argument is t
     has(err_of(salta.dae, { name = "q", states = { { "x", 0 } }, inputs = { u = { 1, 2 } },
       f = function() return { 0 } end }), "input 'u' must be a salta.table")
     has(err_of(salta.dae, { name = "q", states = { { "x", 0 } }, inputs = { u = salta.table{ t = T_PTS, v = V_PTS } },

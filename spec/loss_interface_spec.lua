@@ -2,7 +2,7 @@
 -- covariance, multi-start and profiles rely on: the same checks against
 -- every implementation (salta.lsq, salta.experiments and its stand-in for
 -- an experiment without targets, the profile's view with one parameter
--- held).
+-- held, a noise model).
 local salta = require("salta")
 local interface = require("salta.loss_interface")
 local H = require("spec.helpers")
@@ -35,6 +35,8 @@ local IMPLEMENTATIONS = {
   { "salta.experiments' window (an experiment without targets)", experiments:window(1.2), { 1.2, 0.12, 0.13 } },
   { "salta.experiments' stand-in", require("salta.experiments").empty(other), { 1.2, 0.12 } },
   { "the profile's view", require("salta.profile").view(lsq, 2, 0.11), { 1.2, 0.95 } },
+  { "salta.noise", salta.noise{ loss = loss_on(decay("d"), T1, { "k", "c" }, { k = "log" }),
+    sigma = { x = { a = "sa", b = "sb" } } }, { 1.2, 0.12, 0.05, 0.02 } },
 }
 
 local function close(a, b, rel, what)
@@ -111,6 +113,7 @@ for _, impl in ipairs(IMPLEMENTATIONS) do
       for k = 1, #loss.free do
         local v = loss:nominal(k)
         assert.is_true(v == nil or type(v) == "number")
+        if loss.attributes then assert.is_table(loss:attributes(k)) end
       end
       assert.is_true(loss:mesh_check(p, {}))
       local t_end = loss.times[#loss.times // 2 + 1] or 1

@@ -68,6 +68,53 @@ describe("a multi-start fit", function()
   end)
 end)
 
+describe("a multi-start's starts", function()
+  local m = salta.dae{ name = "decay_starts", states = { { "x", 1 } }, params = { { "k", 0.8 }, { "b", 0.3 } },
+    f = function(t, x, z, p) return { -p.k * x.x + p.b } end }
+  local T = H.uniform(4, 40)
+  local tr = m:simulate{ tf = 4, times = T, rtol = 1e-12, atol = 1e-14 }
+  local L = salta.lsq{ model = m, times = T, data = { x = tr.y.x }, free = { "k", "b" }, rtol = 1e-10, atol = 1e-12 }
+
+  it("run on past a start that blows up, which is recorded and summarised", function()
+    -- k = -400: x grows as exp(400 t), a finite escape for the integrator
+    local r = salta.fit{ loss = L, method = "lm", starts = { { 0.5, 0.5 }, { -400, 0.3 }, { 1.2, 0.1 } },
+      lower = { -500, 0 }, upper = { 2, 1 }, print_every = 0 }
+    assert.is_near(0.8, r.params.k, 1e-8)
+    local failed = r.starts[3]
+    assert.are.equal(2, failed.index)
+    assert.is_true(failed.failed)
+    assert.are.equal(math.huge, failed.loss)
+    has(failed.message, "model 'decay_starts'", "blows up")
+    has(r.status, "3 starts: ", " 1 failed (start 2: model 'decay_starts'")
+    has(r:starts_table(), "failed: model 'decay_starts'")
+  end)
+
+  it("stop at their evaluation and time limits with their last iterate", function()
+    local r = salta.fit{ loss = L, method = "lm", starts = { { 0.5, 0.5 }, { 1.2, 0.1 } }, start_evals = 3,
+      print_every = 0 }
+    for _, o in ipairs(r.starts) do
+      assert.are.equal("evaluations", o.limit)
+      assert.is_false(o.failed)
+      assert.is_true(o.loss < math.huge and o.evaluations <= 3)
+    end
+    has(r.status, "stopped at the per-start evaluation limit", "(0 at the time limit, 2 at the evaluation limit)")
+    local t = salta.fit{ loss = L, method = "lbfgsb", starts = { { 0.5, 0.5 }, { 1.2, 0.1 } }, start_time = 1e-9,
+      print_every = 0 }
+    for _, o in ipairs(t.starts) do assert.are.equal("time", o.limit) end
+    -- the result's loss is the unlimited loss: its report evaluates freely
+    assert.is_table(t:std_errors())
+  end)
+
+  it("never abort the run, even when every start fails", function()
+    local r = salta.fit{ loss = L, method = "lm", starts = { { -400, 0.3 }, { -300, 0.3 } }, lower = { -500, 0 },
+      upper = { 2, 1 }, print_every = 0 }
+    assert.is_false(r.converged)
+    assert.is_false(r.ok)
+    assert.are.equal(math.huge, r.loss)
+    has(r.status, "stopped: every start failed", "2 starts: 0 converged, 0 unconverged, 2 failed")
+  end)
+end)
+
 describe("a profile likelihood", function()
   local m = salta.dae{ name = "decay", states = { { "x", 1 } }, params = { { "k", 0.8 }, { "b", 0.3 } },
     f = function(t, x, z, p) return { -p.k * x.x + p.b } end }
@@ -82,7 +129,7 @@ describe("a profile likelihood", function()
 
   it("re-fits the others along one parameter: minimum at the estimate, the 95 % interval near Wald's", function()
     local pr = r:profile("k", { points = 15, span = 0.3 })
-    assert.is_near(pr.chi2_min + 3.84, pr.threshold, 1e-12)
+    assert.is_near(pr.chi2_min + 3.8414588206941245, pr.threshold, 1e-12)
     local lowest = 1
     for i = 2, #pr.chi2 do if pr.chi2[i] < pr.chi2[lowest] then lowest = i end end
     assert.is_near(r.params.k, pr.values[lowest], 1e-12)

@@ -243,7 +243,7 @@ describe("messages that help", function()
     for _, method in ipairs({ "adam", "lbfgsb", "lm" }) do
       local fit = salta.fit{ loss = L, method = method, max_iter = 0, print_every = 0 }
       local text = tostring(fit)
-      assert(text:find(method .. ": maximum iterations", 1, true), text)
+      assert(text:find(method .. ": not converged: maximum iterations", 1, true), text)
       assert(not text:find("nan", 1, true), text)
       -- the start's loss (ERK's run without sensitivities takes its own steps)
       assert(math.abs(L:value({ 9.81 }) - fit.loss) <= 1e-12 * fit.loss, fit.loss)

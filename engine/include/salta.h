@@ -453,6 +453,24 @@ int salta_loss_set_datum_weights(salta_loss *loss, const double *w);
 ** naming the event and the first such target; the default) or, with drop
 ** = 1, zero residuals (the loss keeps its normalisation over all data). */
 int salta_loss_set_drop_after_end(salta_loss *loss, int drop);
+/* A robust loss (scipy.optimize.least_squares' loss functions): with u =
+** w_j (yhat - data) and z = (u / scale)^2, L = sum scale^2 rho(z) / N where
+** rho(z) is z (SALTA_ROBUST_LINEAR, least squares, the default),
+** 2 (sqrt(1 + z) - 1) (SOFT_L1), z up to 1 and 2 sqrt(z) - 1 beyond (HUBER)
+** or log(1 + z) (CAUCHY); scale in units of u (of sigma with per-datum
+** weights 1 / sigma). The residuals become u sqrt(rho(z) / z) / sqrt(N):
+** their squares sum to L, and their Jacobian is exact. */
+enum { SALTA_ROBUST_LINEAR = 0, SALTA_ROBUST_SOFT_L1 = 1, SALTA_ROBUST_HUBER = 2, SALTA_ROBUST_CAUCHY = 3 };
+int salta_loss_set_robust(salta_loss *loss, int kind, double scale);
+/* Event windows: a datum of output j within width of an event of the run
+** at which jumps[e * nout + j] (ne x nout flags, row per model event;
+** copied; NULL: every output at every event) is dropped, and one within
+** width + ramp is down-weighted smoothly (its residual times phi rising
+** from 0 to 1 along a C2 quintic). The windows move with the event times
+** and the gradient carries that motion (ramp 0: a hard drop, recomputed at
+** each evaluation, whose motion the gradient does not see). N keeps
+** counting every finite datum. width = ramp = 0: none (the default). */
+int salta_loss_set_event_windows(salta_loss *loss, double width, double ramp, const unsigned char *jumps);
 int salta_loss_nresid(const salta_loss *loss);
 
 /* Evaluates at parameters p (np) and initial state x0 (NULL: start

@@ -450,7 +450,7 @@ void salta__adj_work_free(salta__adj_work **w) {
 /* The arrays of one evaluation, in a list (the lengths matter only for
 ** the allocation): the dense matrices without KLU, the vectors, and per
 ** segment the blending's weights. */
-#define ADJ_ARRAYS 21
+#define ADJ_ARRAYS 23
 static size_t adj_arrays(salta__adj *a, int dense, salta__array *list) {
   size_t n = (size_t)a->n, nz = (size_t)a->nz, ne = (size_t)a->d->ne, np = (size_t)a->np, ny = (size_t)a->d->ny;
   size_t nn = dense ? n * n : 0, nout = a->tg ? (size_t)a->tg->nout : 0;
@@ -460,7 +460,7 @@ static size_t adj_arrays(salta__adj *a, int dense, salta__array *list) {
     SALTA__ARRAY(a->ew, n), SALTA__ARRAY(a->dR, n), SALTA__ARRAY(a->tterm, n), SALTA__ARRAY(a->guards, ne),
     SALTA__ARRAY(a->rate, ne), SALTA__ARRAY(a->rscale, ne), SALTA__ARRAY(a->ep, np), SALTA__ARRAY(a->gt, nz),
     SALTA__ARRAY(a->dLdz, nz), SALTA__ARRAY(a->gy, ny + 1), SALTA__ARRAY(a->yk, nout), SALTA__ARRAY(a->r, nout),
-    SALTA__ARRAY(a->dL, nout)};
+    SALTA__ARRAY(a->dL, nout), SALTA__ARRAY(a->dr, nout), SALTA__ARRAY(a->rs, nout)};
   memcpy(list, all, sizeof all);
   return ADJ_ARRAYS;
 }

@@ -79,6 +79,7 @@ typedef struct salta__adj {
   /* the discrete loss */
   double *gy;                   /* ny: dL/dyhat at a target */
   double *yk, *r, *dL;          /* nout: a target's predictions, residuals, and d(r^2)/dy */
+  double *dr, *rs;              /* nout: dr/dy, and the residuals before their window factors */
   salta__blend bl;              /* blended: the weights at a target (nseg) */
   double *ys;                   /* blended: per segment its outputs (ny + 1 apart) */
   char *err;

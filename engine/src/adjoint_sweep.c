@@ -237,19 +237,51 @@ static int predict(salta__adj *a, int k, double *dy, double *wh, int *seg0, int 
   return SALTA_OK;
 }
 
+/* The event windows' events: every member of the group closing segment
+** s, at the discrete time tau[s + 1] (bnd: that boundary). */
+typedef struct adj_windows {
+  salta__windows w;
+  double *tau;
+  int *ev, *bnd;
+} adj_windows;
+
+static int adj_windows_init(salta__adj *a, adj_windows *aw) {
+  int s, q, n = 0;
+  memset(aw, 0, sizeof *aw);
+  for (s = 0; s + 1 < a->nseg; ++s) n += a->segs[s].count;
+  aw->tau = malloc(sizeof(double) * ((size_t)n + 1));
+  aw->ev = malloc(sizeof(int) * ((size_t)n + 1));
+  aw->bnd = malloc(sizeof(int) * ((size_t)n + 1));
+  if (!aw->tau || !aw->ev || !aw->bnd) return salta__fail(a->err, SALTA_EMEM, "out of memory");
+  for (n = 0, s = 0; s + 1 < a->nseg; ++s)
+    for (q = 0; q < a->segs[s].count; ++q, ++n)
+      aw->tau[n] = a->tau[s + 1], aw->ev[n] = a->events[a->segs[s].first + q], aw->bnd[n] = s + 1;
+  return salta__windows_alloc(&aw->w, a->tg, n, aw->tau, aw->ev, a->err);
+}
+
+static void adj_windows_free(adj_windows *aw) {
+  salta__windows_free(&aw->w);
+  free(aw->tau); free(aw->ev); free(aw->bnd);
+}
+
 /* The discrete loss and its sources: dL/dw per node (c), dL/dtau per
 ** boundary, and the direct parameter terms. */
-static int discrete_loss(salta__adj *a, double *c, double *dLdtau, double *grad_p, double *dy, double *wh,
-                         double *rhs, double *value) {
+static int losses(salta__adj *a, adj_windows *aw, double *c, double *dLdtau, double *grad_p, double *dy, double *wh,
+                  double *rhs, double *value) {
   const salta__targets *tg = a->tg;
   const salta_model_def *d = a->d;
   size_t stride = (size_t)d->ny + 1;
   double L = 0;
-  int k, j, sg, st, seg0, seg1;
+  int k, j, q, sg, st, seg0, seg1;
+  salta__resid res = {a->r, a->dr, a->dL, a->rs};
   for (k = 0; k < tg->nk; ++k) {   /* targets past a terminal event weigh nothing */
     if ((st = predict(a, k, dy, wh, &seg0, &seg1))) return st;
     for (j = 0; j < tg->nout; ++j) a->yk[j] = dy[tg->outputs[j]];
-    L = salta__targets_residuals(tg, k, a->yk, a->r, a->dL, L);
+    if (aw) salta__windows_at(&aw->w, tg, k);
+    L = salta__targets_residuals(tg, k, a->yk, aw ? aw->w.v : NULL, &res, L);
+    for (j = 0; aw && j < tg->nout; ++j)   /* the windows move with the event times: dL/dv = 2 r s */
+      for (q = 0; q < aw->w.nq; ++q)
+        dLdtau[aw->bnd[aw->w.q0 + q]] += 2 * a->r[j] * a->rs[j] * aw->w.dv[(size_t)j * aw->w.n + q];
     memset(a->gy, 0, sizeof(double) * stride);
     for (j = 0; j < tg->nout; ++j) a->gy[tg->outputs[j]] += a->dL[j];
     if (tg->beta > 0)   /* the weights move with the segments' ends */
@@ -263,6 +295,17 @@ static int discrete_loss(salta__adj *a, double *c, double *dLdtau, double *grad_
   }
   *value = L;
   return SALTA_OK;
+}
+
+static int discrete_loss(salta__adj *a, double *c, double *dLdtau, double *grad_p, double *dy, double *wh,
+                         double *rhs, double *value) {
+  adj_windows aw;
+  int st, windowed = salta__targets_windowed(a->tg);
+  memset(&aw, 0, sizeof aw);
+  if (!windowed || (st = adj_windows_init(a, &aw)) == SALTA_OK)
+    st = losses(a, windowed ? &aw : NULL, c, dLdtau, grad_p, dy, wh, rhs, value);
+  adj_windows_free(&aw);
+  return st;
 }
 
 /* ---- the sweep ---------------------------------------------------------------------- */

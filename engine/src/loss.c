@@ -2,8 +2,9 @@
 ** loss.c -- the least-squares loss over target times and outputs: its
 ** configuration, its evaluation with the gradient and residual Jacobian
 ** from forward sensitivities (the predictions from a planned run, blended
-** across event boundaries from the run's event records), and the entry of
-** the discrete adjoint. What is compared, and how, is targets.h's.
+** across event boundaries from the run's event records; event windows
+** moving with the records' times), and the entry of the discrete adjoint.
+** What is compared, and how, is targets.h's.
 */
 #include <math.h>
 #include <stdlib.h>
@@ -91,6 +92,14 @@ int salta_loss_set_blend(salta_loss *l, double beta) {
 
 int salta_loss_set_datum_weights(salta_loss *l, const double *w) {
   return l ? salta__targets_set_datum_weights(&l->tg, w, l->err) : SALTA_EINPUT;
+}
+
+int salta_loss_set_robust(salta_loss *l, int kind, double scale) {
+  return l ? salta__targets_set_robust(&l->tg, kind, scale, l->err) : SALTA_EINPUT;
+}
+
+int salta_loss_set_event_windows(salta_loss *l, double width, double ramp, const unsigned char *jumps) {
+  return l ? salta__targets_set_windows(&l->tg, width, ramp, jumps, l->err) : SALTA_EINPUT;
 }
 
 int salta_loss_set_drop_after_end(salta_loss *l, int drop) {
@@ -235,28 +244,86 @@ static const double *predictions(salta_loss *l, predict *pr, int k, double *yh, 
   return yh;
 }
 
+/* ---- event windows over the run's records ----------------------------------------- */
+
+/* The windows of an evaluation: every event record of the run (its time
+** and event), with the records' tau_p in a run with sensitivities, and
+** dL/dtau per record for the gradient. */
+typedef struct windows {
+  salta__windows w;
+  double *tau, *dLdtau;
+  int *ev;
+  const double **tau_p;         /* NULL without sensitivities */
+} windows;
+
+static int windows_init(salta_loss *l, windows *win, int need_sens) {
+  int n = salta_sim_nevents(l->last), q, st;
+  memset(win, 0, sizeof *win);
+  win->tau = malloc(sizeof(double) * ((size_t)n + 1));
+  win->ev = malloc(sizeof(int) * ((size_t)n + 1));
+  win->dLdtau = calloc((size_t)n + 1, sizeof(double));
+  win->tau_p = need_sens ? malloc(sizeof(double *) * ((size_t)n + 1)) : NULL;
+  if (!win->tau || !win->ev || !win->dLdtau || (need_sens && !win->tau_p))
+    return salta__fail(l->err, SALTA_EMEM, "out of memory");
+  for (q = 0; q < n; ++q) {
+    salta_event_record r;
+    salta_event_sens es;
+    salta_sim_event(l->last, q, &r);
+    win->tau[q] = r.t, win->ev[q] = r.event;
+    if (need_sens) win->tau_p[q] = salta_sim_event_sens(l->last, q, &es) == SALTA_OK ? es.tau_p : NULL;
+  }
+  if ((st = salta__windows_alloc(&win->w, &l->tg, n, win->tau, win->ev, l->err))) return st;
+  return SALTA_OK;
+}
+
+static void windows_free(windows *win) {
+  salta__windows_free(&win->w);
+  free(win->tau); free(win->ev); free(win->dLdtau); free((void *)win->tau_p);
+}
+
+/* sum_q dv_j/dtau_q tau_p[q][i] at the last target the windows were set at. */
+static double window_rate(const windows *win, int j, int i) {
+  const salta__windows *w = &win->w;
+  const double *dv = w->dv + (size_t)j * w->n;
+  double d = 0;
+  int q;
+  for (q = 0; q < w->nq; ++q)
+    if (dv[q] != 0 && win->tau_p[w->q0 + q]) d += dv[q] * win->tau_p[w->q0 + q][i];
+  return d;
+}
+
 /* ---- evaluation -------------------------------------------------------------------- */
 
-/* Per-target room: predictions, residuals, and the predictions'
-** derivatives (nout x ns). */
-typedef struct rows { double *yh, *r, *dyh; } rows;
+/* Per-target room: predictions, residuals (r, dr, s; dL is the loss's
+** coef row), and the predictions' derivatives (nout x ns). */
+typedef struct rows { double *yh, *r, *dr, *s, *dyh; } rows;
 
 /* The sum of squares over the reached targets with coef; with resid, jac
-** or a blended gradient, those too (m rows over the finite data). */
+** or a blended gradient, those too (m rows over the finite data); with
+** windows, their factors, and in a run with sensitivities the loss's
+** derivative by each record's time through them (win->dLdtau). */
 static double residual_sums(salta_loss *l, predict *pr, rows *w, int need_dyh, double *grad, double *resid,
-                            double *jac) {
+                            double *jac, windows *win) {
   const salta__targets *tg = &l->tg;
   double L = 0;
-  int k, j, i, m = 0, ns = l->ns, rows_too = resid || jac || grad;
+  int k, j, i, q, m = 0, ns = l->ns, rows_too = resid || jac || grad;
   for (k = 0; k < tg->nk; ++k) {
     const double *dyk, *yk = predictions(l, pr, k, w->yh, need_dyh ? w->dyh : NULL, &dyk);
-    L = salta__targets_residuals(tg, k, yk, w->r, l->coef + (size_t)k * tg->nout, L);
+    salta__resid res = {w->r, w->dr, l->coef + (size_t)k * tg->nout, w->s};
+    if (win) salta__windows_at(&win->w, tg, k);
+    L = salta__targets_residuals(tg, k, yk, win ? win->w.v : NULL, &res, L);
+    for (j = 0; win && win->tau_p && j < tg->nout; ++j)   /* dL/dv = 2 r s */
+      for (q = 0; q < win->w.nq; ++q)
+        win->dLdtau[win->w.q0 + q] += 2 * w->r[j] * w->s[j] * win->w.dv[(size_t)j * win->w.n + q];
     for (j = 0; j < tg->nout && rows_too; ++j) {
       size_t kj = (size_t)k * tg->nout + j;
       const double *dyh = dyk + (size_t)j * ns;
       if (salta__targets_missing(tg, kj)) continue;
       if (resid) resid[m] = w->r[j];
-      for (i = 0; jac && i < ns; ++i) jac[(size_t)m * ns + i] = salta__targets_dr(tg, kj) * dyh[i];
+      for (i = 0; jac && i < ns; ++i) {   /* dr/dv = s */
+        double moving = win && win->tau_p && w->s[j] != 0 ? w->s[j] * window_rate(win, j, i) : 0;
+        jac[(size_t)m * ns + i] = w->dr[j] * dyh[i] + moving;
+      }
       for (i = 0; grad && i < ns; ++i) grad[i] += l->coef[kj] * dyh[i];
       ++m;
     }
@@ -338,20 +405,23 @@ static int planned_run(salta_loss *l, int need_sens, const double *p, const doub
   if ((l->last_has_x0 = x0 != NULL)) memcpy(l->last_x0, x0, sizeof(double) * (size_t)l->d->nx);
   l->last_opts = l->opts;
   l->pending = 1;
-  plan.y = l->tg.outputs, plan.ny = l->tg.nout, plan.event_outputs = l->tg.beta > 0;
+  plan.y = l->tg.outputs, plan.ny = l->tg.nout;
+  plan.event_outputs = l->tg.beta > 0 || salta__targets_windowed(&l->tg);   /* their tau_p */
   if ((status = salta__sim_run_planned(l->last, &l->opts, p, x0, l->tg.times, l->tg.nt, &plan)))
     return salta__fail(l->err, status, "%s", salta_sim_errmsg(l->last));
   salta_sim_stats_get(l->last, &st);
   return salta__targets_reach(&l->tg, salta__sim_planned_count(l->last), &st, l->err);
 }
 
-static int evaluate(salta_loss *l, predict *pr, rows *w, double *value, double *grad, double *resid,
-                    double *jac) {
-  int blend = l->tg.beta > 0, need_dyh = jac || (grad && blend), ns = l->ns;
+static int evaluate(salta_loss *l, predict *pr, rows *w, windows *win, double *value, double *grad,
+                    double *resid, double *jac) {
+  int blend = l->tg.beta > 0, need_dyh = jac || (grad && blend), ns = l->ns, q, i;
   double L;
   if (grad) memset(grad, 0, sizeof(double) * (size_t)ns);
-  L = residual_sums(l, pr, w, need_dyh, blend ? grad : NULL, resid, jac);
+  L = residual_sums(l, pr, w, need_dyh, blend ? grad : NULL, resid, jac, win);
   if (grad && !blend) gradient(l, grad);
+  for (q = 0; grad && win && q < win->w.n; ++q)   /* the windows move with the events */
+    for (i = 0; win->dLdtau[q] != 0 && win->tau_p[q] && i < ns; ++i) grad[i] += win->dLdtau[q] * win->tau_p[q][i];
   /* a NaN or infinity anywhere reaches L or the gradient (or the Jacobian) */
   if (!isfinite(L) || (grad && !salta__all_finite(grad, (size_t)ns)) ||
       (jac && !grad && !salta__all_finite(jac, (size_t)l->tg.nres * ns)))
@@ -366,6 +436,7 @@ int salta_loss_eval(salta_loss *l, const double *p, const double *x0, double *va
   size_t nout, ns;
   predict pr;
   rows w;
+  windows win;
   if (!l) return SALTA_EINPUT;
   if (!p) return salta__fail(l->err, SALTA_EINPUT, "model '%s': salta_loss_eval needs parameters", l->d->name);
   if (need_sens && l->ns == 0)
@@ -375,11 +446,17 @@ int salta_loss_eval(salta_loss *l, const double *p, const double *x0, double *va
   if ((st = planned_run(l, need_sens, p, x0))) return st;
   nout = (size_t)l->tg.nout, ns = (size_t)l->ns;
   {
-    salta__array list[] = {SALTA__ARRAY(w.yh, nout), SALTA__ARRAY(w.r, nout), SALTA__ARRAY(w.dyh, nout * ns)};
+    int windowed = salta__targets_windowed(&l->tg);
+    salta__array list[] = {SALTA__ARRAY(w.yh, nout), SALTA__ARRAY(w.r, nout), SALTA__ARRAY(w.dr, nout),
+                           SALTA__ARRAY(w.s, nout), SALTA__ARRAY(w.dyh, nout * ns)};
     memset(&pr, 0, sizeof pr);
+    memset(&win, 0, sizeof win);
     if (salta__arrays_alloc(list, SALTA__COUNT(list))) return salta__fail(l->err, SALTA_EMEM, "out of memory");
-    if (!(l->tg.beta > 0) || (st = predict_init(l, &pr)) == SALTA_OK) st = evaluate(l, &pr, &w, value, grad, resid, jac);
+    if ((!(l->tg.beta > 0) || (st = predict_init(l, &pr)) == SALTA_OK) &&
+        (!windowed || (st = windows_init(l, &win, need_sens)) == SALTA_OK))
+      st = evaluate(l, &pr, &w, windowed ? &win : NULL, value, grad, resid, jac);
     predict_free(&pr);
+    windows_free(&win);
     salta__arrays_free(list, SALTA__COUNT(list));
   }
   if (st == SALTA_OK) l->err[0] = '\0';

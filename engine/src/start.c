@@ -2,6 +2,7 @@
 ** start.c -- the start state as a function of the parameters.
 */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,8 +17,10 @@ int salta__start_follows_p(const salta_model_def *d, const double *x0_given) {
 
 /* Read k's argument outside its table: the message. */
 static int outside(const salta_model_def *d, int k, double a, double t, char *err) {
-  return salta__fail(err, SALTA_EINPUT, "model '%s': input '%s' is read at %s = %.6g (at t = %.6g), outside its "
-                     "table [%.6g, %.6g]", d->name, d->input_name[k], d->input_arg[k], a, t, d->input_lo[k],
+  char at[64] = "";
+  if (a != t) snprintf(at, sizeof at, " (at t = %.6g)", t);
+  return salta__fail(err, SALTA_EINPUT, "model '%s': input '%s' is read at %s = %.6g%s, outside its table "
+                     "[%.6g, %.6g]", d->name, d->input_name[k], d->input_arg[k], a, at, d->input_lo[k],
                      d->input_hi[k]);
 }
 

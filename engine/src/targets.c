@@ -1,7 +1,7 @@
 /*
 ** targets.c -- the targets, data and weights of a least-squares loss, its
-** residuals and the blending of predictions across event boundaries (see
-** targets.h).
+** robust loss and event windows, and the blending of predictions across
+** event boundaries (see targets.h).
 */
 #include <math.h>
 #include <stdlib.h>
@@ -64,6 +64,7 @@ void salta__targets_free(salta__targets *tg) {
   free(tg->outputs);
   free(tg->data);
   free(tg->weights);
+  free(tg->win_jumps);
   memset(tg, 0, sizeof *tg);
 }
 
@@ -85,6 +86,33 @@ int salta__targets_set_blend(salta__targets *tg, double beta, char *err) {
   return SALTA_OK;
 }
 
+int salta__targets_set_robust(salta__targets *tg, int kind, double scale, char *err) {
+  if (kind < SALTA_ROBUST_LINEAR || kind > SALTA_ROBUST_CAUCHY)
+    return salta__fail(err, SALTA_EINPUT, "model '%s': robust loss %d is not one of SALTA_ROBUST_*", tg->d->name, kind);
+  if (kind != SALTA_ROBUST_LINEAR && (!(scale > 0) || !isfinite(scale)))
+    return salta__fail(err, SALTA_EINPUT, "model '%s': the robust loss's scale must be a finite number > 0, got %g",
+                       tg->d->name, scale);
+  tg->robust = kind;
+  tg->robust_scale = scale;
+  return SALTA_OK;
+}
+
+int salta__targets_set_windows(salta__targets *tg, double width, double ramp, const unsigned char *jumps,
+                               char *err) {
+  size_t n = (size_t)tg->d->ne * tg->nout;
+  if (!(width >= 0) || !isfinite(width) || !(ramp >= 0) || !isfinite(ramp))
+    return salta__fail(err, SALTA_EINPUT, "model '%s': an event window's width and ramp must be finite numbers >= 0, "
+                       "got %g and %g", tg->d->name, width, ramp);
+  free(tg->win_jumps);
+  tg->win_jumps = NULL;
+  tg->win_width = width, tg->win_ramp = ramp;
+  if (!(width + ramp > 0) || n == 0) return SALTA_OK;
+  if (!(tg->win_jumps = malloc(n))) return salta__fail(err, SALTA_EMEM, "out of memory");
+  if (jumps) memcpy(tg->win_jumps, jumps, n);
+  else memset(tg->win_jumps, 1, n);
+  return SALTA_OK;
+}
+
 int salta__targets_reach(salta__targets *tg, int nreached, const salta_sim_stats *st, char *err) {
   const salta_model_def *d = tg->d;
   tg->nk = nreached < tg->nt ? nreached : tg->nt;
@@ -95,6 +123,66 @@ int salta__targets_reach(salta__targets *tg, int nreached, const salta_sim_stats
                      "\"drop\"; C: salta_loss_set_drop_after_end)",
                      d->name, st->terminal_event >= 0 ? d->e_names[st->terminal_event] : "?", st->t_end, tg->nk + 1,
                      tg->times[tg->nk]);
+}
+
+/* ---- event windows ------------------------------------------------------------------ */
+
+int salta__windows_alloc(salta__windows *w, const salta__targets *tg, int n, const double *tau, const int *ev,
+                         char *err) {
+  memset(w, 0, sizeof *w);
+  w->n = n, w->tau = tau, w->ev = ev;
+  w->v = malloc(sizeof(double) * (size_t)tg->nout);
+  w->dv = malloc(sizeof(double) * ((size_t)tg->nout * (size_t)n + 1));
+  if (!w->v || !w->dv) return salta__fail(err, SALTA_EMEM, "out of memory");
+  return SALTA_OK;
+}
+
+void salta__windows_free(salta__windows *w) {
+  free(w->v);
+  free(w->dv);
+  memset(w, 0, sizeof *w);
+}
+
+/* phi at distance d = |T - tau| (a: dropped within, b: the ramp), and
+** dphi/dd. */
+static double window_phi(double a, double b, double d, double *dphi) {
+  double s;
+  *dphi = 0;
+  if (d <= a) return 0;
+  if (d >= a + b) return 1;
+  s = (d - a) / b;
+  *dphi = 30 * s * s * (1 - s) * (1 - s) / b;
+  return s * s * s * (10 + s * (6 * s - 15));
+}
+
+void salta__windows_at(salta__windows *w, const salta__targets *tg, int k) {
+  double T = tg->times[k], reach = tg->win_width + tg->win_ramp;
+  int j, q, p, nout = tg->nout;
+  if (k == 0) w->cursor = 0;   /* a new pass over the targets */
+  while (w->cursor < w->n && w->tau[w->cursor] <= T - reach) ++w->cursor;
+  w->q0 = w->cursor;
+  for (q = w->q0; q < w->n && w->tau[q] < T + reach; ++q) {}
+  w->nq = q - w->q0;
+  for (j = 0; j < nout; ++j) {
+    double *dv = w->dv + (size_t)j * w->n, v = 1;
+    for (q = 0; q < w->nq; ++q) {
+      int e = w->q0 + q;
+      double dphi, phi, others = 1;
+      dv[q] = 0;
+      if (!tg->win_jumps[(size_t)w->ev[e] * nout + j]) continue;
+      phi = window_phi(tg->win_width, tg->win_ramp, fabs(T - w->tau[e]), &dphi);
+      v *= phi;
+      if (dphi == 0) continue;
+      /* the product of the other factors: no division by a small phi */
+      for (p = 0; p < w->nq; ++p) {
+        double unused;
+        if (p == q || !tg->win_jumps[(size_t)w->ev[w->q0 + p] * nout + j]) continue;
+        others *= window_phi(tg->win_width, tg->win_ramp, fabs(T - w->tau[w->q0 + p]), &unused);
+      }
+      dv[q] = others * dphi * (T > w->tau[e] ? -1 : 1);   /* d|T - tau| / dtau */
+    }
+    w->v[j] = v;
+  }
 }
 
 /* ---- blending ---------------------------------------------------------------------- */

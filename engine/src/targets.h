@@ -1,15 +1,32 @@
 /*
 ** targets.h -- what a least-squares loss compares (internal): the target
 ** times, the outputs, the data (NaN: missing) and their weights, the
-** residuals, and sigmoid blending across event boundaries. Every gradient
-** route (forward sensitivities, the discrete adjoint) computes its
-** predictions from its own trajectory, a segment at a time, and hands them
-** here: the residual and the blended prediction are stated once.
+** residuals (least squares or a robust rho), the windows that drop data
+** around the events where an output jumps, and sigmoid blending across
+** event boundaries. Every gradient route (forward sensitivities, the
+** discrete adjoint) computes its predictions from its own trajectory, a
+** segment at a time, and hands them here: residual, window and blended
+** prediction are stated once.
 **
-** Residual of a finite datum d_kj of output j at target time T_k:
-**   r_kj = w_kj (yhat_j(T_k) - d_kj) / sqrt(N),   L = sum r_kj^2,
-** N the number of finite data. Blending over the segments [b_s, b_s+1]
-** between boundaries (t0, the event groups, where the run ended):
+** Residual of a finite datum d_kj of output j at target time T_k, with
+** u = w_kj (yhat_j(T_k) - d_kj) and z = (u / C)^2:
+**   r_kj = v_kj u sqrt(rho(z) / z) / sqrt(N),   L = sum r_kj^2
+**        = sum v_kj^2 C^2 rho(z) / N,
+** N the number of finite data. rho is scipy.optimize.least_squares' loss
+** function: z (least squares), 2 (sqrt(1 + z) - 1) (soft-L1), z or
+** 2 sqrt(z) - 1 beyond 1 (Huber), log(1 + z) (Cauchy); C its scale in
+** units of u. The residuals' squares sum to the loss and their Jacobian
+** is exact, so Levenberg-Marquardt (which reads the loss from the
+** residuals) and the gradient-only optimisers see one function.
+** v_kj is 1, or with event windows the product over the events q of the
+** run at which output j jumps of phi(|T_k - tau_q|): 0 within the width a
+** of the event, then up to 1 over the ramp b along 6 s^5 - 15 s^4 +
+** 10 s^3, s = (|T - tau| - a) / b (C2). The windows follow the event
+** times, so dL/dtau_q carries their motion; with b = 0 the drop is hard
+** and that term is 0. N stays the count of every finite datum.
+**
+** Blending over the segments [b_s, b_s+1] between boundaries (t0, the
+** event groups, where the run ended):
 **   yhat(T) = sum_s w_s(T) y_s(clip(T, b_s, b_s+1)) / B,  B = sum_s w_s + 1e-30,
 **   w_s(T)  = s(beta (T - b_s)) - s(beta (T - b_s+1))
 **           = s(beta (T - b_s)) s(beta (b_s+1 - T)) (1 - exp(-beta (b_s+1 - b_s))).
@@ -35,6 +52,10 @@ typedef struct salta__targets {
   double beta;                  /* blending's sharpness; 0: none */
   int drop_after_end;           /* targets past a terminal event: 0 an error, 1 zero residuals */
   int nk;                       /* the targets the last run reached */
+  int robust;                   /* SALTA_ROBUST_* */
+  double robust_scale;          /* C, in units of the weighted residual */
+  double win_width, win_ramp;   /* event windows: a and b; both 0: none */
+  unsigned char *win_jumps;     /* ne x nout: output j jumps at event e (row per event) */
 } salta__targets;
 
 /* Copies the arrays (weights: nout or NULL, all 1); checks them, with a
@@ -46,6 +67,11 @@ void salta__targets_free(salta__targets *tg);
 /* Multiplies the weights by per-datum ones (nt x nout). */
 int salta__targets_set_datum_weights(salta__targets *tg, const double *w, char *err);
 int salta__targets_set_blend(salta__targets *tg, double beta, char *err);
+int salta__targets_set_robust(salta__targets *tg, int kind, double scale, char *err);
+/* jumps: ne x nout flags, copied (NULL: every output at every event). */
+int salta__targets_set_windows(salta__targets *tg, double width, double ramp, const unsigned char *jumps,
+                               char *err);
+static inline int salta__targets_windowed(const salta__targets *tg) { return tg->win_width + tg->win_ramp > 0; }
 
 /* The targets a run reached (nreached outputs, its stats st): all, or
 ** those before a terminal event's end when the others are dropped; else
@@ -54,32 +80,82 @@ int salta__targets_reach(salta__targets *tg, int nreached, const salta_sim_stats
 
 static inline int salta__targets_missing(const salta__targets *tg, size_t kj) { return isnan(tg->data[kj]); }
 
-/* The derivative of datum kj's residual by its prediction. */
-static inline double salta__targets_dr(const salta__targets *tg, size_t kj) { return tg->weights[kj] * tg->scale; }
+/* rho(z) / z (-> 1 at 0) and rho'(z) of robust loss kind at z >= 0. */
+static inline void salta__robust(int kind, double z, double *ratio, double *slope) {
+  double q;
+  switch (kind) {
+    case SALTA_ROBUST_SOFT_L1:
+      q = sqrt(1 + z);
+      *ratio = 2 / (q + 1), *slope = 1 / q;
+      return;
+    case SALTA_ROBUST_HUBER:
+      if (z <= 1) *ratio = *slope = 1;
+      else q = sqrt(z), *ratio = (2 * q - 1) / z, *slope = 1 / q;
+      return;
+    case SALTA_ROBUST_CAUCHY:
+      *ratio = z > 0 ? log1p(z) / z : 1, *slope = 1 / (1 + z);
+      return;
+    default:
+      *ratio = *slope = 1;
+  }
+}
 
-/* The residuals of target k at the predictions y (nout, in the order of
-** the outputs): r[j], and dL[j] = d(r^2)/dy, the datum's share of the
-** loss's derivative by its prediction (0 and 0 for a missing datum).
-** Returns acc plus the squares of the residuals, added in order. (Inline:
-** every route calls it per target.) */
-static inline double salta__targets_residuals(const salta__targets *tg, int k, const double *y, double *r, double *dL,
-                                              double acc) {
+/* A target's per-datum results (nout each, in the order of the outputs):
+** the residual r, dr = dr/dy, dL = d(r^2)/dy (the datum's share of the
+** loss's derivative by its prediction) and s, the residual before its
+** window factor (r = v s: dr/dv = s, d(r^2)/dv = 2 r s). */
+typedef struct salta__resid { double *r, *dr, *dL, *s; } salta__resid;
+
+/* The residuals of target k at the predictions y (nout) with window
+** factors v (nout; NULL: 1) into out (a missing datum: all 0). Returns acc
+** plus the squares of the residuals, added in order. (Inline: every route
+** calls it per target.) */
+static inline double salta__targets_residuals(const salta__targets *tg, int k, const double *y, const double *v,
+                                              const salta__resid *out, double acc) {
   const double *data = tg->data + (size_t)k * tg->nout;
   int j;
   for (j = 0; j < tg->nout; ++j) {
-    size_t kj = (size_t)k * tg->nout + j;
-    double dr;
+    double w = tg->weights[(size_t)k * tg->nout + j] * tg->scale, vj = v ? v[j] : 1, u, ratio, slope, root;
     if (isnan(data[j])) {
-      r[j] = dL[j] = 0;
+      out->r[j] = out->dr[j] = out->dL[j] = out->s[j] = 0;
       continue;
     }
-    dr = salta__targets_dr(tg, kj);
-    r[j] = dr * (y[j] - data[j]);
-    dL[j] = 2 * r[j] * dr;
-    acc += r[j] * r[j];
+    u = y[j] - data[j];
+    if (tg->robust) {
+      double q = tg->weights[(size_t)k * tg->nout + j] * u / tg->robust_scale;
+      salta__robust(tg->robust, q * q, &ratio, &slope);
+      root = sqrt(ratio);
+    } else {
+      root = slope = 1;
+    }
+    out->s[j] = w * u * root;
+    out->r[j] = vj * out->s[j];
+    out->dr[j] = vj * w * slope / root;
+    out->dL[j] = 2 * out->r[j] * out->dr[j];
+    acc += out->r[j] * out->r[j];
   }
   return acc;
 }
+
+/* ---- event windows --------------------------------------------------------------- */
+
+/* A run's events as the windows follow them (in time order: times tau
+** and model event indices ev, n of them, the caller's), and the factors
+** at one target: v (nout) and dv[j * n + q - q0] = dv_j / dtau_q for the
+** events q0 <= q < q0 + nq within reach of it. */
+typedef struct salta__windows {
+  int n;
+  const double *tau;
+  const int *ev;
+  double *v, *dv;               /* nout; nout x n */
+  int q0, nq, cursor;
+} salta__windows;
+
+int salta__windows_alloc(salta__windows *w, const salta__targets *tg, int n, const double *tau, const int *ev,
+                         char *err);
+void salta__windows_free(salta__windows *w);
+/* The factors at target k; targets visited in increasing time. */
+void salta__windows_at(salta__windows *w, const salta__targets *tg, int k);
 
 /* ---- blending ------------------------------------------------------------------ */
 

@@ -7,11 +7,12 @@
 --   local fi = dofile("examples/bench/floor_input.lua")
 --   local L, p = fi.write_cauer("/tmp/cauer.txt")   -- L:value_and_grad(p)
 --   local L, p = fi.write_balls("/tmp/balls.txt")
+--   local L, p = fi.write_stiff("/tmp/stiff.txt")    -- models/stiff_relay.lua
 --   fi.write_balls(path, N, { default = true })      -- salta's default route:
 --     no backend, method or solver given (the model from a warm cc cache)
 --
 -- As a script: build/salta examples/bench/floor_input.lua DIR [REPEATS]
--- writes DIR/balls.txt and DIR/cauer.txt and prints salta's loss, gradient
+-- writes DIR/balls.txt, DIR/cauer.txt and DIR/stiff.txt and prints salta's loss, gradient
 -- and median time per evaluation (REPEATS runs, default 25) for each.
 local salta = require("salta")
 
@@ -121,11 +122,31 @@ function M.write_cauer(path, opts)
   return L, p
 end
 
--- The script: both inputs, and salta's figures to compare with.
+-- Layout: see the comment at the top of floor_idas_stiff.c. The loss takes
+-- salta's default route (auto), which detects the stiffness.
+function M.write_stiff(path, opts)
+  local m = build("models/stiff_relay.lua", {}, opts and opts.default)
+  local outputs, free = { "v", "i" }, { "Vs", "R", "C", "Rl", "v_lo", "v_hi" }
+  local p = { 10.4, 1.05, 0.95, 9.6, 4.1, 5.9 }
+  local L, times, data = workload(m, 10.0, outputs, free, true)
+  local P = params_at(L, p)
+  local f = assert(io.open(path, "w"))
+  local pv = {}
+  for k, n in ipairs(free) do pv[k] = P[n] end
+  line(f, pv)
+  line(f, { P.tau_s })
+  line(f, { m.x0.w, m.x0.v, m.x0.on and 1 or 0 })
+  write_data(f, L, times, data, outputs, { L.options.rtol, L.options.atol })
+  f:close()
+  return L, p
+end
+
+-- The script: the inputs, and salta's figures to compare with.
 if arg and arg[0] and arg[0]:match("floor_input%.lua$") then
   local dir, reps = arg[1] or "/tmp", tonumber(arg[2]) or 25
   local clock = require("salta.core").clock
-  for _, c in ipairs({ { "balls", M.write_balls }, { "cauer", M.write_cauer } }) do
+  for _, c in ipairs({ { "balls", M.write_balls }, { "cauer", M.write_cauer },
+    { "stiff", M.write_stiff } }) do
     local path = dir .. "/" .. c[1] .. ".txt"
     local L, p = c[2](path)
     local v, g = L:value_and_grad(p)

@@ -67,8 +67,10 @@ function M.main(args)
   local m = M.load(o.input, o.params)
   local src, symbol = M.source(m, o.symbol)
   require("salta.files").write(o.out, src, "salta compile")
-  io.stderr:write(("salta compile: model '%s' (%d states, %d algebraics, %d parameters, %d events) -> %s, symbol %s\n"):format(
-    m.name, #m.states, #m.algebraics, #m.params, #m.events, o.out, symbol))
+  local c = m:counts()
+  io.stderr:write(("salta compile: model '%s' (%d states + %d hidden, %d algebraics, %d parameters, %d events + %d "
+    .. "hidden) -> %s, symbol %s\n"):format(m.name, c.states, c.hidden_states, #m.algebraics, #m.params, c.events,
+    c.hidden_events, o.out, symbol))
   return true
 end
 

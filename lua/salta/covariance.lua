@@ -44,13 +44,16 @@ local function spd_inverse(A)
   end
   return inv
 end
+M.spd_inverse = spd_inverse
 
 -- at(loss, x): the covariance at free parameters x, with J the Jacobian of
 -- the unscaled residuals w (y - d) and s^2 = their sum of squares / (m - n)
 -- (m finite data, n free parameters), or 1 with known sigma. nil and a message when m <= n, J'J
 -- is singular (a parameter the data do not determine) or the Jacobian
--- cannot be computed there. By the forward sensitivities.
+-- cannot be computed there. By the forward sensitivities. A loss with its
+-- own likelihood answers loss:covariance_at(x).
 function M.at(loss, x)
+  if loss.covariance_at then return loss:covariance_at(x) end   -- a likelihood's own (salta.noise)
   local n = #x
   local ok, J, r = pcall(function() return loss:jacobian(x), loss:residuals(x) end)
   if not ok then return nil, tostring(J) end

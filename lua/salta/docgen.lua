@@ -1,7 +1,8 @@
 -- salta.docgen: the generated documents of doc/ (make doc), so that a
 -- spec can tell when one is stale: doc/options.md from the option
--- declarations (salta.options) and doc/c_api.md from salta.h's own
--- comments and declarations.
+-- declarations (salta.options), doc/reference.md from the help topics
+-- (salta.help_topics) and doc/c_api.md from salta.h's own comments and
+-- declarations.
 
 local M = {}
 
@@ -63,6 +64,10 @@ function M.options()
   return require("salta.options").markdown()
 end
 
+function M.reference()
+  return require("salta.help_topics").markdown()
+end
+
 -- write(dir): regenerate the documents into dir (the repository's doc/).
 function M.write(dir, header_path)
   local f = assert(io.open(header_path or "engine/include/salta.h", "rb"))
@@ -70,6 +75,7 @@ function M.write(dir, header_path)
   f:close()
   local files = require("salta.files")
   files.write(dir .. "/options.md", M.options() .. "\n", "make doc")
+  files.write(dir .. "/reference.md", M.reference() .. "\n", "make doc")
   files.write(dir .. "/c_api.md", M.c_api(header) .. "\n", "make doc")
 end
 

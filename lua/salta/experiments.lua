@@ -229,6 +229,27 @@ function Experiments:nominal(k)
   end
 end
 
+-- log_sigma(): the sum of the experiments' (salta.goodness).
+function Experiments:log_sigma()
+  local s = 0
+  for _, L in ipairs(self.losses) do
+    if not L.log_sigma then return nil end
+    s = s + L:log_sigma()
+  end
+  return s
+end
+
+-- attributes(k): free parameter k's min, max and nominal (salta.param_info)
+-- from the first experiment whose model declares any.
+function Experiments:attributes(k)
+  for i, L in ipairs(self.losses) do
+    for c, g in ipairs(self.maps[i]) do
+      if g == k and L.attributes and next(L:attributes(c)) then return L:attributes(c) end
+    end
+  end
+  return {}
+end
+
 -- window(t_end): the experiments over their targets at t <= t_end; one
 -- with none there contributes nothing.
 function Experiments:window(t_end)
@@ -267,6 +288,8 @@ function M.empty(L)
   function e.absolute() return L:absolute() end
   function e.mesh_check() return true end
   function e.nominal(_, c) return L:nominal(c) end
+  function e.attributes(_, c) return L.attributes and L:attributes(c) or {} end
+  function e.log_sigma() return 0 end
   function e.window() return e end
   function e.stats() return {} end
   return e

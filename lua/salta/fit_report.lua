@@ -10,6 +10,7 @@ local covariance = require("salta.covariance")
 local options = require("salta.options")
 local json = require("salta.json")
 local mpi = require("salta.mpi")
+local stats = require("salta.stats")
 
 local M = {}
 
@@ -35,11 +36,12 @@ end
 -- starts_table(): every start of a multi-start fit, sorted by final loss.
 function Fit:starts_table()
   if not self.starts then return "not a multi-start fit" end
-  local lines = { ("%5s %6s %14s %7s %s"):format("rank", "start", "final loss", "iters", "outcome") }
+  local lines = { ("%5s %6s %14s %7s %9s %s"):format("rank", "start", "final loss", "iters", "seconds", "outcome") }
   for r, o in ipairs(self.starts) do
-    lines[#lines + 1] = ("%5d %6d %14.6e %7d %s"):format(r, o.index, o.loss, math.tointeger(o.iterations) or 0,
-      o.failed and ("failed: " .. tostring(o.message)) or tostring(o.message))
+    lines[#lines + 1] = ("%5d %6d %14.6e %7d %9.3f %s"):format(r, o.index, o.loss, math.tointeger(o.iterations) or 0,
+      o.seconds or 0, o.failed and ("failed: " .. tostring(o.message)) or tostring(o.message))
   end
+  lines[#lines + 1] = self.starts_summary
   return table.concat(lines, "\n")
 end
 
@@ -88,17 +90,29 @@ function Fit:correlation()
   return out
 end
 
--- confidence(level): Wald intervals estimate -+ z se by name (level 0.95
--- by default: z = 1.96); profile-based ones come from fit:profile(name).
-local Z = { [0.68] = 0.994457883, [0.9] = 1.644853627, [0.95] = 1.959963985, [0.99] = 2.575829304 }
+-- The residual degrees of freedom m - n of the fit.
+function Fit:dof()
+  if self.goodness then return self.goodness.dof end
+  return #self.lsq:residuals(self.x) - #self.free
+end
+
+-- confidence(level): Wald intervals estimate -+ c se by name, at any level
+-- in (0, 1) (0.95 by default): c the normal quantile with sigma known, the
+-- t quantile with m - n degrees of freedom when sigma is estimated (as
+-- curve_fit's users compute them); profile-based ones come from
+-- fit:profile(name, { level = ... }).
 function Fit:confidence(level)
   level = level or 0.95
-  local z = Z[level] or error("fit:confidence: level must be 0.68, 0.9, 0.95 or 0.99, got " .. tostring(level), 2)
+  if type(level) ~= "number" or not (level > 0 and level < 1) then
+    error(("fit:confidence: level must be a number in (0, 1), got %s"):format(tostring(level)), 2)
+  end
   local se, err = self:std_errors()
   if not se then return nil, err end
+  local c = self.lsq:absolute() and stats.normal_quantile((1 + level) / 2)
+    or stats.t_quantile((1 + level) / 2, math.max(self:dof(), 1))
   local out = {}
-  for k, n in ipairs(self.free) do out[n] = { self.x[k] - z * se[n], self.x[k] + z * se[n] } end
-  return out
+  for k, n in ipairs(self.free) do out[n] = { self.x[k] - c * se[n], self.x[k] + c * se[n] } end
+  return out, c
 end
 
 -- A labelled square matrix as text.
@@ -120,12 +134,14 @@ end
 -- covariance and correlation matrices.
 function Fit:report()
   local out = { self:table() }
-  local ci, why = self:confidence(0.95)
+  local ci, c = self:confidence(0.95)
   if not ci then
-    out[#out + 1] = "no covariance: " .. tostring(why)
+    out[#out + 1] = "no covariance: " .. tostring(c)
     return table.concat(out, "\n")
   end
-  out[#out + 1] = "\n95 % confidence intervals (Wald: estimate -+ 1.96 std err; fit:profile(name) for profile-based):"
+  out[#out + 1] = ("\n95 %% confidence intervals (Wald: estimate -+ %.6g std err, %s; fit:profile(name) for "
+    .. "profile-based):"):format(c, self.lsq:absolute() and "normal, sigma known" or
+    ("t with %d dof, sigma estimated"):format(self:dof()))
   for _, n in ipairs(self.free) do out[#out + 1] = ("  %-14s [%.8g, %.8g]"):format(n, ci[n][1], ci[n][2]) end
   out[#out + 1] = ""
   out[#out + 1] = matrix_text("covariance", self.free, self:covariance(), "%.4g")
@@ -149,21 +165,38 @@ local function percent(v, d)
   return ("%." .. d .. "f"):format(v)
 end
 
+-- "at min" or "at max" for a fitted value on a bound of the fit, else "".
+local function at_bound(self, k)
+  local v, lo, hi = self.x[k], self.lower and self.lower[k], self.upper and self.upper[k]
+  if lo and v <= lo then return "  at min" end
+  if hi and v >= hi then return "  at max" end
+  return ""
+end
+
 -- The final table: parameter, true value (if known), initial, fitted, its
--- standard error and relative error %.
+-- standard error and relative error % (a value on a bound marked), the
+-- status with iterations and times, and the goodness of fit.
 function Fit:table()
   local se = self:std_errors()
   local lines = { ("%-14s %16s %16s %16s %10s %12s"):format("parameter", "true", "initial", "fitted", "std err",
     "error %") }
   for k, n in ipairs(self.free) do
     local truth = self.truth and self.truth[n]
-    lines[#lines + 1] = ("%-14s %16s %16.10g %16.10g %10s %12s"):format(n,
+    lines[#lines + 1] = ("%-14s %16s %16.10g %16.10g %10s %12s%s"):format(n,
       truth and ("%.10g"):format(truth) or "-", self.start[k], self.x[k], se and ("%.2e"):format(se[n]) or "-",
-      percent(truth and 100 * math.abs(self.x[k] - truth) / math.abs(truth), 6))
+      percent(truth and 100 * math.abs(self.x[k] - truth) / math.abs(truth), 6), at_bound(self, k))
   end
   lines[#lines + 1] = ("%s: %s after %d iterations%s (%d evaluations); loss %.6e; %.2f ms/iter; %.3f s"):format(
     self.method, self.status, self.iterations, self.stages and (" over %d horizons"):format(#self.stages) or "",
     self.evaluations, self.loss, self.ms_per_iter, self.total_s)
+  for i, st in ipairs(self.stages or {}) do
+    if st.held then
+      lines[#lines + 1] = ("horizon %d (t <= %g) held, not determined by its data: %s"):format(i, st.t_end,
+        require("salta.fit_horizon").held_text(st.held, st.held_rse))
+    end
+  end
+  for _, w in ipairs(self.warnings or {}) do lines[#lines + 1] = "warning: " .. w end
+  if self.goodness then lines[#lines + 1] = require("salta.goodness").text(self.goodness) end
   return table.concat(lines, "\n")
 end
 
@@ -206,12 +239,19 @@ function M.compare(rows, names)
   return table.concat(lines, "\n")
 end
 
+-- to_json(path [, extra]): the fit as JSON (salta.json: 17 digits, keys
+-- sorted): parameters, start, truth, loss, status and reason, iterations,
+-- goodness (chi2, AIC, BIC), standard errors, covariance, correlation and
+-- 95 % intervals by name, the history's losses, the horizon stages, and
+-- provenance (salta.provenance: version, time, model and data digests, the
+-- fit's options); extra's fields are added as they are.
 function Fit:to_json(path, extra)
   local doc = {
     method = self.method, params = self.params, start = {}, truth = self.truth, loss = self.loss,
-    iterations = self.iterations, evaluations = self.evaluations, status = self.status,
-    converged = self.converged, ms_per_iter = self.ms_per_iter, total_s = self.total_s,
+    iterations = self.iterations, evaluations = self.evaluations, status = self.status, reason = self.reason,
+    converged = self.converged, ok = self.ok, goodness = self.goodness, ms_per_iter = self.ms_per_iter, total_s = self.total_s,
     relative_error_percent = self:errors(), history = { loss = self.history.loss }, stages = self.stages,
+    warnings = self.warnings,
   }
   doc.std_error, doc.std_error_unavailable = self:std_errors()
   if doc.std_error then   -- labelled: { row = { column = value } }
@@ -223,6 +263,7 @@ function Fit:to_json(path, extra)
     end
   end
   for k, n in ipairs(self.free) do doc.start[n] = self.start[k] end
+  doc.provenance = require("salta.provenance").of(self)
   for k, v in pairs(extra or {}) do doc[k] = v end
   return json.write(path, doc)
 end

@@ -1,32 +1,18 @@
 -- salta.fit_run: one run of one optimiser (salta.optim) on a loss from a
 -- start, by a plan (salta.fit_plan). The optimiser works on log p where
--- the loss is log-transformed (bounds too); the result is in natural
--- units, as plain values that salta.fit_report makes a Fit:
+-- the loss is log-transformed, on p / nominal elsewhere, within the bounds
+-- (salta.fit_transform); the result is in natural units, as plain values
+-- that salta.fit_report makes a Fit:
 -- { method, free, x, loss, iterations, evaluations, status, converged,
 --   error, best_snapshot, start, truth, total_s, ms_per_iter, lsq,
 --   history = { loss, gnorm, ms, params } }.
 
 local optim = require("salta.optim")
+local transform = require("salta.fit_transform")
 local clock = require("salta.core").clock
 local mpi = require("salta.mpi")
 
 local M = {}
-
--- The optimiser's variable of value p of free parameter k, and the
--- parameters of the optimiser's variables u.
-local function transforms(loss)
-  local function to_u(p, k)
-    if not loss.log[k] then return p end
-    if p == -math.huge or p == 0 then return -math.huge end
-    return math.log(p)
-  end
-  local function to_p(u)
-    local p = {}
-    for k = 1, #u do p[k] = loss.log[k] and math.exp(u[k]) or u[k] end
-    return p
-  end
-  return to_u, to_p
-end
 
 -- salta.optim's options from the fit's spec (progress every print_every
 -- iterations, default 10; the callback sees natural units).
@@ -42,10 +28,14 @@ local function optimiser_options(spec, to_p)
   }
 end
 
--- The plan's optimiser from u0 (start, transformed); LM minimises the
--- residuals, the others the loss with the plan's gradient route.
-local function minimise(plan, loss, start, u0, opts, to_p)
-  local function fg(u) return loss:value_and_grad(to_p(u), plan.gradient) end
+-- The plan's optimiser from u0 (start, transformed by T); LM minimises the
+-- residuals, the others the loss with the plan's gradient route; both see
+-- derivatives by u (T.chain).
+local function minimise(plan, loss, start, u0, opts, T)
+  local function fg(u)
+    local v, g = loss:value_and_grad(T.to_p(u), plan.gradient)
+    return v, T.chain(u, g)
+  end
   if plan.method == "adam" then
     if opts.max_iter == nil then opts.max_iter = 500 end
     return optim.adam(fg, u0, opts)
@@ -54,8 +44,11 @@ local function minimise(plan, loss, start, u0, opts, to_p)
   end
   local m = #loss:residuals(start)
   return optim.lm(function(u, what)
-    local p = to_p(u)
-    return what == "r" and loss:residuals(p) or loss:jacobian(p)
+    local p = T.to_p(u)
+    if what == "r" then return loss:residuals(p) end
+    local J = loss:jacobian(p)
+    for i, row in ipairs(J) do J[i] = T.chain(u, row) end
+    return J
   end, u0, m, opts)
 end
 
@@ -69,21 +62,19 @@ end
 -- once(spec, plan, loss, start): plan.method on loss from start (natural
 -- units); spec holds the optimiser's options (topic fit).
 function M.once(spec, plan, loss, start)
-  local to_u, to_p = transforms(loss)
-  local u0, lo, hi = {}, {}, {}
-  for k = 1, #start do
-    u0[k], lo[k], hi[k] = to_u(start[k], k), to_u(plan.lower[k], k), to_u(plan.upper[k], k)
-  end
+  local T = transform.new(loss, plan, plan.method == "lm")
+  local to_p = T.to_p
+  local u0 = T.to_u(start)
   local opts = optimiser_options(spec, to_p)
-  if plan.bounded then opts.lower, opts.upper = lo, hi end
+  opts.lower, opts.upper = T.bounds()
   local t0 = clock()
-  local r = minimise(plan, loss, start, u0, opts, to_p)
+  local r = minimise(plan, loss, start, u0, opts, T)
   local result = {
     method = plan.method, free = loss.free, x = to_p(r.x), loss = r.f, iterations = r.iterations,
     evaluations = r.evaluations, status = r.status, converged = r.converged, error = r.error,
     best_snapshot = r.best_snapshot, start = start, truth = spec.truth, total_s = clock() - t0,
     history = { loss = r.history.f, gnorm = r.history.gnorm, ms = r.history.ms, params = {} },
-    lsq = loss, ms_per_iter = ms_per_iter(r.history.ms),
+    lsq = loss, ms_per_iter = ms_per_iter(r.history.ms), lower = plan.lower, upper = plan.upper,
   }
   for i, u in ipairs(r.history.x) do result.history.params[i] = to_p(u) end
   return result

@@ -82,6 +82,7 @@ end
 -- zero and 0 where it goes above (two one-sided events, so that one left
 -- at zero by its own switch is armed again as the difference moves away).
 function M.add_hidden_events(d, name, seen)
+  d.n_declared_events = #d.e   -- the model's own, before the hidden ones
   d.e_terminal, d.e_hidden, d.e_breakpoint = d.e_terminal or {}, d.e_hidden or {}, d.e_breakpoint or {}
   for k, m in ipairs(d.modes) do
     local i = m.index

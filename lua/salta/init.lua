@@ -71,6 +71,7 @@ function salta.table(spec) return require("salta.input").new(spec) end
 function salta.lsq(spec) return require("salta.lsq").new(spec) end
 function salta.fit(spec) return require("salta.fit").fit(spec) end
 function salta.experiments(spec) return require("salta.experiments").new(spec) end
+function salta.noise(spec) return require("salta.noise").new(spec) end
 function salta.compare_fits(rows, names) return require("salta.fit").compare(rows, names) end
 salta.optim = setmetatable({}, { __index = function(_, k) return require("salta.optim")[k] end })
 salta.plot = setmetatable({}, { __index = function(_, k) return require("salta.plot")[k] end })
@@ -102,10 +103,12 @@ end
 
 function salta.help(topic)
   local options = require("salta.options")
+  local topics = require("salta.help_topics")
   if type(topic) == "string" then
-    local text = options.describe(topic)
+    local text = options.describe(topic) or topics.describe(topic)
     if not text then
-      error(("salta.help: no topic '%s' (topics: %s)"):format(topic, table.concat(options.topics(), ", ")), 2)
+      error(("salta.help: no topic '%s' (options: %s; more: %s)"):format(topic, table.concat(options.topics(), ", "),
+        table.concat(topics.names(), ", ")), 2)
     end
     print(text)
     return
@@ -113,6 +116,8 @@ function salta.help(topic)
   if topic ~= nil then
     local mt = getmetatable(topic)
     local name = mt and mt.__name or type(topic)
+    local own = topics.describe((name:gsub("^salta%.", "")))
+    if own then print(own) return end
     print(("%s%s"):format(name, type(topic) == "table" and mt and mt.__tostring and (": " .. tostring(topic)) or ""))
     local ms = methods_of(topic)
     if #ms > 0 then print("methods: " .. table.concat(ms, ", ")) end
@@ -122,8 +127,10 @@ function salta.help(topic)
 salta %s -- hybrid DAE models, simulation, exact gradients, fitting
   salta.help("fit")  the options of a topic: ]] .. table.concat(options.topics(), ", ") .. [[
 
+  salta.help("Fit")  more: ]] .. table.concat(topics.names(), ", ") .. [[
+
   help(obj)          what an object is and its methods
-  docs: doc/guide.md (user guide), doc/options.md, doc/spec_format.md, doc/c_api.md
+  docs: doc/guide.md (user guide), doc/options.md, doc/reference.md, doc/spec_format.md, doc/c_api.md
 ]]):format(salta.version))
   print([[
 salta -- hybrid DAE models, simulation, exact gradients, fitting
@@ -137,7 +144,9 @@ salta -- hybrid DAE models, simulation, exact gradients, fitting
   L:value(p), L:grad(p [, {method = "fd"|"adjoint"}]), L:residuals(p), L:jacobian(p)
   L:window(t_end)                           the loss over the targets at t <= t_end
   r = salta.fit{ loss = L, start=, method = "lm"|"lbfgsb"|"adam", truth=, horizon = true }
-  print(r), r:to_json(path), salta.plot.trajectory(path, tr, opts)
+  print(r), r:report(), r:confidence(0.9), r:profile("k"), r:to_json(path)   help("Fit")
+  N = salta.noise{ loss = L, sigma = { y = "s_y" } }   sigma estimated with the parameters
+  salta.plot.trajectory(path, tr, opts)
   salta.compare_fits({ r:row("label", loss), {label=, errors=, loss=, ...} }, names)
   salta.sin/cos/exp/log/sqrt/tanh/sigmoid/abs/min/max/pow ... on expressions
   salta.ifelse(salta.lt(a, b), x, y)        an if-expression (a zero-crossing in f, g)

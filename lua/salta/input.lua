@@ -14,7 +14,8 @@
 -- moves, it follows its table piece by piece (salta.piece): the piece is
 -- a hidden state its breakpoints' events move, so the integrator never
 -- steps across a kink or a jump and n rows cost O(n). Outside the table
--- the value is NaN: the engine checks the range of arguments of t
+-- the value is NaN (extrapolate = "hold": the last value holds after
+-- the last point, far beyond any run's end): the engine checks the range of arguments of t
 -- and the parameters first, the pieces' events that of the others, each
 -- naming the input.
 
@@ -109,7 +110,14 @@ function M.new(spec)
     end
     tt[i], vv[i] = ti + 0.0, vi + 0.0
   end
-  local self = setmetatable({ t = tt, v = vv, interp = interp, label = label }, Table)
+  if spec.extrapolate ~= nil and spec.extrapolate ~= "none" then
+    if spec.extrapolate ~= "hold" then fail("extrapolate must be \"none\" or \"hold\", got '%s'", tostring(spec.extrapolate)) end
+    if interp == "cubic" then fail("extrapolate = \"hold\" needs interp \"step\" or \"linear\" (a spline's end would move)") end
+    -- the last value held to far past the end (1e9 spans), as a last point
+    local n = #tt
+    tt[n + 1], vv[n + 1] = tt[n] + 1e9 * math.max(tt[n] - tt[1], 1), vv[n]
+  end
+  local self = setmetatable({ t = tt, v = vv, interp = interp, label = label, extrapolate = spec.extrapolate }, Table)
   self.hash = content_hash(tt, vv, interp)
   if interp == "cubic" then self.m = spline_m(tt, vv) end
   return self

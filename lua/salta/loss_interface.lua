@@ -30,6 +30,9 @@
 --                               and profiles then take s^2 = 1
 --   nominal(k)                  the model's value of free parameter k (a fit's
 --                               default start), or nil
+--   attributes(k)               optional: free parameter k's declared min, max
+--                               and nominal (salta.param_info), {} for none:
+--                               bounds of every fit and the scale of its steps
 --   mesh_check(p, opts)         true, or false and why, when the adjoint's
 --                               uniform mesh opts.mesh does not resolve the
 --                               trajectory at p (salta.fit refuses it)

@@ -19,6 +19,18 @@
 -- w (y - data) / sqrt(N), so that L = sum r^2. p is an array in the order of `free` or a
 -- table keyed by name, always in natural units; with transform = "log" the
 -- gradient and Jacobian are by log p (what an optimiser in log space needs).
+--
+-- Outputs that jump at events (loss:jumps(p)) make the loss discontinuous:
+-- a datum between a fitted and a measured event time is a large residual
+-- that no gradient sees. Two treatments, both in the engine's residuals
+-- (engine/src/targets.h) so that every route differentiates them:
+--   robust = "soft_l1" | "huber" | "cauchy", robust_scale = C: scipy's
+--     robust losses, L = sum C^2 rho((u / C)^2) / N with u = w (y - data);
+--     the residuals u sqrt(rho / (u / C)^2) / sqrt(N) square-sum to L;
+--   event_window = true | width | { width =, ramp =, outputs =, events = }:
+--     data of an output within width of an event at which it jumps are
+--     dropped, those within width + ramp down-weighted smoothly; the
+--     windows follow the fitted events and the gradient carries that.
 
 local core = require("salta.core")
 local data_io = require("salta.data")
@@ -106,10 +118,90 @@ end
 
 -- after_end: what targets past a terminal event's end of the run are:
 -- "error" (the default) or "drop" (zero residuals).
+-- The run's end: the last target, or with blending 30 blend widths past
+-- it, so that an event appearing at the end of the horizon enters the
+-- predictions with a weight below 1e-13 instead of jumping in at the last
+-- target; that margin stops at the end of an input table read at time t.
+local function blended_end(spec, model, last)
+  if not ((spec.blend or 0) > 0) then return last end
+  local tf = last + 30 / spec.blend
+  local show = require("salta.expr").show
+  for _, c in ipairs(model.symbolic.input_checks or {}) do
+    local t_end = c.table.t[#c.table.t]
+    if show(c.arg) == show(c.T) and t_end < tf then tf = math.max(last, t_end) end
+  end
+  return tf
+end
+
 local function after_end(v)
   if v == nil or v == "error" then return false end
   if v == "drop" then return true end
   error(("salta.lsq: after_end must be \"error\" or \"drop\", got %s"):format(tostring(v)), 0)
+end
+
+-- The robust loss of spec (robust, robust_scale), given to the engine.
+local function robust_loss(spec, loss)
+  local kind = spec.robust or "linear"
+  local KINDS = { linear = true, soft_l1 = true, huber = true, cauchy = true }
+  if not KINDS[kind] then
+    error(("salta.lsq: robust must be \"linear\", \"soft_l1\", \"huber\" or \"cauchy\", got %s"):format(
+      tostring(kind)), 0)
+  end
+  if spec.robust_scale and kind == "linear" then
+    error("salta.lsq: robust_scale is the scale of a robust loss: give robust = \"soft_l1\", \"huber\" or "
+      .. "\"cauchy\" too", 0)
+  end
+  loss:robust(kind, spec.robust_scale or 1.0)
+end
+
+-- The median spacing of the target times (the event windows' unit).
+local function spacing(times)
+  local d = {}
+  for k = 2, #times do
+    if times[k] > times[k - 1] then d[#d + 1] = times[k] - times[k - 1] end
+  end
+  if #d == 0 then return 0 end
+  table.sort(d)
+  return d[(#d + 1) // 2]
+end
+
+M.WINDOW_SAMPLES = 2   -- event_window = true: width and ramp in median target spacings
+
+-- The event windows of spec.event_window: width, ramp and the flags
+-- (events x outputs compared) of the outputs that jump structurally
+-- (salta.jumps), narrowed to the outputs and events it names; nil when off.
+local function event_windows(spec, model, outputs, out_idx, times)
+  local ew = spec.event_window
+  if ew == nil or ew == false then return nil end
+  if ew == true then ew = {} elseif type(ew) == "number" then ew = { width = ew } end
+  if type(ew) ~= "table" then
+    error(("salta.lsq: event_window must be true, a width or a table { width =, ramp =, outputs =, events = }, "
+      .. "got %s"):format(tostring(ew)), 0)
+  end
+  options.check("event_window", ew, "salta.lsq: event_window")
+  local unit = M.WINDOW_SAMPLES * spacing(times)
+  local width = ew.width or unit
+  local ramp = ew.ramp or (ew.width or unit)
+  local pick_out = ew.outputs and index_of(ew.outputs)
+  local pick_ev = ew.events and index_of(ew.events)
+  for _, n in ipairs(ew.outputs or {}) do
+    if not index_of(outputs)[n] then error(("salta.lsq: event_window names output '%s', which the loss does not "
+      .. "compare (%s)"):format(tostring(n), table.concat(outputs, ", ")), 0) end
+  end
+  for _, n in ipairs(ew.events or {}) do
+    if not index_of(model.events)[n] then error(("salta.lsq: event_window names event '%s', which model '%s' does "
+      .. "not have (%s)"):format(tostring(n), model.name, table.concat(model.events, ", ")), 0) end
+  end
+  if not (width + ramp > 0) then return nil end   -- windows of no width: none
+  local J = require("salta.jumps").structural(model)
+  local flags = {}
+  for e = 1, #model.events do
+    for j, n in ipairs(outputs) do
+      flags[(e - 1) * #outputs + j] = J[e][out_idx[j]] and (not pick_out or pick_out[n] ~= nil)
+        and (not pick_ev or pick_ev[model.events[e]] ~= nil) or false
+    end
+  end
+  return { width = width, ramp = ramp, flags = flags }
 end
 
 -- The same, from a helper of M.new: the error names M.new's caller.
@@ -208,14 +300,14 @@ function M.new(spec)
   self.base_p = model:vector("params", spec.params, model.params, model.p0)
   self.base_x0 = spec.x0 and model:vector("x0", spec.x0, model.states, model.x0) or nil
   self.t0 = spec.t0 or math.min(0, times[1])
-  -- with blending, simulate 30 blend widths past the last target: an event
-  -- appearing at the end of the horizon then enters the predictions with a
-  -- weight below 1e-13 instead of jumping in at the last target
-  self.tf = spec.tf or (times[#times] + ((spec.blend or 0) > 0 and 30 / spec.blend or 0))
+  self.tf = spec.tf or blended_end(spec, model, times[#times])
   self.options = options.engine_values(spec)
   self.options.t0, self.options.tf, self.options.blend = self.t0, self.tf, spec.blend
   self.options.free, self.options.drop_after_end = #self.dirs > 0 and self.dirs or nil, after_end(spec.after_end)
   self.core:configure(self.options)
+  robust_loss(spec, self.core)
+  self.windows = event_windows(spec, model, outputs, out_idx, times)
+  if self.windows then self.core:event_windows(self.windows.width, self.windows.ramp, self.windows.flags) end
   return self
 end
 
@@ -275,6 +367,13 @@ function Loss:nominal(k)
   local d = self.dirs[k]
   if d >= 0 then return self.base_p[d + 1] end
   return (self.base_x0 or self.model:vector("x0", nil, self.model.states, self.model.x0))[-d]
+end
+
+-- attributes(k): free parameter k's min, max and nominal as its model
+-- declares them (salta.param_info; a start value has none): {} when none.
+function Loss:attributes(k)
+  local d = self.dirs[k]
+  return d >= 0 and self.model.param_info and self.model.param_info[self.model.params[d + 1]] or {}
 end
 
 local function call(self, p, what)
@@ -433,7 +532,7 @@ function Loss:fd_grad(p, opts)
   opts = opts or {}
   local of = opts.of
   local floor = {}
-  for k = 1, #self.free do floor[k] = self:nominal(k) or 0 end
+  for k = 1, #self.free do floor[k] = self:attributes(k).nominal or self:nominal(k) or 0 end
   local fd = { h = opts.h, richardson = opts.richardson ~= false, log = self.log, floor = floor, error = opts.error }
   if of and of.method == "adjoint" then
     fd.mesh, fd.ida = mesh_arg(of), of.forward == "ida"
@@ -466,6 +565,21 @@ end
 
 -- absolute(): whether the residuals are in units of known sigma.
 function Loss:absolute() return self.absolute_sigma end
+
+-- log_sigma(): the sum over the finite data of log(sigma / w), the
+-- residuals' scale (sigma 1 when not given, w the output's weight): the
+-- constant of the Gaussian log-likelihood (salta.goodness).
+function Loss:log_sigma()
+  local dw = sigma_weights(self.spec.sigma, self.outputs, self.times, self.columns)
+  local w, no, s = output_weights(self.spec, self.outputs), #self.outputs, 0
+  for k = 1, #self.times do
+    for j, n in ipairs(self.outputs) do
+      local d = self.columns[n][k]
+      if d == d then s = s - math.log((dw and dw[(k - 1) * no + j] or 1) * (w and w[j] or 1)) end
+    end
+  end
+  return s
+end
 
 function Loss:jacobian(p)
   local _, J = call(self, p, "j")
@@ -521,6 +635,65 @@ function Loss:window(t_end)
   return M.new(spec)
 end
 
+-- The run at free values p on the loss's interval, its outputs at the ends.
+local function run_at(self, p)
+  local P, X = self:full(p)
+  local spec = self.spec
+  return self.model:simulate{ t0 = self.t0, tf = self.tf, params = P, x0 = X, rtol = spec.rtol,
+    atol = spec.atol, method = spec.method, times = { self.t0, self.tf } }, P
+end
+
+-- jumps(p): the compared outputs that jump at events in the run at p by
+-- more than 1e-6 of their data's size (salta.jumps.at): { output, event,
+-- count, size, t } each.
+function Loss:jumps(p)
+  local tr, P = run_at(self, p)
+  local scale = {}   -- a jump below 1e-6 of the data's size is none
+  for _, n in ipairs(self.outputs) do
+    scale[n] = 0
+    for _, v in ipairs(self.columns[n]) do
+      if v == v then scale[n] = math.max(scale[n], math.abs(v)) end
+    end
+  end
+  return require("salta.jumps").at(self.model, tr, P, self.outputs, scale)
+end
+
+-- event_times(p): the distinct times of the model's events (input
+-- breakpoints left out) in the run at p, increasing.
+function Loss:event_times(p)
+  local out = {}
+  for _, e in ipairs(run_at(self, p):events()) do
+    if e.t ~= out[#out] then out[#out + 1] = e.t end
+  end
+  return out
+end
+
+-- treated(): how the loss treats outputs that jump ("event windows", "a
+-- robust loss", both), or nil.
+function Loss:treated()
+  local t = {}
+  if self.windows then t[#t + 1] = "event windows" end
+  if self.spec.robust and self.spec.robust ~= "linear" then t[#t + 1] = ("a %s loss"):format(self.spec.robust) end
+  return #t > 0 and table.concat(t, " and ") or nil
+end
+
+-- jump_warning(p): nil, or the warning a fit gives at its start p when
+-- compared outputs jump at events and the loss does not treat them.
+function Loss:jump_warning(p)
+  if self:treated() then return nil end
+  local list = self:jumps(p)
+  if #list == 0 then return nil end
+  local parts = {}
+  for _, j in ipairs(list) do
+    parts[#parts + 1] = ("output '%s' jumps at event '%s' (%d times in the run at the start, by up to %.3g; first "
+      .. "at t = %.6g)"):format(j.output, j.event, j.count, j.size, j.t)
+  end
+  return table.concat(parts, "; ") .. ": a datum between a fitted and a measured event is a large residual that "
+    .. "the gradient does not see, so the fit can stall or be biased. Treat it with event_window = true in "
+    .. "salta.lsq (drops those data near each event, the windows following the fitted events) or a robust loss "
+    .. "(robust = \"soft_l1\", robust_scale = a few sigma); doc/guide.md, \"Fitting a hybrid model to measured data\""
+end
+
 -- predict(p): the loss's predictions (blended when the loss blends) at
 -- every target, as columns by output name. Computed as the residuals of a
 -- twin loss whose data are all zero.
@@ -535,6 +708,7 @@ function Loss:predict(p)
     -- residuals are the predictions
     local spec = spec_of(self)
     spec.times, spec.data, spec.outputs, spec.weights, spec.sigma = self.times, zeros, self.outputs, nil, nil
+    spec.robust, spec.robust_scale, spec.event_window = nil, nil, nil
     spec.t0, spec.tf = self.t0, self.tf
     self.zero_twin = M.new(spec)
   end

@@ -12,6 +12,7 @@ local options = require("salta.options")
 local cond = require("salta.cond")
 local input = require("salta.input")
 local hybrid = require("salta.hybrid")
+local param_info = require("salta.param_info")
 
 local M = {}
 
@@ -26,9 +27,11 @@ M.Model = Model
 -- {"a", "b"}, {{"a", 1.0}, ...}, {{name = "a", start = 1.0}, ...} and, for
 -- maps {a = 1.0, b = 2.0}, sorts by name so the order is reproducible.
 -- With allow_fn, a value may be a function (of the parameters): it is
--- returned in fns[i], with values[i] = 0.
+-- returned in fns[i], with values[i] = 0. A parameter's table may carry
+-- min, max, nominal and unit ({"k", 1.0, min = 0} or k = {1.0, min = 0}):
+-- info[name] (salta.param_info).
 local function declarations(model_name, what, decl, value_key, overrides, allow_fn)
-  local names, values, seen, fns = {}, {}, {}, {}
+  local names, values, seen, fns, info = {}, {}, {}, {}, {}
   decl = decl or {}
   if type(decl) ~= "table" then
     error(("model '%s': %s must be a table, got %s"):format(model_name, what, type(decl)), 0)
@@ -38,13 +41,16 @@ local function declarations(model_name, what, decl, value_key, overrides, allow_
     for i, d in ipairs(decl) do
       if type(d) == "string" then list[i] = { d, 0.0 }
       elseif type(d) == "table" then
-        list[i] = { d.name or d[1], d[value_key] or d.value or d.start or d[2] or 0.0 }
+        list[i] = { d.name or d[1], d[value_key] or d.value or d.start or d[2] or 0.0, d }
       else
         error(("model '%s': %s[%d] must be a name or {name, value}"):format(model_name, what, i), 0)
       end
     end
   else
-    for k, v in pairs(decl) do list[#list + 1] = { k, v } end
+    for k, v in pairs(decl) do
+      if type(v) == "table" then list[#list + 1] = { k, v[value_key] or v.value or v[1], v }
+      else list[#list + 1] = { k, v } end
+    end
     table.sort(list, function(a, b) return tostring(a[1]) < tostring(b[1]) end)
   end
   for i, d in ipairs(list) do
@@ -62,8 +68,9 @@ local function declarations(model_name, what, decl, value_key, overrides, allow_
     end
     seen[name] = true
     names[i], values[i] = name, v + 0.0
+    if what == "parameter" then info[name] = param_info.read(model_name, name, values[i], d[3]) end
   end
-  return names, values, fns
+  return names, values, fns, info
 end
 M.declarations = declarations
 
@@ -351,7 +358,7 @@ local function describe(spec)
   local dn, d0, boolean = discrete_declarations(name, spec.discrete)
   for i, n in ipairs(dn) do xn[ncont + i], x0[ncont + i] = n, d0[i] end
   local zn, z0 = declarations(name, "algebraic", spec.algebraics, "start", spec.start)
-  local pn, p0 = declarations(name, "parameter", spec.params or spec.parameters, "value")
+  local pn, p0, _, pinfo = declarations(name, "parameter", spec.params or spec.parameters, "value")
   local all = {}
   for _, list in ipairs({ xn, zn, pn }) do
     for _, n in ipairs(list) do
@@ -371,7 +378,7 @@ local function describe(spec)
   local U_other = input.proxy(name, spec.inputs, uses_other, T, false)
   local d = {
     name = name, x_names = xn, z_names = zn, p_names = pn, x_start = x0, z_start = z0,
-    p_nominal = p0, vars = { x = xv, z = zv, p = pv, t = T },
+    p_nominal = p0, param_info = pinfo, vars = { x = xv, z = zv, p = pv, t = T },
     n_continuous = ncont, discrete = {}, x_mode = {}, inputs = spec.inputs,
   }
   for i, n in ipairs(dn) do d.discrete[n] = boolean[i] and "boolean" or "number" end
@@ -441,6 +448,7 @@ local function build(desc, opts)
     name = desc.name, core = core_model, symbolic = desc, compile_info = info,
     states = desc.x_names, algebraics = desc.z_names, params = desc.p_names,
     outputs = desc.y_names, events = desc.e_names, structure = desc.structure, source = source,
+    param_info = desc.param_info or {},
   }, Model)
   self.x0, self.z0, self.p0 = {}, {}, {}
   for i, n in ipairs(desc.x_names) do self.x0[n] = desc.x_start[i] end
@@ -596,9 +604,32 @@ function Model:c_source()
   return self.compile_info.source
 end
 
+-- The model's own states and events apart from the hidden ones (modes of
+-- if-expressions, pieces of input tables, and their switching events).
+function Model:counts()
+  local d = self.symbolic
+  local kinds = { mode = 0, input = 0 }
+  for _, h in ipairs(d.hidden or {}) do kinds[h.kind] = (kinds[h.kind] or 0) + 1 end
+  local hidden = #(d.hidden or {})
+  local events = d.n_declared_events or #self.events
+  return { states = #self.states - hidden, hidden_states = hidden, modes = kinds.mode, pieces = kinds.input,
+    events = events, hidden_events = #self.events - events }
+end
+
+local function plural(n, word, words) return ("%d %s"):format(n, n == 1 and word or words or word .. "s") end
+
 function Model:__tostring()
-  return ("salta model '%s': %d states, %d algebraics, %d parameters, %d outputs, %d events (%s backend)"):format(
-    self.name, #self.states, #self.algebraics, #self.params, #self.outputs, #self.events,
+  local c = self:counts()
+  local states, events = plural(c.states, "state"), plural(c.events, "event")
+  if c.hidden_states > 0 then
+    local kinds = {}
+    if c.modes > 0 then kinds[#kinds + 1] = plural(c.modes, "if-expression mode") end
+    if c.pieces > 0 then kinds[#kinds + 1] = plural(c.pieces, "input piece index", "input piece indices") end
+    states = states .. (" (+%d hidden: %s)"):format(c.hidden_states, table.concat(kinds, ", "))
+  end
+  if c.hidden_events > 0 then events = events .. (" (+%d hidden: switches and input breakpoints)"):format(c.hidden_events) end
+  return ("salta model '%s': %s, %s, %s, %s, %s (%s backend)"):format(self.name, states,
+    plural(#self.algebraics, "algebraic"), plural(#self.params, "parameter"), plural(#self.outputs, "output"), events,
     self.compile_info.backend)
 end
 

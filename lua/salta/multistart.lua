@@ -9,9 +9,13 @@
 --
 -- starts = K samples K points of the box [lower, upper] (log-uniformly for
 -- log-transformed parameters); starts = { {..}, {..} } gives them. The box
--- only places the starts: Levenberg-Marquardt fits run unbounded from
--- them, lbfgsb and adam within it. A start whose fit fails is kept, with
--- its message, as a loss of +inf. Under mpirun the starts are split across
+-- (within the model's min and max) places the starts and bounds every
+-- local fit. start_time (seconds) and start_evals (loss evaluations) limit
+-- each start (salta.limited_loss): a start stopped by one keeps its last
+-- iterate and says which. A start whose fit fails is kept, with its
+-- message, as a loss of +inf, and never aborts the run: when every start
+-- fails the result says so (converged false, loss +inf). The starts' tally
+-- ends the status (salta.fit_status). Under mpirun the starts are split across
 -- the ranks (each evaluates its losses alone) and gathered, so every rank
 -- returns the same result.
 
@@ -20,6 +24,7 @@ local plan_of = require("salta.fit_plan")
 local run = require("salta.fit_run")
 local horizon = require("salta.fit_horizon")
 local clock = require("salta.core").clock
+local limited = require("salta.limited_loss")
 
 local M = {}
 
@@ -165,18 +170,23 @@ end
 -- then every start's outcome on every rank. Returns the outcomes sorted by
 -- loss and the best one's Fit (rebuilt from the gathered numbers on the
 -- ranks that did not run it).
+local LIMITS = { "time", "evaluations" }
+
 function M.run(starts, fit_one, rebuild)
   local K = #starts
   local n = #starts[1]
-  local local_fits, messages = {}, {}
+  local local_fits, messages, seconds = {}, {}, {}
   for i = 1, K do
     if mpi.mine(i) then
+      local t0 = clock()
       local ok, r = mpi.locally(pcall, fit_one, starts[i])
       if ok then local_fits[i] = r else messages[i] = tostring(r) end
+      seconds[i] = clock() - t0
     end
   end
-  -- gather: per start, x (n), loss, iterations, evaluations, converged, failed
-  local width = n + 5
+  -- gather: per start, x (n), loss, iterations, evaluations, converged,
+  -- failed, the limit that stopped it (an index into LIMITS) and seconds
+  local width = n + 7
   local flat = {}
   for i = 1, K * width do flat[i] = 0 end
   for i = 1, K do
@@ -187,9 +197,11 @@ function M.run(starts, fit_one, rebuild)
         flat[base + n + 1] = r.loss == r.loss and r.loss or math.huge
         flat[base + n + 2], flat[base + n + 3] = r.iterations, r.evaluations
         flat[base + n + 4] = r.converged and 1 or 0
+        flat[base + n + 6] = r.limit == "time" and 1 or r.limit == "evaluations" and 2 or 0
       else
         flat[base + n + 1], flat[base + n + 5] = math.huge, 1
       end
+      flat[base + n + 7] = seconds[i]
     end
   end
   local all = mpi.allreduce(flat)
@@ -198,7 +210,7 @@ function M.run(starts, fit_one, rebuild)
     local base = (i - 1) * width
     local o = { index = i, start = starts[i], x = {}, loss = all[base + n + 1], iterations = all[base + n + 2],
       evaluations = all[base + n + 3], converged = all[base + n + 4] == 1, failed = all[base + n + 5] == 1,
-      rank = (i - 1) % mpi.size() }
+      limit = LIMITS[math.tointeger(all[base + n + 6])], seconds = all[base + n + 7], rank = (i - 1) % mpi.size() }
     for k = 1, n do o.x[k] = all[base + k] end
     o.message = mpi.bcast(o.rank == mpi.rank() and (messages[i] or (local_fits[i] and local_fits[i].status)) or nil,
       o.rank)
@@ -209,49 +221,95 @@ function M.run(starts, fit_one, rebuild)
     return a.index < b.index
   end)
   local best = outcomes[1]
-  if best.failed then error("salta.fit: every start failed; the first: " .. tostring(best.message), 4) end
   local fit = local_fits[best.index] or rebuild(best)
   return outcomes, fit
 end
 
--- A fit result from an outcome gathered from another rank.
+-- summary(outcomes): the starts' tally in words: "best of 16 starts: 12
+-- converged, 3 unconverged, 1 failed".
+function M.summary(outcomes)
+  local conv, failed, limited = 0, 0, { time = 0, evaluations = 0 }
+  local first_failure
+  for _, o in ipairs(outcomes) do
+    if o.failed then
+      failed = failed + 1
+      first_failure = first_failure or o
+    elseif o.converged then conv = conv + 1 end
+    if o.limit then limited[o.limit] = limited[o.limit] + 1 end
+  end
+  local text = ("%d starts: %d converged, %d unconverged"):format(#outcomes, conv, #outcomes - conv - failed)
+  if limited.time + limited.evaluations > 0 then
+    text = text .. (" (%d at the time limit, %d at the evaluation limit)"):format(limited.time, limited.evaluations)
+  end
+  text = text .. (", %d failed"):format(failed)
+  if first_failure then
+    text = text .. (" (start %d: %s)"):format(first_failure.index, tostring(first_failure.message))
+  end
+  return text
+end
+
+-- A fit result from an outcome gathered from another rank, or of a start
+-- that failed (every start failed: its start values, loss +inf).
 local function from_outcome(spec, loss, o)
+  local failed = o.failed
   return {
-    method = spec.method or "lm", free = loss.free, x = o.x, loss = o.loss, iterations = math.tointeger(o.iterations),
-    evaluations = math.tointeger(o.evaluations), status = o.message or "-", converged = o.converged,
+    method = spec.method or "lm", free = loss.free, x = failed and o.start or o.x, loss = o.loss,
+    iterations = math.tointeger(o.iterations), evaluations = math.tointeger(o.evaluations),
+    status = failed and ("stopped: every start failed; the best ranked, start %d: %s"):format(o.index,
+      tostring(o.message)) or o.message or "-",
+    converged = o.converged, error = failed and tostring(o.message) or nil, limit = o.limit,
     start = o.start, truth = spec.truth, total_s = 0, history = { loss = {}, gnorm = {}, ms = {}, params = {} },
     lsq = loss, ms_per_iter = 0,
   }
 end
 
+-- One start's fit: the plan's optimiser (or a horizon continuation) on
+-- the loss under the per-start limits; a start stopped by a limit keeps
+-- its last accepted iterate and says which limit.
+local function fit_start(local_spec, plan, loss, start)
+  local limits = { time = local_spec.start_time, evals = local_spec.start_evals }
+  local L = (limits.time or limits.evals) and limited.new(loss, limits) or loss
+  local r
+  if local_spec.horizon then
+    local p = {}
+    for k, v in pairs(plan) do p[k] = v end
+    p.start = start
+    r = horizon.fit(local_spec, p, L)
+  else
+    r = run.once(local_spec, plan, L, start)
+  end
+  if rawget(r.lsq, "unlimited") then r.lsq = r.lsq.unlimited end
+  local hit = L ~= loss and L.state.hit
+  if hit then
+    r.limit = hit
+    r.status = ("stopped at the per-start %s limit after %d iterations"):format(hit == "time" and "time" or
+      "evaluation", r.iterations)
+  end
+  return r
+end
+
 -- fit(spec): salta.fit{ starts = ... }: the starts from the box [lower,
 -- upper], a local fit from each (salta.fit_run, or a horizon
--- continuation); LM's fits run unbounded, the others within the box. The
+-- continuation) within the box. The
 -- best fit's result, with every start's outcome (starts) and the wall
 -- time (multistart_s).
 function M.fit(spec)
   local loss = spec.loss
-  local lower = plan_of.by_name(loss, spec.lower, "lower", function() return -math.huge end)
-  local upper = plan_of.by_name(loss, spec.upper, "upper", function() return math.huge end)
+  local lower, upper = plan_of.bounds(loss, plan_of.by_name(loss, spec.lower, "lower", function() return -math.huge end),
+    plan_of.by_name(loss, spec.upper, "upper", function() return math.huge end))
   local starts = M.starts(loss, spec, lower, upper)
   for i, s in ipairs(starts) do starts[i] = plan_of.by_name(loss, s, ("starts[%d]"):format(i)) end
   local local_spec = {}
   for k, v in pairs(spec) do local_spec[k] = v end
   local_spec.starts, local_spec.sampling, local_spec.seed = nil, nil, nil
   local_spec.print_every = spec.print_every or 0
-  if (spec.method or "lm") == "lm" then local_spec.lower, local_spec.upper = nil, nil end
+  local_spec.start = starts[1]   -- the plan's checks: a start inside the box
   local plan = plan_of.prepare(local_spec)
   local t0 = clock()
-  local outcomes, best = M.run(starts, function(start)
-    if local_spec.horizon then
-      local p = {}
-      for k, v in pairs(plan) do p[k] = v end
-      p.start = start
-      return horizon.fit(local_spec, p)
-    end
-    return run.once(local_spec, plan, loss, start)
-  end, function(o) return from_outcome(spec, loss, o) end)
+  local outcomes, best = M.run(starts, function(start) return fit_start(local_spec, plan, loss, start) end,
+    function(o) return from_outcome(spec, loss, o) end)
   best.starts, best.multistart_s = outcomes, clock() - t0
+  best.starts_summary = M.summary(outcomes)
   return best
 end
 

@@ -105,7 +105,8 @@ local function progress(opts, it, f, gnorm, step, ms)
   local every = opts.print_every or 1
   if opts.log and every > 0 and (it == "end" or it == 1 or it % every == 0) then
     local gtext = gnorm and ("%.3e"):format(gnorm) or "      n/a"
-    opts.log(("%6s  loss %.6e  |grad| %s  step %.3e  %7.2f ms"):format(it, f, gtext, step, ms))
+    local stext = step == step and ("%.3e"):format(step) or "      n/a"   -- no step from a non-finite point
+    opts.log(("%6s  loss %.6e  |grad| %s  step %s  %7.2f ms"):format(it, f, gtext, stext, ms))
   end
 end
 

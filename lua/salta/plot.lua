@@ -3,7 +3,7 @@
 --
 --   plot.trajectory(path, tr, { outputs = {"x"}, data = {t = ..., x = ...} })
 --   plot.series(path, { {name = "loss", x = {...}, y = {...}} }, { logy = true })
---   plot.fit(path, fit [, opts])   -- model and data, residuals in a panel below
+--   plot.fit(path, fit [, opts])   -- model and data, residuals in a panel below, per output
 --
 -- A series' colour is its `color` (an index into COLORS); an output's data
 -- points take its curve's colour, drawn under the curve.
@@ -87,6 +87,15 @@ local function vlines(caller, xs)
   return table.concat(out)
 end
 
+-- set yrange from { lo, hi }: two finite numbers, lo < hi.
+local function yrange(caller, r)
+  if not (finite(r[1]) and finite(r[2]) and r[1] < r[2]) then
+    fail(caller, "option 'yrange' must be { lo, hi } with finite lo < hi, got { %s, %s }", tostring(r[1]),
+      tostring(r[2]))
+  end
+  return ("set yrange [%.17g:%.17g]\n"):format(r[1], r[2])
+end
+
 -- A word for sh: single-quoted.
 local function shell_word(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 
@@ -168,6 +177,7 @@ local function draw(caller, path, list, opts)
   if opts.xlabel then s[#s + 1] = "set xlabel " .. text(opts.xlabel) .. "\n" end
   if opts.ylabel then s[#s + 1] = "set ylabel " .. text(opts.ylabel) .. "\n" end
   if opts.logy then s[#s + 1] = "set logscale y\nset format y '%.0e'\n" end
+  if opts.yrange then s[#s + 1] = yrange(caller, opts.yrange) end
   s[#s + 1] = vlines(caller, opts.vlines or {})
   s[#s + 1] = plot_command(list, "D")
   s[#s + 1] = "set output\n"
@@ -195,9 +205,38 @@ local function drawn(caller, wanted, outputs)
   return wanted or outputs
 end
 
+-- The panels of outputs: one per unit where units names them (outputs
+-- of one unit share an axis), else one per output, in the outputs' order:
+-- { label, outputs = {...} }. units: { output = "unit" } or nil.
+local function panels(caller, outputs, units)
+  if units ~= nil and type(units) ~= "table" then fail(caller, "option 'units' must be a table { output = unit }") end
+  local out, by_unit = {}, {}
+  for _, n in ipairs(outputs) do
+    local u = units and units[n]
+    if u ~= nil and type(u) ~= "string" then fail(caller, "option 'units' gives %s for '%s', not a string", tostring(u), n) end
+    if u and by_unit[u] then
+      local list = by_unit[u].outputs
+      list[#list + 1] = n
+    else
+      out[#out + 1] = { label = u and ("%s [%s]"):format(n, u) or n, outputs = { n } }
+      if u then by_unit[u] = out[#out] end
+    end
+  end
+  for _, p in ipairs(out) do
+    if #p.outputs > 1 then p.label = ("%s [%s]"):format(table.concat(p.outputs, ", "), units[p.outputs[1]]) end
+  end
+  return out
+end
+
+-- The gnuplot lines placing panel i of k in the band [y0, y0 + h] of the figure.
+local function place(y0, h)
+  return ("set origin 0,%.6f\nset size 1,%.6f\n"):format(y0, h)
+end
+
 -- trajectory(path, tr, opts): simulated outputs against data, event times
--- marked. opts (topic plot): outputs (default all), data = {t = times,
--- name = values}, title, size.
+-- marked, one panel per output (or per unit: opts.units). opts (topic
+-- plot): outputs (default all), data = {t = times, name = values}, units,
+-- title, size.
 function M.trajectory(path, tr, opts)
   local caller = "salta.plot.trajectory"
   opts = options.check("plot", opts or {}, caller)
@@ -212,23 +251,50 @@ function M.trajectory(path, tr, opts)
     end
     if type(data.t) ~= "table" then fail(caller, "option 'data' needs t, the data's times") end
   end
-  local list = {}
-  for k, n in ipairs(outputs) do
-    list[#list + 1] = { name = n, x = tr.t, y = tr.y[n], color = k }
-    if data and data[n] then
-      list[#list + 1] = { name = n .. " (data)", x = data.t, y = data[n], points = true, color = k }
+  local color = {}
+  for k, n in ipairs(outputs) do color[n] = k end
+  local groups = panels(caller, outputs, opts.units)
+  local lists = {}
+  for g, panel in ipairs(groups) do
+    local list = {}
+    for _, n in ipairs(panel.outputs) do
+      list[#list + 1] = { name = n, x = tr.t, y = tr.y[n], color = color[n] }
+      if data and data[n] then
+        list[#list + 1] = { name = n .. " (data)", x = data.t, y = data[n], points = true, color = color[n] }
+      end
     end
+    check_list(caller, list)
+    lists[g] = list
   end
   local ev = {}
   for _, e in ipairs(tr:events()) do ev[#ev + 1] = e.t end
-  return draw(caller, path, list, { title = opts.title or ("model '" .. tr.model .. "'"), xlabel = "t",
-    vlines = ev, size = opts.size })
+  local title = opts.title or ("model '" .. tr.model .. "'")
+  if #groups == 1 then
+    return draw(caller, path, lists[1], { title = title, xlabel = "t", ylabel = groups[1].label, vlines = ev,
+      size = opts.size })
+  end
+  local w, h = dims(caller, opts.size, { 900, 180 + 240 * #groups })
+  local tmp, output = temporary(caller, path)
+  local s = { terminal(caller, path, w, h), output, "set multiplot\n", "set grid\nset key outside right\n",
+    "set lmargin 10\nset rmargin 24\n", vlines(caller, ev) }
+  local band = 1 / #groups
+  for g, panel in ipairs(groups) do
+    s[#s + 1] = place(1 - g * band, band)
+    s[#s + 1] = g == 1 and ("set title " .. text(title) .. "\n") or "unset title\n"
+    s[#s + 1] = g == #groups and "set xlabel 't'\n" or "unset xlabel\n"
+    s[#s + 1] = "set ylabel " .. text(panel.label) .. "\n"
+    s[#s + 1] = plot_command(lists[g], "P" .. g .. "_")
+  end
+  s[#s + 1] = "unset multiplot\nset output\n"
+  run(caller, table.concat(s), tmp, path)
+  return path
 end
 
--- fit(path, fit, opts): a fit of a salta.lsq loss: the model at the
--- fitted parameters (a fine grid) over its data in matching colours, event
--- times marked, and the residuals (model - data at the targets) in a panel
--- below. opts (topic plot_fit): outputs, title, size.
+-- fit(path, fit, opts): a fit of a salta.lsq loss: per output (or per
+-- unit: opts.units), a panel of the model at the fitted parameters (a fine
+-- grid) over its data in matching colours, event times marked, and below
+-- it a panel of the residuals (model - data at the targets). opts (topic
+-- plot_fit): outputs, units, title, size.
 function M.fit(path, fit, opts)
   local caller = "fit:plot"
   opts = options.check("plot_fit", opts or {}, caller)
@@ -237,7 +303,8 @@ function M.fit(path, fit, opts)
     fail(caller, "needs the fit of a salta.lsq loss (for several experiments, plot each loss's fit)")
   end
   local outputs = drawn(caller, opts.outputs, loss.outputs)
-  local w, h = dims(caller, opts.size, { 900, 720 })
+  local groups = panels(caller, outputs, opts.units)
+  local w, h = dims(caller, opts.size, { 900, 360 + 360 * #groups })
   local tmp, output = temporary(caller, path)
   local head = terminal(caller, path, w, h)
   local P, X = loss:full(fit.x)
@@ -246,26 +313,34 @@ function M.fit(path, fit, opts)
   for i = 0, 400 do fine[i + 1] = t0 + (tf - t0) * i / 400 end
   local tr = loss.model:simulate{ t0 = t0, tf = tf, times = fine, params = P, x0 = X }
   local pred = loss:predict(fit.x)
-  local top, bottom = {}, {}
-  for k, n in ipairs(outputs) do
-    local data, res = loss.columns[n], {}
-    for i, d in ipairs(data) do res[i] = pred[n][i] - d end
-    top[#top + 1] = { name = n .. " (data)", x = loss.times, y = data, points = true, color = k }
-    top[#top + 1] = { name = n, x = tr.t, y = tr.y[n], color = k }
-    bottom[#bottom + 1] = { name = n .. " residual", x = loss.times, y = res, points = true, color = k }
-  end
-  check_list(caller, top)
-  check_list(caller, bottom)
+  local color = {}
+  for k, n in ipairs(outputs) do color[n] = k end
   local ev = {}
   for _, e in ipairs(tr:events()) do ev[#ev + 1] = e.t end
-  local s = { head, output, "set multiplot\n", "set grid\nset key outside right\n", vlines(caller, ev) }
-  s[#s + 1] = "set origin 0,0.32\nset size 1,0.68\nset lmargin 10\nset rmargin 24\n"
-  s[#s + 1] = "set title " .. text(opts.title or ("fit of model '" .. loss.model.name .. "': loss " ..
-    string.format("%.4g", fit.loss))) .. "\n"
-  s[#s + 1] = "unset xlabel\n"
-  s[#s + 1] = plot_command(top, "T")
-  s[#s + 1] = "set origin 0,0\nset size 1,0.32\nunset title\nset xlabel 't'\nset ylabel 'model - data'\n"
-  s[#s + 1] = plot_command(bottom, "R")
+  local s = { head, output, "set multiplot\n", "set grid\nset key outside right\n", vlines(caller, ev),
+    "set lmargin 13\nset rmargin 24\n" }
+  local band = 1 / #groups
+  for g, panel in ipairs(groups) do
+    local top, bottom = {}, {}
+    for _, n in ipairs(panel.outputs) do
+      local data, res = loss.columns[n], {}
+      for i, d in ipairs(data) do res[i] = pred[n][i] - d end
+      top[#top + 1] = { name = n .. " (data)", x = loss.times, y = data, points = true, color = color[n] }
+      top[#top + 1] = { name = n, x = tr.t, y = tr.y[n], color = color[n] }
+      bottom[#bottom + 1] = { name = n .. " residual", x = loss.times, y = res, points = true, color = color[n] }
+    end
+    check_list(caller, top)
+    check_list(caller, bottom)
+    local y0 = 1 - g * band
+    s[#s + 1] = place(y0 + 0.32 * band, 0.68 * band)
+    s[#s + 1] = g == 1 and ("set title " .. text(opts.title or ("fit of model '" .. loss.model.name .. "': loss " ..
+      string.format("%.4g", fit.loss))) .. "\n") or "unset title\n"
+    s[#s + 1] = "unset xlabel\nset ylabel " .. text(panel.label) .. "\n"
+    s[#s + 1] = plot_command(top, "T" .. g .. "_")
+    s[#s + 1] = place(y0, 0.32 * band) .. "unset title\n"
+    s[#s + 1] = (g == #groups and "set xlabel 't'\n" or "unset xlabel\n") .. "set ylabel 'model - data'\n"
+    s[#s + 1] = plot_command(bottom, "R" .. g .. "_")
+  end
   s[#s + 1] = "unset multiplot\nset output\n"
   run(caller, table.concat(s), tmp, path)
   return path

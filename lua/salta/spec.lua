@@ -11,6 +11,7 @@ local files = require("salta.files")
 local cond = require("salta.cond")
 local input = require("salta.input")
 local hybrid = require("salta.hybrid")
+local param_info = require("salta.param_info")
 local frontend = require("salta.frontend")
 local event_names, make_vars, with_inputs = frontend.event_names, frontend.make_vars, frontend.with_inputs
 
@@ -55,16 +56,22 @@ local function number_value(model, what, d, key, allow_expr)
   return v + 0.0
 end
 
--- names, values of a list of {name, <key> = value} entries, in file order.
+-- names, values of a list of {name, <key> = value} entries, in file order;
+-- a parameter's min, max, nominal and unit in info (salta.param_info).
 local function declarations(model, what, list, key, allow_expr)
-  local names, values = {}, {}
+  local names, values, info = {}, {}, {}
   for i, d in ipairs(list_of(list)) do
     if type(d) ~= "table" or type(d.name) ~= "string" or d.name == "" then
       error(("model '%s': %s[%d] has no name"):format(model, what, i), 0)
     end
     names[i], values[i] = d.name, number_value(model, what, d, key, allow_expr)
+    if what == "parameter" then
+      local attrs = {}
+      for _, k in ipairs(param_info.KEYS) do if not is_null(d[k]) then attrs[k] = d[k] end end
+      info[d.name] = param_info.read(model, d.name, values[i], attrs)
+    end
   end
-  return names, values
+  return names, values, info
 end
 
 -- Each name denotes one thing; "time" is the independent variable.
@@ -311,7 +318,7 @@ function M.describe_spec(tbl, name, dir)
       or "number"
   end
   d.z_names, d.z_start = declarations(name, "algebraic variable", tbl.alg_vars, "start")
-  d.p_names, d.p_nominal = declarations(name, "parameter", tbl.parameters, "value")
+  d.p_names, d.p_nominal, d.param_info = declarations(name, "parameter", tbl.parameters, "value")
   local inputs = parse_inputs(d, tbl.inputs, dir)
   local in_names = {}
   for n in pairs(inputs) do in_names[#in_names + 1] = n end
