@@ -82,6 +82,34 @@ describe("continuous adjoint on the truth fuzzer's families at rtol 1e-8", funct
   end
 end)
 
+describe("continuous adjoint on robust losses", function()
+  it("follows the robust loss's weights as sens does, and leaves event windows to sens", function()
+    local c = H.GRADIENT_CASES[2]   -- the spring latch
+    local m = c[2]()
+    local times = H.uniform(10, 40)
+    local tr = m:simulate{ tf = 10, times = times, rtol = 1e-12, atol = 1e-12 }
+    local y = m.outputs[1]
+    local d = {}
+    for i, v in ipairs(tr.y[y]) do d[i] = v * 1.01 + 0.01 + (i % 7 == 0 and 0.5 or 0) end   -- outliers
+    for _, robust in ipairs({ "soft_l1", "huber", "cauchy" }) do
+      local L = salta.lsq{ model = m, times = times, data = { [y] = d }, free = { "k", "c", "d" }, rtol = 1e-8,
+        atol = 1e-10, robust = robust, robust_scale = 0.05 }
+      local p = { L:nominal(1), L:nominal(2), L:nominal(3) }
+      local fd, err = L:twin({ rtol = 1e-12, atol = 1e-14 }):fd_grad(p, { error = true })
+      local vs = L:value(p)
+      local vc, g = L:value_and_grad(p, { method = "adjoint_cont" })
+      assert.is_near(vs, vc, 1e-6 * vs)
+      agree(robust, g, L:twin({ rtol = 1e-10, atol = 1e-12 }):grad(p, { method = "sens" }), fd, err)
+    end
+    local W = salta.lsq{ model = m, times = times, data = { [y] = d }, free = { "k", "c", "d" }, rtol = 1e-8,
+      event_window = true }
+    assert.are.equal("sens", W:route())
+    local ok, e = pcall(W.grad, W, { 4, 0.1, 0.1 }, { method = "adjoint_cont" })
+    assert.is_false(ok)
+    assert.truthy(tostring(e):find("does not follow event windows", 1, true))
+  end)
+end)
+
 describe("the route chooser", function()
   it("takes sens below core.route_crossover free parameters and the continuous adjoint from there", function()
     local n = require("salta.core").route_crossover

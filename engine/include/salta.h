@@ -539,10 +539,10 @@ int salta_loss_eval_adjoint(salta_loss *loss, const double *p, const double *x0,
 ** quad_atol; the adjoint jumps at each datum and through each event group
 ** by the transpose of the forward sensitivities' jump (cascade rounds,
 ** members a direction moves apart, terminal events, input breakpoints and
-** a start that follows the parameters alike). It does not blend
-** (SALTA_EINPUT), and reports a group whose members do not commute
-** (SALTA_ENODIFF: its gradient depends on whether a direction moves them
-** apart). The forward run is BDF's, ERK's or AUTO's as the options say;
+** a start that follows the parameters alike), robust losses too. It
+** neither blends nor follows event windows (SALTA_EINPUT), and reports a
+** group whose members do not commute (SALTA_ENODIFF: its gradient depends
+** on whether a direction moves them apart). The forward run is BDF's, ERK's or AUTO's as the options say;
 ** the segments are run again with BDF. */
 int salta_loss_eval_adjoint_cont(salta_loss *loss, const double *p, const double *x0, double *value,
                                  double *grad);
@@ -551,7 +551,8 @@ int salta_loss_eval_adjoint_cont(salta_loss *loss, const double *p, const double
 ** their Jacobian are asked for: forward sensitivities (cost growing with
 ** the free directions) or the continuous adjoint (cost about that of a
 ** few forward runs whatever their number). AUTO (the default) chooses by
-** salta_route_for; a blending loss always takes SENS. */
+** salta_route_for; a loss that blends or has event windows always takes
+** SENS. */
 typedef enum salta_route { SALTA_ROUTE_AUTO = 0, SALTA_ROUTE_SENS = 1, SALTA_ROUTE_ADJOINT_CONT = 2 } salta_route;
 int salta_loss_set_route(salta_loss *loss, salta_route route);
 /* The route salta_loss_eval's gradient takes now: SENS or ADJOINT_CONT. */

@@ -75,14 +75,15 @@ static void ida_options(salta__cadj *a) {
   io->qpar = a->qpar;
 }
 
-#define CADJ_ARRAYS 15
+#define CADJ_ARRAYS 17
 static size_t cadj_arrays(salta__cadj *a, salta__array *list) {
   size_t n = (size_t)a->n, np = (size_t)a->np, ne = (size_t)a->ne, ny = (size_t)a->d->ny, nout = (size_t)a->tg->nout;
   size_t ns = (size_t)a->ns;
   salta__array all[CADJ_ARRAYS] = {
     SALTA__ARRAY(a->qpar, ns), SALTA__ARRAY(a->lam, n), SALTA__ARRAY(a->gp, np), SALTA__ARRAY(a->q, ns),
     SALTA__ARRAY(a->gx0, (size_t)a->nx), SALTA__ARRAY(a->gy, ny), SALTA__ARRAY(a->yk, nout),
-    SALTA__ARRAY(a->r, nout), SALTA__ARRAY(a->dL, nout), SALTA__ARRAY(a->flow, n), SALTA__ARRAY(a->rate, ne),
+    SALTA__ARRAY(a->r, nout), SALTA__ARRAY(a->dr, nout), SALTA__ARRAY(a->dL, nout), SALTA__ARRAY(a->rs, nout),
+    SALTA__ARRAY(a->flow, n), SALTA__ARRAY(a->rate, ne),
     SALTA__ARRAY(a->rscale, ne), SALTA__ARRAY(a->tau_bar, ne), SALTA__ARRAY(a->alt_v, 3 * n),
     SALTA__ARRAY(a->alt_g, 3 * np)};
   memcpy(list, all, sizeof all);
@@ -110,6 +111,9 @@ int salta__cadj_eval(salta__cadj_work *w, salta__targets *tg, salta_sim *sim, co
   if (tg->beta > 0)
     return salta__fail(a.err, SALTA_EINPUT, "model '%s': the continuous adjoint does not blend (blend = %g); use "
                        "method = \"sens\"", a.d->name, tg->beta);
+  if (salta__targets_windowed(tg))
+    return salta__fail(a.err, SALTA_EINPUT, "model '%s': the continuous adjoint does not follow event windows; use "
+                       "method = \"sens\"", a.d->name);
   if (salta__arrays_alloc(list, cadj_arrays(&a, list))) return salta__fail(a.err, SALTA_EMEM, "out of memory");
   salta__dae_set_params(a.dae, p);
   st = forward(&a, &v);

@@ -40,7 +40,8 @@ typedef struct salta__cadj {
   double *lam;                  /* n: the adjoint (x rows; z rows during a jump) */
   double *gp, *q;               /* np: the gradient's other terms; nq: the quadratures */
   double *gx0;                  /* nx: the gradient by the start state */
-  double *gy, *yk, *r, *dL;     /* ny: dL/dy at a target; nout: its predictions, residuals, d(r^2)/dy */
+  double *gy, *yk;              /* ny: dL/dy at a target; nout: its predictions */
+  double *r, *dr, *dL, *rs;     /* nout: its residuals and their parts (salta__resid) */
   double *flow, *rate, *rscale; /* a group's left limit: the flow (n), the guards' rates (ne) */
   double *tau_bar;              /* ne: the members' tau_p's adjoints */
   double *alt_v, *alt_g;        /* 3 x n, 3 x np: a group's transposes in the three compositions */

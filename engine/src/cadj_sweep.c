@@ -22,10 +22,11 @@
 double salta__cadj_target(salta__cadj *a, int k, double L) {
   const salta__targets *tg = a->tg;
   const double *y;
+  salta__resid res = {a->r, a->dr, a->dL, a->rs};
   int j;
   salta_sim_out(a->sim, k, NULL, NULL, NULL, &y);
   for (j = 0; j < tg->nout; ++j) a->yk[j] = y[tg->outputs[j]];
-  L = salta__targets_residuals(tg, k, a->yk, a->r, a->dL, L);
+  L = salta__targets_residuals(tg, k, a->yk, NULL, &res, L);
   memset(a->gy, 0, sizeof(double) * (size_t)a->d->ny);
   for (j = 0; j < tg->nout; ++j) a->gy[tg->outputs[j]] += a->dL[j];
   return L;

@@ -511,7 +511,8 @@ int salta_loss_set_route(salta_loss *l, salta_route route) {
 salta_route salta_loss_route(const salta_loss *l) {
   if (!l) return SALTA_ROUTE_SENS;
   if (l->route != SALTA_ROUTE_AUTO) return l->route;
-  if (l->tg.beta > 0) return SALTA_ROUTE_SENS;   /* the continuous adjoint does not blend */
+  /* the continuous adjoint neither blends nor follows event windows */
+  if (l->tg.beta > 0 || salta__targets_windowed(&l->tg)) return SALTA_ROUTE_SENS;
   return salta_route_for(l->ns, l->d->nx + l->d->nz);
 }
 
