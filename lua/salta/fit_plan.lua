@@ -141,7 +141,7 @@ function M.check_start(spec, plan)
   local loss = spec.loss
   if not loss.check_gradient then error("salta.fit: check needs a salta.lsq loss", 3) end
   local method = plan.gradient.method
-  if method == "auto" and plan.method ~= "lm" then method = loss:route() end
+  if method == "auto" and plan.method ~= "lm" and loss.route then method = loss:route() end
   if method ~= "adjoint" and method ~= "adjoint_cont" then method = "sens" end
   local rep = loss:check_gradient{ at = plan.start, routes = { method, "fd" } }
   if spec.print_every ~= 0 then mpi.print(tostring(rep)) end
