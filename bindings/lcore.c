@@ -146,12 +146,51 @@ double salta_l_now(void) {
 
 /* ---- the model userdata ------------------------------------------------- */
 
+#define POLL_SECONDS 0.02   /* a watch's poll is a stat: not at every call */
+
+/* Swaps the model at idx to its watched build's kernels once they have
+** landed (the watch ends then, as when they cannot be loaded: the model
+** keeps its kernels). */
+static void take_landed(lua_State *L, int idx, salta_model_ud *m) {
+  salta_jit_ud *w;
+  double now;
+  int r;
+  if (lua_getiuservalue(L, idx, 2) != LUA_TUSERDATA || (now = salta_l_now()) < m->next_poll) {
+    lua_pop(L, 1);
+    return;
+  }
+  m->next_poll = now + POLL_SECONDS;
+  w = luaL_checkudata(L, -1, SALTA_JIT_MT);
+  if ((r = w->owner ? salta_jit_cc_poll(w->owner) : SALTA_EINPUT) == 0) {
+    lua_pop(L, 1);
+    return;
+  }
+  if (r == 1 && (w->def = salta_jit_def(w->owner)) && salta_model_swap_def(m->model, w->def) == SALTA_OK) {
+    if (lua_getiuservalue(L, idx, 3) != LUA_TTABLE) {
+      lua_pop(L, 1);
+      lua_newtable(L);
+      lua_pushvalue(L, -1);
+      lua_setiuservalue(L, idx, 3);
+    }
+    lua_getiuservalue(L, idx, 1);
+    lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+    lua_pop(L, 1);
+    lua_pushvalue(L, -1);
+    lua_setiuservalue(L, idx, 1);
+  }
+  lua_pop(L, 1);
+  lua_pushnil(L);
+  lua_setiuservalue(L, idx, 2);
+}
+
 /* A model whose compiled code (its user value) was closed is closed too:
 ** its kernels are gone. */
 salta_model_ud *salta_l_checkmodel(lua_State *L, int idx) {
   salta_model_ud *m = luaL_checkudata(L, idx, SALTA_MODEL_MT);
   const salta_jit_ud *j;
   if (!m->model) salta_l_error(L, "salta: the model is closed");
+  idx = lua_absindex(L, idx);
+  take_landed(L, idx, m);
   lua_getiuservalue(L, idx, 1);
   j = luaL_testudata(L, -1, SALTA_JIT_MT);
   if (j && !j->def) {
@@ -176,6 +215,7 @@ static int jit_release(lua_State *L) {
 static int jit_tostring(lua_State *L) {
   salta_jit_ud *j = luaL_checkudata(L, 1, SALTA_JIT_MT);
   if (j->def) lua_pushfstring(L, "salta.jit(%s, model '%s')", j->backend, j->def->name);
+  else if (j->owner) lua_pushfstring(L, "salta.jit(%s, awaiting a background build)", j->backend);
   else lua_pushstring(L, "salta.jit(closed)");
   return 1;
 }

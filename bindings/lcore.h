@@ -12,9 +12,14 @@
 
 #define SALTA_MODEL_MT "salta.model"
 
+/* User values: 1, the compiled code the model runs (a salta_jit_ud); 2,
+** the code of a background cc build it watches, or nil; 3, a table of the
+** code it ran before (runs made then may still point into it). */
 typedef struct salta_model_ud {
   salta_model *model;
+  double next_poll;     /* salta_l_now() before which the watch is not polled */
 } salta_model_ud;
+#define SALTA_MODEL_UVS 3
 
 /* Raises the formatted message as it is: no position prefix, since a
 ** binding's caller is salta's own Lua code, not the user's. */
@@ -47,7 +52,9 @@ void salta_l_pushvec(lua_State *L, const double *v, int n);
 void salta_l_pushnames(lua_State *L, const char *const *names, int n);
 
 /* The model userdata at idx; an error when it, or its compiled code, is
-** closed. */
+** closed. A model whose watched background build has landed takes its
+** kernels first: every call into the bindings is a safe point, since no run
+** of the model is in progress in this Lua state then. */
 salta_model_ud *salta_l_checkmodel(lua_State *L, int idx);
 
 /* Seconds on a monotonic wall clock (timings). */

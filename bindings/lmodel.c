@@ -161,9 +161,23 @@ static int model_bench(lua_State *L) {
   return 2;
 }
 
+/* backend() -> "tcc" | "cc" (the code whose kernels it runs now), and
+** whether it awaits a background cc build */
+static int model_backend(lua_State *L) {
+  const salta_jit_ud *j;
+  salta_model *m = salta_l_checkmodel(L, 1)->model;
+  lua_getiuservalue(L, 1, 1);
+  j = luaL_testudata(L, -1, SALTA_JIT_MT);
+  lua_pushstring(L, j && j->backend && j->def == salta_model_def_get(m) ? j->backend : "?");
+  lua_pushboolean(L, lua_getiuservalue(L, 1, 2) == LUA_TUSERDATA);
+  lua_remove(L, -2);
+  return 2;
+}
+
 void salta_l_open_model(lua_State *L) {
   static const luaL_Reg methods[] = {
     {"info", model_info},
+    {"backend", model_backend},
     {"eval", model_eval},
     {"jac", model_jac},
     {"pattern", model_pattern},

@@ -63,17 +63,47 @@ static int l_kernel_abi(lua_State *L) {
   return 1;
 }
 
-/* model(jit) -> model: the jit is kept alive as the model's user value. */
+/* cc_watch(src, symbol, model_name [, cache_dir]) -> jit | nil, msg: a
+** handle that loads src's library once a background build has put it into
+** the cache (core.model's second argument) */
+static int l_cc_watch(lua_State *L) {
+  const char *src = luaL_checkstring(L, 1), *symbol = luaL_checkstring(L, 2);
+  const char *name = luaL_optstring(L, 3, "?"), *dir = luaL_optstring(L, 4, NULL);
+  salta_jit_ud *ud = salta_jit_push(L);
+  salta_jit *jit;
+  int st;
+  if ((st = salta_jit_create(&jit))) return salta_l_raise(L, st, "out of memory");
+  ud->owner = jit;
+  ud->release = release_cc;
+  ud->backend = "cc";
+  if ((st = salta_jit_cc_watch(jit, src, symbol, name, dir))) {
+    luaL_pushfail(L);
+    salta_l_pusherror(L, st, salta_jit_errmsg(jit));
+    return 2;
+  }
+  return 1;
+}
+
+/* model(jit [, watch]) -> model: the jit is kept alive as the model's user
+** value; with watch (core.cc_watch's), the model takes its kernels when
+** they land (salta_l_checkmodel). */
 static int l_model(lua_State *L) {
   salta_jit_ud *j = luaL_checkudata(L, 1, SALTA_JIT_MT);
   salta_model_ud *m;
-  int st;
+  int st, watch = !lua_isnoneornil(L, 2);
   if (!j->def) return salta_l_error(L, "salta.core.model: the compiled code is closed");
-  m = lua_newuserdatauv(L, sizeof *m, 1);
+  if (watch) luaL_checkudata(L, 2, SALTA_JIT_MT);
+  lua_settop(L, 2);
+  m = lua_newuserdatauv(L, sizeof *m, SALTA_MODEL_UVS);
   m->model = NULL;
+  m->next_poll = 0;
   luaL_setmetatable(L, SALTA_MODEL_MT);
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, 1);
+  if (watch) {
+    lua_pushvalue(L, 2);
+    lua_setiuservalue(L, -2, 2);
+  }
   st = salta_model_create(&m->model, j->def);
   if (st) {
     salta_l_pusherror(L, st, m->model ? salta_model_errmsg(m->model) : "out of memory");
@@ -177,6 +207,7 @@ int luaopen_salta_core(lua_State *L) {
     {"hash", l_hash},
     {"cc_cached", l_cc_cached},
     {"cc_background", l_cc_background},
+    {"cc_watch", l_cc_watch},
     {"interrupt", l_interrupt},
     {"interrupt_clear", l_interrupt_clear},
     {"kernel_abi", l_kernel_abi},

@@ -56,6 +56,9 @@ do
   row("load C, cc backend (warm cache)", times, "ms", 1e3)
   os.execute("rm -rf " .. dir)
 end
+if available.cc then
+  dofile("examples/bench/cold_compile.lua")(row, tonumber(os.getenv("SALTA_BENCH_COMPILE_ROUNDS")) or 3)
+end
 
 print("== one evaluation of f, and of f, g, h, guards with all their Jacobians ==")
 local function kernel_rows(label, models)

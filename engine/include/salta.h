@@ -24,7 +24,9 @@
 **    evaluate it (salta_model_eval, _jac, _jac_dense, _pattern) and run
 **    simulations and losses on it at once, each with its own salta_sim or
 **    salta_loss; salta_model_errmsg gives the calling thread's message.
-**    Free a model only when no call uses it. Kernels are pure and may be
+**    salta_model_swap_def, the one call that changes a model (its kernels,
+**    for the same model's compiled by another compiler), is safe among
+**    them. Free a model only when no call uses it. Kernels are pure and may be
 **    shared. salta_interrupt is process-wide (below).
 */
 #ifndef SALTA_H
@@ -121,13 +123,19 @@ void salta_jit_free(salta_jit **jit);
 const char *salta_jit_errmsg(const salta_jit *jit);
 
 /* Compiles src with the system C compiler (`$CC`, else `cc`, with
-** `-O2 -shared -fPIC -std=gnu11`, the source on stdin so that the library's
+** `-O2 -fPIC -std=gnu11`, the source on stdin so that the library's
 ** bytes depend on the source alone) into cache_dir (NULL:
 ** $XDG_CACHE_HOME/salta, else ~/.cache/salta, else a fresh private folder
 ** for this process), named by a BLAKE2b digest of the source so that an
 ** unchanged model is not recompiled, then loads it and looks up the
 ** salta_model_def `symbol`. model_name is used in messages. A compile
 ** error's message quotes the generated line. One compile per handle.
+** A source cut into units (by lines that hold the comment "salta:unit"
+** alone, as salta's code generator cuts a large model; the text before
+** the first is each unit's start) has its units compiled with SALTA_UNITS defined, as many at once as there are
+** processors online (the environment's SALTA_JOBS sets another number),
+** each cached on its own by a digest of its text so that an unchanged unit
+** is not compiled again, and linked.
 ** The cache folder must belong to this user and be writable by nobody else
 ** (it is made with mode 0700); another is refused with SALTA_EJIT. A library
 ** is loaded only when this user owns it and it matches the BLAKE2b-512
@@ -146,6 +154,18 @@ int salta_jit_cc_cached(const char *src, const char *symbol, const char *cache_d
 ** (and compiles it itself, as usual, before); both builds give the same
 ** bytes. */
 int salta_jit_cc_background(const char *src, const char *symbol, const char *cache_dir);
+
+/* Arms an empty handle to load src's library (as salta_jit_compile_cc
+** would) once a background build has put it into the cache; compiles
+** nothing. SALTA_OK, or SALTA_EJIT (the cache folder is refused). */
+int salta_jit_cc_watch(salta_jit *jit, const char *src, const char *symbol, const char *model_name,
+                       const char *cache_dir);
+
+/* 1 when the watched library has landed and is now loaded (salta_jit_def
+** gives it, and the watch ends), 0 while it has not (a stat of one file),
+** or a negative status when it landed but cannot be loaded (the message
+** says why; the watch ends). */
+int salta_jit_cc_poll(salta_jit *jit);
 
 /* The loaded definition (borrowed, valid until salta_jit_free), or NULL. */
 const salta_model_def *salta_jit_def(const salta_jit *jit);
@@ -171,6 +191,15 @@ const char *salta_model_errmsg(const salta_model *model);
 /* The def the model borrows: valid as long as the def (it outlives the
 ** model). */
 const salta_model_def *salta_model_def_get(const salta_model *model);
+
+/* Replaces the model's kernels with def's, compiled from the same source
+** (by another compiler: the defs' hash strings must agree, else
+** SALTA_EINPUT and the calling thread's message): borrows def, and the
+** replaced def must outlive the model too. Safe while other threads use
+** the model: each evaluation, simulation run and loss evaluation reads
+** the kernels once, at its start, so that a run in progress finishes on
+** the kernels it started with and the runs after it use def's. */
+int salta_model_swap_def(salta_model *model, const salta_model_def *def);
 
 /* Rows of function fn (for SALTA_FN_R: nx), or a negative status. */
 int salta_model_rows(const salta_model *model, salta_fn fn);

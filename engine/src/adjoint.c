@@ -14,6 +14,7 @@
 #include "arrays.h"
 #include "linsol.h"
 #include "sens.h"
+#include "sim_plan.h"
 #include "start.h"
 
 /* ---- the consistent discrete forward ---------------------------------------- */
@@ -280,7 +281,7 @@ static int ida_nodes(salta__adj *a, salta_sim *sim, const salta_sim_options *o) 
   for (s = 0; s < a->nseg; ++s)
     for (i = 0; i <= a->segs[s].m; ++i) t[k++] = salta__adj_time(a, s, i);
   oo.record_steps = 0;
-  st = salta_sim_run(sim, &oo, a->p, a->x0, t, a->nnodes);
+  st = salta__sim_run(sim, &oo, a->p, a->x0, t, a->nnodes);
   free(t);
   if (st) return salta__fail(a->err, st, "%s", salta_sim_errmsg(sim));
   for (s = 0, k = 0; k < salta_sim_nevents(sim); ++k) {
@@ -427,6 +428,8 @@ static int follow_tolerance(salta__adj *a, const salta_sim_options *o, const dou
 
 /* ---- the entry point ---------------------------------------------------------------- */
 
+void salta__adj_work_bind(salta__adj_work *w, const salta_model_def *d) { salta__dae_bind(&w->dae, d); }
+
 int salta__adj_work_new(salta__adj_work **out, const salta_model_def *d, char *err) {
   salta__adj_work *w = calloc(1, sizeof *w);
   int st;
@@ -506,7 +509,7 @@ static int forward_run(salta__adj *a, salta__targets *tg, salta_sim *sim, int me
   int st;
   o->record_steps = mesh_k == 0;
   if (mesh_k == 0 && o->method != SALTA_METHOD_ERK) o->method = SALTA_METHOD_BDF, o->max_order = 2;
-  if ((st = salta_sim_run(sim, o, a->p, a->x0, tg->times, tg->nt)))
+  if ((st = salta__sim_run(sim, o, a->p, a->x0, tg->times, tg->nt)))
     return salta__fail(a->err, st, "%s", salta_sim_errmsg(sim));
   salta_sim_stats_get(sim, &stats);
   return salta__targets_reach(tg, salta_sim_nout(sim), &stats, a->err);

@@ -15,6 +15,8 @@ typedef struct salta__adj_work salta__adj_work;
 /* Returns owned (SALTA_EMEM: *out NULL). */
 int salta__adj_work_new(salta__adj_work **out, const salta_model_def *d, char *err);
 void salta__adj_work_free(salta__adj_work **w);
+/* Points the work at the kernels d (as salta__dae_bind). */
+void salta__adj_work_bind(salta__adj_work *w, const salta_model_def *d);
 
 /* The loss of the discrete trajectory over the targets tg (its reach is
 ** set from the forward run) and its gradient by the directions dirs (ns;

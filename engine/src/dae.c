@@ -42,6 +42,8 @@ static size_t dae_arrays(salta__dae *a, salta__array *list) {
   return DAE_ARRAYS;
 }
 
+void salta__dae_bind(salta__dae *a, const salta_model_def *d) { a->d = a->alg.d = d; }
+
 int salta__dae_init(salta__dae *a, const salta_model_def *d, char *err) {
   salta__array list[DAE_ARRAYS];
   int st;

@@ -42,6 +42,9 @@ typedef struct salta__dae {
 /* Allocates the scratch for model d; err is where messages go. */
 int salta__dae_init(salta__dae *a, const salta_model_def *d, char *err);
 void salta__dae_free(salta__dae *a);
+/* Points a at the kernels d, compiled from the source of a's (by another
+** compiler): what a built from its def stays valid. */
+void salta__dae_bind(salta__dae *a, const salta_model_def *d);
 /* The parameters of a run (borrowed until the next call; NULL after it):
 ** forgets what was computed for the previous ones. */
 void salta__dae_set_params(salta__dae *a, const double *p);

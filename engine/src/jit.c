@@ -1,22 +1,25 @@
 /*
 ** jit.c -- the cc backend: generated C compiled by the system compiler into
-** a private content-addressed cache, then dlopen'ed.
+** the private cache (cache.c), then dlopen'ed.
 **
-** Each entry is a library (KEY.so), its BLAKE2b-512 checksum (KEY.sum) and
-** its source (KEY.c), KEY being a BLAKE2b digest of the source. Trust:
-**  - the folder must belong to this user and be writable by nobody else;
-**    it is made with mode 0700, and there is no shared fallback folder;
-**  - a library is loaded only when this user owns it and it matches the
-**    checksum written beside it when it was built; anything else is
-**    rebuilt, never loaded;
-**  - every build works in a fresh mkdtemp folder inside the cache, its files
-**    made with O_EXCL|O_NOFOLLOW, and lands by rename;
-**  - the compiler reads the source from stdin, so a library's bytes depend
-**    on the source alone: two builds of one model are identical.
-** The cache is kept under a size cap (SALTA_CACHE_MAX_MB, default 256) by
-** evicting the least recently used entries.
+** Each model is a library (KEY.so), its BLAKE2b-512 checksum (KEY.sum) and
+** its source (KEY.c), KEY being a BLAKE2b digest of the source. A source
+** cut into units (UNIT_MARK lines, made by the code generator for a large
+** model) has its units compiled as many at once as there are processors
+** (SALTA_JOBS sets another number) and each cached as an object (UKEY.o,
+** its checksum UKEY.osum; UKEY a digest of the flags and the unit's text),
+** so that a unit whose text is unchanged is not compiled again; the library
+** links the objects. A cached object is copied into the build folder as
+** its checksum is checked, and the copy is linked: what was checked is
+** what is linked. Every build works in a fresh mkdtemp folder inside the
+** cache, the files it is given made with O_EXCL|O_NOFOLLOW, and lands by
+** rename (a symlink in an entry's place is replaced, never written
+** through). The compiler reads each source from stdin, so that a library's
+** bytes depend on the source alone: two builds of one model are identical,
+** whichever of its units came from the cache. One shell script
+** (build_script) compiles, links and installs, waited for by a foreground
+** build and detached for a background one.
 */
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -26,25 +29,26 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <threads.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "cache.h"
 #include "digest.h"
 #include "errors.h"
 #include "salta.h"
 
 extern char **environ;
 
-#define SUM_BYTES 64                     /* BLAKE2b-512, as coreutils' b2sum */
-#define SUM_HEX (2 * SUM_BYTES)
-#define PATH_SIZE 4096
-#define STALE_BUILD_SECONDS 86400        /* a build folder older than this was abandoned */
+#define UNIT_MARK "\n/* salta:unit */\n" /* a line of its own: lua/salta/codegen.lua's UNIT_MARK */
 
 struct salta_jit {
   void *dl;
   const salta_model_def *def;
   int cached;
+  /* a watched background build (salta_jit_cc_watch): where its library lands */
+  int watching;
+  char dir[SALTA__PATH_SIZE];
+  char key[SALTA_HASH_HEX + 1];
+  char *symbol, *name;
   char err[SALTA_ERRMSG_SIZE];
 };
 
@@ -57,6 +61,8 @@ int salta_jit_create(salta_jit **out) {
 void salta_jit_free(salta_jit **jit) {
   if (!jit || !*jit) return;
   if ((*jit)->dl) dlclose((*jit)->dl);
+  free((*jit)->symbol);
+  free((*jit)->name);
   free(*jit);
   *jit = NULL;
 }
@@ -65,249 +71,27 @@ const char *salta_jit_errmsg(const salta_jit *jit) { return jit ? jit->err : "no
 const salta_model_def *salta_jit_def(const salta_jit *jit) { return jit ? jit->def : NULL; }
 int salta_jit_cached(const salta_jit *jit) { return jit ? jit->cached : 0; }
 
-/* The compiler's flags, the same for foreground and background builds (the
-** source comes on stdin: "-x c -"). Trigraphs are off (gnu11). */
-static const char *const cc_flags[] = {"-O2", "-shared", "-fPIC", "-std=gnu11", "-x", "c", NULL};
+/* The compiler's flags, the same for every build (each source comes on
+** stdin: "-x c -"; the script adds -shared, or -c and -DSALTA_UNITS for a
+** unit). Trigraphs are off (gnu11). */
+static const char *const cc_flags[] = {"-O2", "-fPIC", "-std=gnu11", "-x", "c", NULL};
+/* What a unit's key covers besides its text: change it with the script's
+** unit command. */
+static const char unit_recipe[] = "salta unit 1: -c -DSALTA_UNITS";
 
 static const char *cc_program(void) {
   const char *cc = getenv("CC");
   return cc && cc[0] ? cc : "cc";
 }
 
-/* ---- the cache folder ---------------------------------------------------- */
-
-/* Where no home exists: a folder of this process's own, made once. */
-static char private_dir[PATH_SIZE];
-static once_flag private_once = ONCE_FLAG_INIT;
-
-static void make_private_dir(void) {
-  const char *tmp = getenv("TMPDIR");
-  char buf[PATH_SIZE];
-  int n = snprintf(buf, sizeof buf, "%s/salta-cache-XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp");
-  if (n > 0 && (size_t)n < sizeof buf && mkdtemp(buf)) memcpy(private_dir, buf, (size_t)n + 1);
+/* Compilers run at once: SALTA_JOBS, else the processors online. */
+static int cc_jobs(void) {
+  const char *env = getenv("SALTA_JOBS");
+  long n = env && env[0] ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : n > 256 ? 256 : (int)n;
 }
 
-static int default_cache_dir(char *buf, size_t size) {
-  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-  int n;
-  if (xdg && xdg[0]) n = snprintf(buf, size, "%s/salta", xdg);
-  else if (home && home[0]) n = snprintf(buf, size, "%s/.cache/salta", home);
-  else {
-    call_once(&private_once, make_private_dir);
-    if (!private_dir[0]) return -1;
-    n = snprintf(buf, size, "%s", private_dir);
-  }
-  return (n > 0 && (size_t)n < size) ? 0 : -1;
-}
-
-/* mkdir -p, each folder it makes private (0700) */
-static int make_dirs(const char *path) {
-  char buf[PATH_SIZE];
-  size_t i, n = strlen(path);
-  if (n == 0 || n >= sizeof buf) return -1;
-  memcpy(buf, path, n + 1);
-  for (i = 1; i <= n; ++i) {
-    if (buf[i] == '/' || buf[i] == '\0') {
-      char c = buf[i];
-      buf[i] = '\0';
-      if (mkdir(buf, 0700) != 0 && errno != EEXIST) return -1;
-      buf[i] = c;
-    }
-  }
-  return 0;
-}
-
-/* Whether an opened file or folder is this user's and writable by no one
-** else; a reason for the message otherwise. */
-static const char *untrusted(const struct stat *st) {
-  if (st->st_uid != geteuid()) return "belongs to another user";
-  if (st->st_mode & (S_IWGRP | S_IWOTH)) return "is writable by group or others";
-  return NULL;
-}
-
-/* An open cache: the folder (by descriptor: nothing below re-resolves its
-** path) and the entry's key. */
-typedef struct cache {
-  int fd;
-  char dir[PATH_SIZE];
-  char key[SALTA_HASH_HEX + 1];
-} cache;
-
-static void cache_close(cache *c) {
-  if (c->fd >= 0) close(c->fd);
-  c->fd = -1;
-}
-
-/* Opens the cache folder (made if missing) and keys the entry by the source
-** and the symbol. SALTA_OK, or SALTA_EJIT with the reason in err. */
-static int cache_open(cache *c, const char *src, const char *symbol, const char *cache_dir,
-                      const char *name, char *err) {
-  salta__digest d;
-  struct stat st;
-  const char *why;
-  c->fd = -1;
-  if (cache_dir) snprintf(c->dir, sizeof c->dir, "%s", cache_dir);
-  else if (default_cache_dir(c->dir, sizeof c->dir))
-    return salta__fail(err, SALTA_EJIT, "model '%s': no cache folder (no home, and no private folder could be made)", name);
-  if (make_dirs(c->dir) || (c->fd = open(c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 || fstat(c->fd, &st))
-    return cache_close(c), salta__fail(err, SALTA_EJIT, "model '%s': cannot open the cache folder %s: %s",
-                                       name, c->dir, strerror(errno));
-  if ((why = untrusted(&st)) != NULL) {
-    cache_close(c);
-    return salta__fail(err, SALTA_EJIT,
-                       "model '%s': the cache folder %s %s (owner uid %ld, mode %03o): refusing to build or load "
-                       "code there; make it private (chmod 700) or choose another cache_dir",
-                       name, c->dir, why, (long)st.st_uid, (unsigned)(st.st_mode & 0777));
-  }
-  if (salta__digest_init(&d, SALTA_HASH_HEX / 2, NULL) || salta__digest_update(&d, symbol, strlen(symbol) + 1, NULL) ||
-      salta__digest_update(&d, src, strlen(src), NULL) || salta__digest_hex(&d, c->key, NULL)) {
-    cache_close(c);
-    return salta__fail(err, SALTA_EJIT, "model '%s': cannot compute the cache key (libsodium)", name);
-  }
-  return SALTA_OK;
-}
-
-/* ---- files inside the cache, by descriptor ------------------------------- */
-
-static int open_entry_file(int dirfd, const char *key, const char *ext, int flags) {
-  char name[SALTA_HASH_HEX + 8];
-  snprintf(name, sizeof name, "%s%s", key, ext);
-  return openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC);
-}
-
-static void remove_entry(int dirfd, const char *key) {
-  static const char *const ext[] = {".so", ".sum", ".c"};
-  char name[SALTA_HASH_HEX + 8];
-  int i;
-  for (i = 0; i < 3; ++i) {
-    snprintf(name, sizeof name, "%s%s", key, ext[i]);
-    unlinkat(dirfd, name, 0);
-  }
-}
-
-/* The BLAKE2b-512 checksum of an open file, from its start. */
-static int fd_checksum(int fd, char hex[SUM_HEX + 1]) {
-  unsigned char buf[65536];
-  salta__digest d;
-  ssize_t n;
-  if (lseek(fd, 0, SEEK_SET) < 0 || salta__digest_init(&d, SUM_BYTES, NULL)) return -1;
-  while ((n = read(fd, buf, sizeof buf)) > 0)
-    if (salta__digest_update(&d, buf, (size_t)n, NULL)) return -1;
-  return n < 0 || salta__digest_hex(&d, hex, NULL) ? -1 : 0;
-}
-
-/* Reads at most size-1 bytes of an open file into buf. */
-static void read_fd(int fd, char *buf, size_t size) {
-  ssize_t n = fd >= 0 && lseek(fd, 0, SEEK_SET) == 0 ? read(fd, buf, size - 1) : 0;
-  buf[n > 0 ? n : 0] = '\0';
-}
-
-/* Whether an open library may be loaded: a regular file of this user's,
-** writable by no one else, matching its checksum file. */
-static int trusted_library(int dirfd, const char *key, int so) {
-  char sum[SUM_HEX + 1], text[SUM_HEX + 2];
-  struct stat st;
-  int f, ok;
-  if (fstat(so, &st) || !S_ISREG(st.st_mode) || untrusted(&st)) return 0;
-  if ((f = open_entry_file(dirfd, key, ".sum", O_RDONLY)) < 0) return 0;
-  ok = fstat(f, &st) == 0 && S_ISREG(st.st_mode) && !untrusted(&st);
-  read_fd(f, text, sizeof text);
-  close(f);
-  return ok && fd_checksum(so, sum) == 0 && strncmp(text, sum, SUM_HEX) == 0 &&
-         (text[SUM_HEX] == '\0' || text[SUM_HEX] == ' ' || text[SUM_HEX] == '\n');
-}
-
-/* 1: a trusted library is there (so holds it open); 0: no library; -1: a
-** library that must not be loaded (damaged, foreign, or its checksum
-** missing). */
-static int entry_state(const cache *c, int *so) {
-  *so = open_entry_file(c->fd, c->key, ".so", O_RDONLY);
-  if (*so < 0) return errno == ENOENT ? 0 : -1;
-  if (trusted_library(c->fd, c->key, *so)) return 1;
-  close(*so);
-  *so = -1;
-  return -1;
-}
-
-/* ---- the size cap ------------------------------------------------------------ */
-
-/* One cache entry's files: total size and the time of its last use (the
-** library's mtime, touched at each hit). */
-typedef struct entry { char key[SALTA_HASH_HEX + 1]; off_t size; time_t used; } entry;
-
-static int is_key(const char *name) {
-  int i;
-  for (i = 0; i < SALTA_HASH_HEX; ++i)
-    if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f'))) return 0;
-  return name[SALTA_HASH_HEX] == '.';
-}
-
-static int older(const void *a, const void *b) {
-  const entry *x = a, *y = b;
-  return (x->used > y->used) - (x->used < y->used);
-}
-
-/* A build folder abandoned by a process that died while compiling. */
-static void remove_stale_build(int dirfd, const char *name, const struct stat *st) {
-  static const char *const files[] = {"model.c", "lib.so", "sum.txt", "cc.log"};
-  int fd, i;
-  if (strncmp(name, "build-", 6) != 0 || !S_ISDIR(st->st_mode) || time(NULL) - st->st_mtime < STALE_BUILD_SECONDS)
-    return;
-  if ((fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) return;
-  for (i = 0; i < 4; ++i) unlinkat(fd, files[i], 0);
-  close(fd);
-  unlinkat(dirfd, name, AT_REMOVEDIR);
-}
-
-/* Evicts least recently used entries until the cache is under its cap;
-** keep is the entry just built or loaded. Best effort: errors are ignored. */
-static void enforce_cap(int dirfd, const char *keep) {
-  const char *env = getenv("SALTA_CACHE_MAX_MB");
-  long long cap = (env && env[0] ? atoll(env) : 256) * 1024 * 1024, total = 0;
-  int fd = dup(dirfd);
-  DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-  struct dirent *de;
-  entry *list = NULL;
-  size_t n = 0, capn = 0, i;
-  if (!d) {
-    if (fd >= 0) close(fd);
-    return;
-  }
-  while ((de = readdir(d)) != NULL) {
-    struct stat st;
-    if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-    if (!is_key(de->d_name)) {
-      remove_stale_build(dirfd, de->d_name, &st);
-      continue;
-    }
-    for (i = 0; i < n && strncmp(list[i].key, de->d_name, SALTA_HASH_HEX) != 0; ++i) {}
-    if (i == n) {
-      if (n == capn) {
-        entry *nl = realloc(list, sizeof *nl * (capn = capn ? 2 * capn : 64));
-        if (!nl) break;
-        list = nl;
-      }
-      memcpy(list[n].key, de->d_name, SALTA_HASH_HEX);
-      list[n].key[SALTA_HASH_HEX] = '\0';
-      list[n].size = 0;
-      list[n].used = 0;
-      ++n;
-    }
-    list[i].size += st.st_size;
-    if (strstr(de->d_name, ".so") && st.st_mtime > list[i].used) list[i].used = st.st_mtime;
-    total += st.st_size;
-  }
-  closedir(d);
-  qsort(list, n, sizeof *list, older);
-  for (i = 0; i < n && total > cap; ++i) {
-    if (strcmp(list[i].key, keep) == 0) continue;
-    remove_entry(dirfd, list[i].key);
-    total -= list[i].size;
-  }
-  free(list);
-}
-
-/* ---- compiling ------------------------------------------------------------- */
+/* ---- compile errors ---------------------------------------------------------- */
 
 /* Copies line `line` (1-based) of src into out. */
 static void source_line(const char *src, int line, char *out, size_t size) {
@@ -325,7 +109,8 @@ static void source_line(const char *src, int line, char *out, size_t size) {
   out[n] = '\0';
 }
 
-/* Turns the compiler's log into a message quoting the first error line. */
+/* Turns the compiler's log into a message quoting the first error line of
+** the source it compiled. */
 static int compile_error(char *err, const char *log, const char *src, const char *name) {
   const char *e = strstr(log, "error:");
   const char *at;
@@ -339,7 +124,7 @@ static int compile_error(char *err, const char *log, const char *src, const char
     if (at && at < e) line = atoi(at + 8);
     sscanf(e, "error: %299[^\n]", msg);
   }
-  if (line > 0) {
+  if (line > 0 && src) {
     source_line(src, line, text, sizeof text);
     return salta__fail(err, SALTA_EJIT, "model '%s': C compile error: %s\n  generated line %d: %s",
                        name, msg, line, text);
@@ -347,91 +132,282 @@ static int compile_error(char *err, const char *log, const char *src, const char
   return salta__fail(err, SALTA_EJIT, "model '%s': C compiler failed: %.600s", name, log[0] ? log : "(no output)");
 }
 
-/* A fresh build folder inside the cache, with the source written into it
-** (model.c). 0, or -1 with errno set. */
-static int build_folder(const cache *c, const char *src, char *path, size_t size, int *fd) {
-  size_t n = strlen(src);
-  int f, ok;
-  if ((size_t)snprintf(path, size, "%s/build-XXXXXX", c->dir) >= size) return errno = ENAMETOOLONG, -1;
-  if (!mkdtemp(path)) return -1;
-  if ((*fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) return rmdir(path), -1;
-  f = openat(*fd, "model.c", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  ok = f >= 0 && write(f, src, n) == (ssize_t)n;
+/* ---- units --------------------------------------------------------------------- */
+
+/* A unit of a source cut by UNIT_MARK lines: its text is the head (the
+** source before the first mark, with its newline) and its body. */
+typedef struct unit {
+  const char *body;
+  size_t len;
+  char key[SALTA_HASH_HEX + 1];
+} unit;
+
+/* The units of src into *units (malloc'ed; *n = 0 and NULL: not cut), and
+** the head's length. -1 when out of memory. */
+static int cut_units(const char *src, unit **units, int *n, size_t *head_len) {
+  const char *m = strstr(src, UNIT_MARK), *p;
+  size_t mark = strlen(UNIT_MARK);
+  int count = 0, i;
+  *units = NULL, *n = 0, *head_len = 0;
+  if (!m) return 0;
+  for (p = m; p; p = strstr(p + mark, UNIT_MARK)) ++count;
+  if (!(*units = calloc((size_t)count, sizeof **units))) return -1;
+  *head_len = (size_t)(m - src) + 1;
+  for (i = 0, p = m; i < count; ++i) {
+    const char *body = p + mark, *next = strstr(body, UNIT_MARK);
+    (*units)[i].body = body;
+    (*units)[i].len = next ? (size_t)(next - body) : strlen(body);
+    p = next;
+  }
+  *n = count;
+  return 0;
+}
+
+/* A unit's key: a digest of the flags it is compiled with and its text. */
+static int unit_key(unit *u, const char *src, size_t head_len) {
+  salta__digest d;
+  int i;
+  if (salta__digest_init(&d, SALTA_HASH_HEX / 2, NULL) || salta__digest_update(&d, unit_recipe, sizeof unit_recipe, NULL))
+    return -1;
+  for (i = 0; cc_flags[i]; ++i)
+    if (salta__digest_update(&d, cc_flags[i], strlen(cc_flags[i]) + 1, NULL)) return -1;
+  if (salta__digest_update(&d, src, head_len, NULL) || salta__digest_update(&d, u->body, u->len, NULL) ||
+      salta__digest_update(&d, "\n", 1, NULL))
+    return -1;
+  return salta__digest_hex(&d, u->key, NULL) ? -1 : 0;
+}
+
+/* ---- the build folder ------------------------------------------------------- */
+
+typedef struct build {
+  int fd;
+  char path[SALTA__PATH_SIZE + 16];
+} build;
+
+/* Writes a new file of the build folder from n pieces. 0, or -1. */
+static int write_file(const build *b, const char *name, const char *const *piece, const size_t *len, int n) {
+  int f = openat(b->fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600), ok = f >= 0, i;
+  for (i = 0; ok && i < n; ++i) {
+    size_t done = 0;
+    while (ok && done < len[i]) {
+      ssize_t w = write(f, piece[i] + done, len[i] - done);
+      ok = w > 0;
+      done += ok ? (size_t)w : 0;
+    }
+  }
   if (f >= 0) ok = (close(f) == 0) && ok;
   return ok ? 0 : -1;
 }
 
-static void remove_build_folder(int fd, const char *path) {
-  static const char *const files[] = {"model.c", "lib.so", "sum.txt", "cc.log"};
-  int i;
-  for (i = 0; i < 4; ++i) unlinkat(fd, files[i], 0);
-  close(fd);
-  rmdir(path);
-}
-
-/* Runs the compiler on build/model.c (as stdin) into build/lib.so, its
-** messages into build/cc.log (read into log). The exit code, or -1 when the
-** compiler could not be started. */
-static int run_cc(int bfd, const char *bpath, char *log, size_t log_size) {
-  char out[PATH_SIZE + 32];
-  const char *argv[16];
-  posix_spawn_file_actions_t fa;
-  pid_t pid;
-  int status = 0, rc, k = 0, i, in, err_fd;
-  snprintf(out, sizeof out, "%s/lib.so", bpath);
-  argv[k++] = cc_program();
-  for (i = 0; cc_flags[i]; ++i) argv[k++] = cc_flags[i];
-  argv[k++] = "-o";
-  argv[k++] = out;
-  argv[k++] = "-";
-  argv[k++] = "-lm";
-  argv[k] = NULL;
-  log[0] = '\0';
-  in = openat(bfd, "model.c", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  err_fd = openat(bfd, "cc.log", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (in < 0 || err_fd < 0 || posix_spawn_file_actions_init(&fa)) {
-    if (in >= 0) close(in);
-    if (err_fd >= 0) close(err_fd);
-    return -1;
-  }
-  posix_spawn_file_actions_adddup2(&fa, in, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
-  rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
+/* Copies a cached unit's object into the build folder (as KEY.o) when it
+** is there and trusted: 1; else 0 (it is compiled; an untrusted one goes). */
+static int reuse_unit(const salta__cache *c, const build *b, const char *key) {
+  char name[SALTA_HASH_HEX + 8];
+  int in = salta__cache_file(c->fd, key, ".o", O_RDONLY), out, ok;
+  if (in < 0) return 0;
+  snprintf(name, sizeof name, "%s.o", key);
+  out = openat(b->fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  ok = out >= 0 && salta__cache_trusted(c->fd, key, ".osum", in, out);
+  if (out >= 0) ok = (close(out) == 0) && ok;
   close(in);
-  if (rc == 0) {
-    while (waitpid(pid, &status, 0) < 0)
-      if (errno != EINTR) { rc = -1; break; }
+  if (ok) {
+    utimensat(c->fd, name, NULL, AT_SYMLINK_NOFOLLOW);   /* marked used (LRU) */
+    return 1;
   }
-  read_fd(err_fd, log, log_size);
-  close(err_fd);
-  if (rc != 0 || !WIFEXITED(status)) return -1;
-  return WEXITSTATUS(status) == 127 ? -1 : WEXITSTATUS(status);
+  unlinkat(b->fd, name, 0);
+  salta__cache_remove(c->fd, key);
+  return 0;
 }
 
-/* Moves a finished build into the entry: checksum first written beside the
-** library in the build folder, then library, checksum and source renamed
-** into place (a reader between the renames sees no checksum and rebuilds). */
-static int install_build(const cache *c, int bfd) {
-  char sum[SUM_HEX + 2], name[SALTA_HASH_HEX + 8];
-  int so = openat(bfd, "lib.so", O_RDONLY | O_NOFOLLOW | O_CLOEXEC), f, ok;
-  if (so < 0) return -1;
-  ok = fd_checksum(so, sum) == 0;
-  close(so);
-  if (!ok) return -1;
-  strcat(sum, "\n");
-  f = openat(bfd, "sum.txt", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  ok = f >= 0 && write(f, sum, SUM_HEX + 1) == SUM_HEX + 1;
-  if (f >= 0) ok = (close(f) == 0) && ok;
-  if (!ok) return -1;
-  snprintf(name, sizeof name, "%s.so", c->key);
-  if (renameat(bfd, "lib.so", c->fd, name)) return -1;
-  snprintf(name, sizeof name, "%s.sum", c->key);
-  if (renameat(bfd, "sum.txt", c->fd, name)) return -1;
-  snprintf(name, sizeof name, "%s.c", c->key);
-  renameat(bfd, "model.c", c->fd, name);   /* kept for inspection; not needed to load */
-  return 0;
+static int larger(const void *a, const void *b) {
+  const unit *x = *(unit *const *)a, *y = *(unit *const *)b;
+  return (x->len < y->len) - (x->len > y->len);
+}
+
+/* The units' files: each unit's object copied from the cache, or its source
+** (KEY.c) listed in `units` (largest first, so that the longest compiles
+** start first); `objects`, the link order. The number to compile in *todo. */
+static int write_units(const salta__cache *c, const build *b, const char *src, unit *u, int n, size_t head_len, int *todo) {
+  unit **compile = malloc(sizeof *compile * (size_t)n);
+  char *list = malloc((size_t)n * (SALTA_HASH_HEX + 4) + 1);
+  size_t at = 0;
+  int i, k = 0, st = -1;
+  if (!compile || !list) goto done;
+  for (i = 0; i < n; ++i) {
+    if (unit_key(&u[i], src, head_len)) goto done;
+    at += (size_t)sprintf(list + at, "%s.o\n", u[i].key);
+    if (!reuse_unit(c, b, u[i].key)) {
+      char name[SALTA_HASH_HEX + 8];
+      const char *piece[3] = {src, u[i].body, "\n"};
+      size_t len[3] = {head_len, u[i].len, 1};
+      snprintf(name, sizeof name, "%s.c", u[i].key);
+      if (write_file(b, name, piece, len, 3)) goto done;
+      compile[k++] = &u[i];
+    }
+  }
+  if (write_file(b, "objects", (const char *const[]){list}, (size_t[]){at}, 1)) goto done;
+  qsort(compile, (size_t)k, sizeof *compile, larger);
+  for (i = 0, at = 0; i < k; ++i) at += (size_t)sprintf(list + at, "%s\n", compile[i]->key);
+  st = write_file(b, "units", (const char *const[]){list}, (size_t[]){at}, 1);
+  *todo = k;
+done:
+  free(compile);
+  free(list);
+  return st;
+}
+
+/* A fresh build folder inside the cache holding what the script reads:
+** model.c (the source) and, for a source cut into units, their files
+** (write_units). *todo: the compiles it needs. SALTA_OK, or SALTA_EJIT. */
+static int prepare_build(const salta__cache *c, const char *src, build *b, int *todo, char *err, const char *name) {
+  unit *u = NULL;
+  size_t head_len;
+  int n, e;
+  const char *piece[1] = {src};
+  size_t len[1] = {strlen(src)};
+  b->fd = -1;
+  *todo = 1;
+  if ((size_t)snprintf(b->path, sizeof b->path, "%s/build-XXXXXX", c->dir) >= sizeof b->path) {
+    errno = ENAMETOOLONG;
+    goto failed;
+  }
+  if (!mkdtemp(b->path)) goto failed;
+  if ((b->fd = open(b->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+    e = errno;
+    rmdir(b->path);
+    errno = e;
+    goto failed;
+  }
+  if (write_file(b, "model.c", piece, len, 1) || cut_units(src, &u, &n, &head_len) ||
+      (n > 0 && write_units(c, b, src, u, n, head_len, todo)))
+    goto failed;
+  free(u);
+  return SALTA_OK;
+failed:
+  e = errno;
+  free(u);
+  if (b->fd >= 0) salta__cache_remove_folder(c->fd, strrchr(b->path, '/') + 1, b->fd);
+  b->fd = -1;
+  return salta__fail(err, SALTA_EJIT, "model '%s': cannot write the source into %s: %s", name, c->dir, strerror(e));
+}
+
+static void remove_build(const salta__cache *c, build *b) {
+  if (b->fd >= 0) salta__cache_remove_folder(c->fd, strrchr(b->path, '/') + 1, b->fd);
+  b->fd = -1;
+}
+
+/* ---- the build script --------------------------------------------------------- */
+
+/* Run in the build folder with: cc, the folder, the cache folder, the key,
+** the number of compilers at once, then the flags. A source cut into units
+** (an `objects` list) has each unit in `units` compiled by one of `jobs`
+** workers (a worker claims a unit by making KEY.claim) and installed into
+** the cache as soon as it is built; a failed one is named in `failed`. Then
+** the units are linked; a source of one piece is compiled whole. The
+** library, its checksum (coreutils' b2sum: BLAKE2b-512, as fd_checksum)
+** and its source land by rename, the checksum last. Paths and flags are
+** the script's arguments, never its text. */
+static const char build_script[] =
+    "cc=$1 dir=$2 cache=$3 key=$4 jobs=$5; shift 5\n"
+    "cd \"$dir\" || exit 1\n"
+    "command -v \"$cc\" >/dev/null 2>&1 || exit 127\n"
+    "if [ -e objects ]; then\n"
+    "  unit() {\n"
+    "    while read u; do\n"
+    "      [ -e failed ] && return\n"
+    "      mkdir \"$u.claim\" 2>/dev/null || continue\n"
+    "      if \"$cc\" \"$@\" -c -DSALTA_UNITS -o \"$u.o\" - <\"$u.c\" 2>\"$u.log\"; then\n"
+    "        b2sum <\"$u.o\" >\"$u.sum\" && ln \"$u.o\" \"$u.new\" &&\n"
+    "          mv -f \"$u.new\" \"$cache/$u.o\" && mv -f \"$u.sum\" \"$cache/$u.osum\"\n"
+    "      else echo \"$u\" >>failed; fi\n"
+    "    done <units\n"
+    "  }\n"
+    "  i=0\n"
+    "  while [ $i -lt \"$jobs\" ]; do unit \"$@\" & i=$((i + 1)); done\n"
+    "  wait\n"
+    "  [ -e failed ] && exit 1\n"
+    "  \"$cc\" -shared -o lib.so $(cat objects) -lm 2>cc.log || exit 1\n"
+    "else\n"
+    "  \"$cc\" \"$@\" -shared -o lib.so - -lm <model.c 2>cc.log || exit 1\n"
+    "fi\n"
+    "b2sum <lib.so >sum.txt && mv -f lib.so \"$cache/$key.so\" && mv -f sum.txt \"$cache/$key.sum\" &&\n"
+    "  mv -f model.c \"$cache/$key.c\"\n";
+
+/* A detached build: the shell starts the script in the background and
+** exits at once, so that the build is nobody's child to wait for (and,
+** being asynchronous, ignores the terminal's interrupt); the folder goes
+** when it ends. */
+static const char detach_script[] =
+    "script=$1 dir=$3; shift\n"
+    "(nice /bin/sh -c \"$script\" salta-cc \"$@\"; rm -rf \"$dir\") </dev/null >/dev/null 2>&1 &\n";
+
+/* Starts the build script on b: detached, or as a child whose exit code it
+** returns (-1: the shell could not be started; 127: no compiler). */
+static int run_script(const salta__cache *c, const build *b, int todo, int detached) {
+  char jobs[16];
+  const char *argv[32];
+  pid_t pid;
+  int status = 0, k = 0, i, rc, n = cc_jobs();
+  snprintf(jobs, sizeof jobs, "%d", n < todo ? n : todo > 0 ? todo : 1);
+  argv[k++] = "/bin/sh";
+  argv[k++] = "-c";
+  argv[k++] = detached ? detach_script : build_script;
+  argv[k++] = "salta-cc";
+  if (detached) argv[k++] = build_script;
+  argv[k++] = cc_program();
+  argv[k++] = b->path;
+  argv[k++] = c->dir;
+  argv[k++] = c->key;
+  argv[k++] = jobs;
+  for (i = 0; cc_flags[i]; ++i) argv[k++] = cc_flags[i];
+  argv[k] = NULL;
+  rc = posix_spawn(&pid, "/bin/sh", NULL, NULL, (char *const *)argv, environ);
+  if (rc != 0) return -1;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Reads a file of the build folder (at most size-1 bytes) into buf. */
+static void read_build_file(const build *b, const char *name, char *buf, size_t size) {
+  int f = openat(b->fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  salta__cache_read_fd(f, buf, size);
+  if (f >= 0) close(f);
+}
+
+/* A failed foreground build's message: the first failed unit's compile
+** error (quoting its line), else the link's or the whole source's. */
+static int build_error(const build *b, const char *src, const char *name, char *err) {
+  char key[SALTA_HASH_HEX + 2], log[4096];
+  unit *u = NULL;
+  size_t head_len;
+  int n, i, st;
+  read_build_file(b, "failed", key, sizeof key);
+  if (strlen(key) >= SALTA_HASH_HEX && cut_units(src, &u, &n, &head_len) == 0) {
+    char file[SALTA_HASH_HEX + 8];
+    key[SALTA_HASH_HEX] = '\0';
+    snprintf(file, sizeof file, "%s.log", key);
+    read_build_file(b, file, log, sizeof log);
+    for (i = 0; i < n; ++i) {
+      if (unit_key(&u[i], src, head_len) == 0 && strcmp(u[i].key, key) == 0) {
+        char *text = malloc(head_len + u[i].len + 1);
+        if (text) {
+          memcpy(text, src, head_len);
+          memcpy(text + head_len, u[i].body, u[i].len);
+          text[head_len + u[i].len] = '\0';
+        }
+        st = compile_error(err, log, text, name);
+        free(text);
+        free(u);
+        return st;
+      }
+    }
+    free(u);
+    return compile_error(err, log, NULL, name);
+  }
+  free(u);
+  read_build_file(b, "cc.log", log, sizeof log);
+  return compile_error(err, log, src, name);
 }
 
 /* ---- loading --------------------------------------------------------------- */
@@ -439,8 +415,8 @@ static int install_build(const cache *c, int bfd) {
 /* dlopen's the library open as so (checked by the caller) by its path,
 ** then makes sure that the path still names that file. (Not by
 ** /proc/self/fd: the loader would take one such name for another.) */
-static int load(salta_jit *jit, const cache *c, int so, const char *symbol, const char *name) {
-  char path[PATH_SIZE + 64];
+static int load(salta_jit *jit, const salta__cache *c, int so, const char *symbol, const char *name) {
+  char path[SALTA__PATH_SIZE + 64];
   const char *e;
   struct stat checked, loaded;
   int st = SALTA_OK, same;
@@ -471,113 +447,130 @@ static int load(salta_jit *jit, const cache *c, int so, const char *symbol, cons
   return st;
 }
 
+/* Loads the trusted library open as so, marking it used. */
+static int load_hit(salta_jit *jit, const salta__cache *c, int so, const char *symbol, const char *name) {
+  char lib[SALTA_HASH_HEX + 8];
+  int st = load(jit, c, so, symbol, name);
+  if (st == SALTA_OK) {
+    snprintf(lib, sizeof lib, "%s.so", c->key);
+    utimensat(c->fd, lib, NULL, AT_SYMLINK_NOFOLLOW);   /* marked used (LRU) */
+    jit->cached = 1;
+  }
+  return st;
+}
+
 /* ---- the API ----------------------------------------------------------------- */
 
 int salta_jit_cc_cached(const char *src, const char *symbol, const char *cache_dir) {
   char err[SALTA_ERRMSG_SIZE];
-  cache c;
+  salta__cache c;
   int so, state;
-  if (!src || !symbol || cache_open(&c, src, symbol, cache_dir, "?", err)) return 0;
-  state = entry_state(&c, &so);
+  if (!src || !symbol || salta__cache_open(&c, src, symbol, cache_dir, "?", err)) return 0;
+  state = salta__cache_state(&c, &so);
   if (state == 1) close(so);
-  cache_close(&c);
+  salta__cache_close(&c);
   return state == 1;
 }
 
 int salta_jit_cc_background(const char *src, const char *symbol, const char *cache_dir) {
-  /* the shell starts the compile in the background and exits at once, so
-  ** that the compile is nobody's child to wait for; the library and its
-  ** checksum (coreutils' b2sum: BLAKE2b-512, as fd_checksum) land by
-  ** rename. Paths and flags are the script's arguments, never its text. */
-  static const char script[] =
-      "cc=$1 dir=$2 base=$3; shift 3; "
-      "(nice \"$cc\" \"$@\" -o \"$dir/lib.so\" - -lm <\"$dir/model.c\" && b2sum <\"$dir/lib.so\" >\"$dir/sum.txt\" && "
-      "mv -f \"$dir/lib.so\" \"$base.so\" && mv -f \"$dir/sum.txt\" \"$base.sum\" && mv -f \"$dir/model.c\" \"$base.c\"; "
-      "rm -rf \"$dir\") </dev/null >/dev/null 2>&1 &";
-  char err[SALTA_ERRMSG_SIZE], bpath[PATH_SIZE + 16], base[PATH_SIZE + 48];
-  const char *argv[24];
-  cache c;
-  pid_t pid;
-  int status, bfd = -1, k = 0, i, rc;
+  char err[SALTA_ERRMSG_SIZE];
+  salta__cache c;
+  build b;
+  int todo, rc;
   if (!src || !symbol) return SALTA_EINPUT;
-  if (cache_open(&c, src, symbol, cache_dir, "?", err)) return SALTA_EJIT;
-  if (build_folder(&c, src, bpath, sizeof bpath, &bfd)) {
-    if (bfd >= 0) remove_build_folder(bfd, bpath);
-    return cache_close(&c), SALTA_EJIT;
-  }
-  snprintf(base, sizeof base, "%s/%s", c.dir, c.key);
-  argv[k++] = "/bin/sh";
-  argv[k++] = "-c";
-  argv[k++] = script;
-  argv[k++] = "salta-cc";
-  argv[k++] = cc_program();
-  argv[k++] = bpath;
-  argv[k++] = base;
-  for (i = 0; cc_flags[i]; ++i) argv[k++] = cc_flags[i];
-  argv[k] = NULL;
-  rc = posix_spawn(&pid, "/bin/sh", NULL, NULL, (char *const *)argv, environ);
-  close(bfd);
-  cache_close(&c);
-  if (rc != 0) return SALTA_EJIT;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) break;
-  return SALTA_OK;
+  if (salta__cache_open(&c, src, symbol, cache_dir, "?", err)) return SALTA_EJIT;
+  if (prepare_build(&c, src, &b, &todo, err, "?")) return salta__cache_close(&c), SALTA_EJIT;
+  rc = run_script(&c, &b, todo, 1);
+  if (rc != 0) remove_build(&c, &b);
+  else close(b.fd);   /* the script removes the folder */
+  salta__cache_close(&c);
+  return rc == 0 ? SALTA_OK : SALTA_EJIT;
 }
 
-/* Builds the entry; SALTA_OK with the library open as *so. */
-static int build(salta_jit *jit, const cache *c, const char *src, const char *name, int *so) {
-  char bpath[PATH_SIZE + 16], log[4096];
-  int bfd = -1, rc;
-  if (build_folder(c, src, bpath, sizeof bpath, &bfd)) {
-    int e = errno;
-    if (bfd >= 0) remove_build_folder(bfd, bpath);
-    return salta__fail(jit->err, SALTA_EJIT, "model '%s': cannot write the source into %s: %s", name, c->dir,
-                       strerror(e));
-  }
-  rc = run_cc(bfd, bpath, log, sizeof log);
-  if (rc == -1) {
-    remove_build_folder(bfd, bpath);
+/* Builds the entry in the foreground; SALTA_OK with the library open as *so. */
+static int build_now(salta_jit *jit, const salta__cache *c, const char *src, const char *name, int *so) {
+  build b;
+  int rc, todo;
+  if ((rc = prepare_build(c, src, &b, &todo, jit->err, name))) return rc;
+  rc = run_script(c, &b, todo, 0);
+  if (rc == 127 || rc == -1) {
+    remove_build(c, &b);
     return salta__fail(jit->err, SALTA_EJIT, "model '%s': no C compiler ('%s' could not be run)", name, cc_program());
   }
   if (rc != 0) {
-    remove_build_folder(bfd, bpath);
-    return compile_error(jit->err, log, src, name);
+    rc = build_error(&b, src, name, jit->err);
+    remove_build(c, &b);
+    return rc;
   }
-  rc = install_build(c, bfd);
-  remove_build_folder(bfd, bpath);
-  if (rc || entry_state(c, so) != 1)
-    return salta__fail(jit->err, SALTA_EJIT, "model '%s': cannot move the library into %s: %s", name, c->dir,
-                       strerror(errno));
+  remove_build(c, &b);
+  if (salta__cache_state(c, so) != 1)
+    return salta__fail(jit->err, SALTA_EJIT, "model '%s': the library built in %s is not there or does not match its "
+                       "checksum", name, c->dir);
   return SALTA_OK;
 }
 
 int salta_jit_compile_cc(salta_jit *jit, const char *src, const char *symbol,
                          const char *model_name, const char *cache_dir) {
   const char *name = model_name ? model_name : "?";
-  cache c;
+  salta__cache c;
   int rc, so, state;
   if (!jit) return SALTA_EINPUT;
   if (!src || !symbol) return salta__fail(jit->err, SALTA_EINPUT, "jit: salta_jit_compile_cc needs the source and the symbol");
-  if (jit->dl) return salta__fail(jit->err, SALTA_EINPUT, "jit: handle already holds a model");
-  if ((rc = cache_open(&c, src, symbol, cache_dir, name, jit->err)) != SALTA_OK) return rc;
-  state = entry_state(&c, &so);
+  if (jit->dl || jit->watching) return salta__fail(jit->err, SALTA_EINPUT, "jit: handle already holds a model");
+  if ((rc = salta__cache_open(&c, src, symbol, cache_dir, name, jit->err)) != SALTA_OK) return rc;
+  state = salta__cache_state(&c, &so);
   jit->cached = 0;
-  if (state == 1) {
-    if (load(jit, &c, so, symbol, name) == SALTA_OK) {
-      char lib[SALTA_HASH_HEX + 8];
-      snprintf(lib, sizeof lib, "%s.so", c.key);
-      utimensat(c.fd, lib, NULL, AT_SYMLINK_NOFOLLOW);   /* marked used (LRU) */
-      jit->cached = 1;
-      cache_close(&c);
-      return SALTA_OK;
-    }
+  if (state == 1 && load_hit(jit, &c, so, symbol, name) == SALTA_OK) {
+    salta__cache_close(&c);
+    return SALTA_OK;
   }
-  if (state != 0) remove_entry(c.fd, c.key);   /* damaged, foreign or unloadable: rebuilt */
-  rc = build(jit, &c, src, name, &so);
+  if (state != 0) salta__cache_remove(c.fd, c.key);   /* damaged, foreign or unloadable: rebuilt */
+  rc = build_now(jit, &c, src, name, &so);
   if (rc == SALTA_OK) {
-    enforce_cap(c.fd, c.key);
+    salta__cache_cap(c.fd, c.key);
     rc = load(jit, &c, so, symbol, name);
   }
-  cache_close(&c);
+  salta__cache_close(&c);
   return rc;
+}
+
+int salta_jit_cc_watch(salta_jit *jit, const char *src, const char *symbol, const char *model_name,
+                       const char *cache_dir) {
+  const char *name = model_name ? model_name : "?";
+  salta__cache c;
+  int rc;
+  if (!jit) return SALTA_EINPUT;
+  if (!src || !symbol) return salta__fail(jit->err, SALTA_EINPUT, "jit: salta_jit_cc_watch needs the source and the symbol");
+  if (jit->dl || jit->watching) return salta__fail(jit->err, SALTA_EINPUT, "jit: handle already holds a model");
+  if ((rc = salta__cache_open(&c, src, symbol, cache_dir, name, jit->err)) != SALTA_OK) return rc;
+  salta__cache_close(&c);
+  if (!(jit->symbol = strdup(symbol)) || !(jit->name = strdup(name))) {
+    free(jit->symbol), free(jit->name);
+    jit->symbol = jit->name = NULL;
+    return salta__fail(jit->err, SALTA_EMEM, "out of memory");
+  }
+  memcpy(jit->dir, c.dir, sizeof jit->dir);
+  memcpy(jit->key, c.key, sizeof jit->key);
+  jit->watching = 1;
+  return SALTA_OK;
+}
+
+int salta_jit_cc_poll(salta_jit *jit) {
+  char sum[SALTA__PATH_SIZE + 64];
+  struct stat st;
+  salta__cache c;
+  int so, state, rc;
+  if (!jit) return SALTA_EINPUT;
+  if (!jit->watching) return jit->def ? 1 : salta__fail(jit->err, SALTA_EINPUT, "jit: the handle watches no build");
+  snprintf(sum, sizeof sum, "%s/%s.sum", jit->dir, jit->key);
+  if (stat(sum, &st) != 0 || st.st_size == 0) return 0;   /* the checksum lands last */
+  jit->watching = 0;
+  if ((rc = salta__cache_open_dir(&c, jit->dir, jit->name, jit->err))) return rc;
+  memcpy(c.key, jit->key, sizeof c.key);
+  state = salta__cache_state(&c, &so);
+  rc = state == 1 ? load_hit(jit, &c, so, jit->symbol, jit->name)
+                  : salta__fail(jit->err, SALTA_EJIT, "model '%s': the library built in the background in %s is %s",
+                                jit->name, jit->dir, state == 0 ? "gone" : "not to be trusted (it does not match its checksum)");
+  salta__cache_close(&c);
+  return rc == SALTA_OK ? 1 : rc;
 }

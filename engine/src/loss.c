@@ -66,7 +66,7 @@ salta_sim *salta_loss_sim(salta_loss *l) {
   if (!l) return NULL;
   if (l->pending) {
     l->pending = 0;
-    st = salta_sim_run(l->last, &l->last_opts, l->last_p, l->last_has_x0 ? l->last_x0 : NULL, l->tg.times, l->tg.nt);
+    st = salta__sim_run(l->last, &l->last_opts, l->last_p, l->last_has_x0 ? l->last_x0 : NULL, l->tg.times, l->tg.nt);
     if (st) salta__fail(l->err, st, "%s", salta_sim_errmsg(l->last));
   }
   return l->last;
@@ -430,6 +430,17 @@ static int evaluate(salta_loss *l, predict *pr, rows *w, windows *win, double *v
   return SALTA_OK;
 }
 
+/* An evaluation reads the model's kernels once, at its start: a swap
+** (salta_model_swap_def) lands between evaluations. */
+static void bind(salta_loss *l) {
+  const salta_model_def *d = salta_model_def_get(l->model);
+  if (d == l->d) return;
+  l->d = l->tg.d = d;
+  salta__sim_bind(l->sim, d);
+  salta__sim_bind(l->vsim, d);
+  if (l->adj) salta__adj_work_bind(l->adj, d);
+}
+
 int salta_loss_eval(salta_loss *l, const double *p, const double *x0, double *value,
                     double *grad, double *resid, double *jac) {
   int need_sens = grad || jac, st;
@@ -438,6 +449,7 @@ int salta_loss_eval(salta_loss *l, const double *p, const double *x0, double *va
   rows w;
   windows win;
   if (!l) return SALTA_EINPUT;
+  bind(l);
   if (!p) return salta__fail(l->err, SALTA_EINPUT, "model '%s': salta_loss_eval needs parameters", l->d->name);
   if (need_sens && l->ns == 0)
     return salta__fail(l->err, SALTA_EINPUT, "model '%s': no free parameters for a gradient", l->d->name);
@@ -467,6 +479,7 @@ int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, in
                             int consistent, double *value, double *grad) {
   int st;
   if (!l) return SALTA_EINPUT;
+  bind(l);
   if (!p) return salta__fail(l->err, SALTA_EINPUT, "model '%s': salta_loss_eval_adjoint needs parameters", l->d->name);
   if (mesh_k < 0 || mesh_k > SALTA_MESH_MAX)
     return salta__fail(l->err, SALTA_EINPUT, "model '%s': adjoint: mesh_k (salta.lsq: option 'mesh') must be 0 (the "

@@ -4,6 +4,7 @@
 */
 #include <math.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +14,15 @@
 #include "salta.h"
 
 struct salta_model {
-  const salta_model_def *def;
+  /* the kernels in use: salta_model_swap_def replaces them while other
+  ** threads may read them, so that each call reads them once */
+  _Atomic(const salta_model_def *) def;
   char err[SALTA_ERRMSG_SIZE];   /* creation's message; written only by salta_model_create */
 };
+
+static const salta_model_def *def_of(const salta_model *m) {
+  return atomic_load_explicit(&m->def, memory_order_acquire);
+}
 
 /* An evaluation's failure. Evaluations write no field of the model, so
 ** that threads may share it: each thread keeps the message of its own
@@ -66,7 +73,7 @@ static int check_sparse(salta_model *m, const salta_sparse_def *s, int rows,
   int k;
   if (s->nnz < 0 || (s->nnz > 0 && (!s->row || !s->col || !s->eval)))
     return salta__fail(m->err, SALTA_EINPUT, "model '%s': d%s/d%s has a bad pattern",
-                       m->def->name, what, wrt_names[wrt]);
+                       def_of(m)->name, what, wrt_names[wrt]);
   for (k = 0; k < s->nnz; ++k) {
     int bad = s->row[k] < 0 || s->row[k] >= rows || s->col[k] < 0 || s->col[k] >= cols;
     if (!bad && k > 0)  /* column-major, rows increasing within a column */
@@ -75,7 +82,7 @@ static int check_sparse(salta_model *m, const salta_sparse_def *s, int rows,
     if (bad)
       return salta__fail(m->err, SALTA_EINPUT,
                          "model '%s': d%s/d%s entry %d at (%d, %d) is out of order or range",
-                         m->def->name, what, wrt_names[wrt], k, s->row[k], s->col[k]);
+                         def_of(m)->name, what, wrt_names[wrt], k, s->row[k], s->col[k]);
   }
   return SALTA_OK;
 }
@@ -85,9 +92,9 @@ static int check_function(salta_model *m, const salta_function_def *f, int rows,
   int w, st;
   if (f->n != rows || !f->eval)   /* the engine calls every function, even with 0 rows */
     return salta__fail(m->err, SALTA_EINPUT, "model '%s': %s has %d rows, expected %d",
-                       m->def->name, what, f->n, rows);
+                       def_of(m)->name, what, f->n, rows);
   for (w = 0; w < 4; ++w)
-    if ((st = check_sparse(m, &f->d[w], rows, wrt_cols(m->def, w), what, w)))
+    if ((st = check_sparse(m, &f->d[w], rows, wrt_cols(def_of(m), w), what, w)))
       return st;
   return SALTA_OK;
 }
@@ -96,11 +103,11 @@ static int check_names(salta_model *m, const char *const *names, int n,
                        const char *what) {
   int i;
   if (n > 0 && !names)
-    return salta__fail(m->err, SALTA_EINPUT, "model '%s': no %s names", m->def->name, what);
+    return salta__fail(m->err, SALTA_EINPUT, "model '%s': no %s names", def_of(m)->name, what);
   for (i = 0; i < n; ++i)
     if (!names[i] || !names[i][0])
       return salta__fail(m->err, SALTA_EINPUT, "model '%s': %s %d has no name",
-                         m->def->name, what, i);
+                         def_of(m)->name, what, i);
   return SALTA_OK;
 }
 
@@ -115,7 +122,7 @@ static void list_item(char *buf, size_t cap, int *count, const char *item) {
 /* An index-1 DAE needs dg/dz nonsingular, so at least structurally: every
 ** algebraic equation matched to an algebraic variable it involves. */
 static int check_index1(salta_model *m) {
-  const salta_model_def *d = m->def;
+  const salta_model_def *d = def_of(m);
   const salta_sparse_def *gz = &d->g.d[SALTA_WRT_Z];
   int nz = d->nz, *col_of_row, *row_of_col, size, i, st, neq = 0, nvar = 0;
   char eqs[256] = "", vars[256] = "";
@@ -144,7 +151,7 @@ static int check_index1(salta_model *m) {
 }
 
 static int check_def(salta_model *m) {
-  const salta_model_def *d = m->def;
+  const salta_model_def *d = def_of(m);
   char what[64];
   int st, j;
   if (d->nx < 0 || d->nz < 0 || d->np < 0 || d->ny < 0 || d->ne < 0)
@@ -205,7 +212,7 @@ int salta_model_create(salta_model **out, const salta_model_def *def) {
   if (!def) return SALTA_EINPUT;
   m = calloc(1, sizeof *m);
   if (!m) return SALTA_EMEM;
-  m->def = def;
+  atomic_init(&m->def, def);
   if (def->abi != SALTA_ABI_VERSION || !def->name) {
     st = salta__fail(m->err, SALTA_EINPUT, "model: kernel ABI %d, engine expects %d",
                      def->abi, SALTA_ABI_VERSION);
@@ -229,45 +236,61 @@ const char *salta_model_errmsg(const salta_model *model) {
 }
 
 const salta_model_def *salta_model_def_get(const salta_model *model) {
-  return model ? model->def : NULL;
+  return model ? def_of(model) : NULL;
+}
+
+int salta_model_swap_def(salta_model *model, const salta_model_def *def) {
+  const salta_model_def *d;
+  if (!model) return SALTA_EINPUT;
+  d = def_of(model);
+  if (!def || def->abi != SALTA_ABI_VERSION || !def->hash || !d->hash || strcmp(def->hash, d->hash) != 0)
+    return eval_fail(model, SALTA_EINPUT, "model '%s': the new kernels are not the model's (source hash %s, the "
+                     "model's %s)", d->name, def && def->abi == SALTA_ABI_VERSION && def->hash ? def->hash : "none",
+                     d->hash ? d->hash : "none");
+  atomic_store_explicit(&model->def, def, memory_order_release);
+  return SALTA_OK;
 }
 
 int salta_model_rows(const salta_model *model, salta_fn fn) {
+  const salta_model_def *d;
   const salta_function_def *f;
   if (!model) return SALTA_EINPUT;
-  if (fn == SALTA_FN_R) return model->def->nx;
-  f = function_of(model->def, fn, 0);
+  d = def_of(model);
+  if (fn == SALTA_FN_R) return d->nx;
+  f = function_of(d, fn, 0);
   return f ? f->n : SALTA_EINPUT;
 }
 
-/* Resolves (fn, event) or sets the thread's error. */
-static const salta_function_def *select_fn(const salta_model *m, salta_fn fn, int event) {
-  const salta_function_def *f = function_of(m->def, fn, event);
+/* Resolves (fn, event) in d or sets the thread's error. */
+static const salta_function_def *select_fn(const salta_model *m, const salta_model_def *d, salta_fn fn, int event) {
+  const salta_function_def *f = function_of(d, fn, event);
   if (!f) {
     if ((unsigned)fn <= SALTA_FN_R)
-      eval_fail(m, SALTA_EINPUT, "model '%s': no event %d (model has %d)", m->def->name, event, m->def->ne);
+      eval_fail(m, SALTA_EINPUT, "model '%s': no event %d (model has %d)", d->name, event, d->ne);
     else
-      eval_fail(m, SALTA_EINPUT, "model '%s': unknown function %d", m->def->name, (int)fn);
+      eval_fail(m, SALTA_EINPUT, "model '%s': unknown function %d", d->name, (int)fn);
   }
   return f;
 }
 
-static int kernel_failed(const salta_model *m, salta_fn fn, int event, double t) {
+static int kernel_failed(const salta_model *m, const salta_model_def *d, salta_fn fn, int event, double t) {
   if (fn == SALTA_FN_R)
     return eval_fail(m, SALTA_EKERNEL, "model '%s': the implicit reset of event '%s' did not converge at t = %.17g",
-                     m->def->name, m->def->e_names[event], t);
-  return eval_fail(m, SALTA_EKERNEL, "model '%s': kernel %s failed at t = %.17g", m->def->name, fn_names[fn], t);
+                     d->name, d->e_names[event], t);
+  return eval_fail(m, SALTA_EKERNEL, "model '%s': kernel %s failed at t = %.17g", d->name, fn_names[fn], t);
 }
 
 int salta_model_eval(const salta_model *model, salta_fn fn, int event, double t,
                      const double *x, const double *z, const double *p,
                      double *out) {
+  const salta_model_def *d;
   const salta_function_def *f;
   if (!model) return SALTA_EINPUT;
-  if (!(f = select_fn(model, fn, event))) return SALTA_EINPUT;
+  d = def_of(model);
+  if (!(f = select_fn(model, d, fn, event))) return SALTA_EINPUT;
   if (f->n == 0) return SALTA_OK;
   if (fn == SALTA_FN_R) memcpy(out, x, sizeof(double) * (size_t)f->n);   /* the states it keeps */
-  if (f->eval(t, x, z, p, out)) return kernel_failed(model, fn, event, t);
+  if (f->eval(t, x, z, p, out)) return kernel_failed(model, d, fn, event, t);
   return SALTA_OK;
 }
 
@@ -275,50 +298,57 @@ int salta_model_pattern(const salta_model *model, salta_fn fn, int event,
                         salta_wrt wrt, int *nnz, const int **row, const int **col) {
   const salta_function_def *f;
   if (!model || (unsigned)wrt > SALTA_WRT_T) return SALTA_EINPUT;
-  if (!(f = function_of(model->def, fn, event))) return SALTA_EINPUT;
+  if (!(f = function_of(def_of(model), fn, event))) return SALTA_EINPUT;
   if (nnz) *nnz = f->d[wrt].nnz;
   if (row) *row = f->d[wrt].row;
   if (col) *col = f->d[wrt].col;
   return SALTA_OK;
 }
 
+/* salta_model_jac with the kernels d. */
+static int jac_of(const salta_model *model, const salta_model_def *d, salta_fn fn, int event, salta_wrt wrt,
+                  double t, const double *x, const double *z, const double *p, double *vals) {
+  const salta_function_def *f;
+  if ((unsigned)wrt > SALTA_WRT_T)
+    return eval_fail(model, SALTA_EINPUT, "model '%s': unknown Jacobian argument %d", d->name, (int)wrt);
+  if (!(f = select_fn(model, d, fn, event))) return SALTA_EINPUT;
+  if (f->d[wrt].nnz == 0) return SALTA_OK;
+  if (f->d[wrt].eval(t, x, z, p, vals)) return kernel_failed(model, d, fn, event, t);
+  return SALTA_OK;
+}
+
 int salta_model_jac(const salta_model *model, salta_fn fn, int event, salta_wrt wrt,
                     double t, const double *x, const double *z,
                     const double *p, double *vals) {
-  const salta_function_def *f;
   if (!model) return SALTA_EINPUT;
-  if ((unsigned)wrt > SALTA_WRT_T)
-    return eval_fail(model, SALTA_EINPUT, "model '%s': unknown Jacobian argument %d", model->def->name, (int)wrt);
-  if (!(f = select_fn(model, fn, event))) return SALTA_EINPUT;
-  if (f->d[wrt].nnz == 0) return SALTA_OK;
-  if (f->d[wrt].eval(t, x, z, p, vals)) return kernel_failed(model, fn, event, t);
-  return SALTA_OK;
+  return jac_of(model, def_of(model), fn, event, wrt, t, x, z, p, vals);
 }
 
 int salta_model_jac_dense(const salta_model *model, salta_fn fn, int event, salta_wrt wrt,
                           double t, const double *x, const double *z,
                           const double *p, double *dense, int ld) {
+  const salta_model_def *d;
   const salta_function_def *f;
   const salta_sparse_def *s;
   double *vals;
   int k, j, cols, st;
   if (!model) return SALTA_EINPUT;
-  if (!(f = select_fn(model, fn, event))) return SALTA_EINPUT;
+  d = def_of(model);
+  if (!(f = select_fn(model, d, fn, event))) return SALTA_EINPUT;
   if ((unsigned)wrt > SALTA_WRT_T || ld < f->n)
     return eval_fail(model, SALTA_EINPUT, "model '%s': bad Jacobian argument %d or leading dimension %d",
-                     model->def->name, (int)wrt, ld);
+                     d->name, (int)wrt, ld);
   s = &f->d[wrt];
-  cols = wrt_cols(model->def, wrt);
+  cols = wrt_cols(d, wrt);
   for (j = 0; j < cols; ++j) memset(dense + (size_t)j * ld, 0, sizeof(double) * f->n);
   vals = malloc(sizeof(double) * ((size_t)s->nnz + 1));
   if (!vals) return eval_fail(model, SALTA_EMEM, "out of memory");
-  st = s->nnz ? salta_model_jac(model, fn, event, wrt, t, x, z, p, vals) : SALTA_OK;
+  st = s->nnz ? jac_of(model, d, fn, event, wrt, t, x, z, p, vals) : SALTA_OK;
   if (st == SALTA_OK)
     for (k = 0; k < s->nnz; ++k) dense[(size_t)s->col[k] * ld + s->row[k]] = vals[k];
   free(vals);
-  if (st == SALTA_OK && fn == SALTA_FN_R && wrt == SALTA_WRT_X && model->def->r_assign_ptr) {
-    const int *rows = model->def->r_assign_rows, lo = model->def->r_assign_ptr[event],
-              hi = model->def->r_assign_ptr[event + 1];
+  if (st == SALTA_OK && fn == SALTA_FN_R && wrt == SALTA_WRT_X && d->r_assign_ptr) {
+    const int *rows = d->r_assign_rows, lo = d->r_assign_ptr[event], hi = d->r_assign_ptr[event + 1];
     int q = lo;
     for (k = 0; k < f->n; ++k) {   /* the states the reset keeps */
       while (q < hi && rows[q] < k) ++q;

@@ -437,10 +437,23 @@ static int run_chosen(salta_sim *s, const salta_sim_options *o, const double *x0
   return run_with(s, o, SALTA_METHOD_BDF, 0, x0, times, nt);
 }
 
-int salta_sim_run(salta_sim *s, const salta_sim_options *o, const double *p, const double *x0,
-                  const double *times, int nt) {
+void salta__sim_bind(salta_sim *s, const salta_model_def *d) {
+  if (s->d == d) return;
+  s->d = s->events.d = d;
+  salta__dae_bind(&s->dae, d);
+}
+
+int salta__sim_run(salta_sim *s, const salta_sim_options *o, const double *p, const double *x0,
+                   const double *times, int nt) {
   static const salta__out_plan everything = {NULL, 0, 1};
   return salta__sim_run_planned(s, o, p, x0, times, nt, &everything);
+}
+
+int salta_sim_run(salta_sim *s, const salta_sim_options *o, const double *p, const double *x0,
+                  const double *times, int nt) {
+  if (!s) return SALTA_EINPUT;
+  salta__sim_bind(s, salta_model_def_get(s->model));   /* once per run: a swap lands between runs */
+  return salta__sim_run(s, o, p, x0, times, nt);
 }
 
 int salta__sim_run_planned(salta_sim *s, const salta_sim_options *o, const double *p, const double *x0,

@@ -20,7 +20,13 @@ typedef struct salta__out_plan {
   int event_outputs;
 } salta__out_plan;
 
-/* salta_sim_run computing what plan asks for. The run's events, steps and
+/* The kernels s runs (d, the model's at some time): set by salta_sim_run
+** before each run, by a loss before each of its evaluations. */
+void salta__sim_bind(salta_sim *s, const salta_model_def *d);
+/* salta_sim_run on the kernels s is bound to. */
+int salta__sim_run(salta_sim *s, const salta_sim_options *o, const double *p, const double *x0,
+                   const double *times, int nt);
+/* salta__sim_run computing what plan asks for. The run's events, steps and
 ** stats read as after salta_sim_run; its outputs only through
 ** salta__sim_planned_out: salta_sim_nout is 0 until the next full run. */
 int salta__sim_run_planned(salta_sim *s, const salta_sim_options *o, const double *p, const double *x0,

@@ -41,7 +41,7 @@ local function workload(m, tf, outputs, free, default)
 end
 
 -- A model file's model: cc, or (default) the default backend once a
--- background cc build it started has landed (up to a minute).
+-- background cc build it started has landed in it (up to a minute).
 local function build(file, opts, default)
   local make = dofile(file)
   if not default then
@@ -50,9 +50,8 @@ local function build(file, opts, default)
   end
   local m = make(opts)
   for _ = 1, 120 do
-    if not m.compile_info.cc_pending then break end
+    if not select(2, m:backend()) then break end
     os.execute("sleep 0.5")
-    m = make(opts)
   end
   return m
 end

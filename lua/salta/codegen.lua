@@ -1,8 +1,10 @@
 -- salta.codegen: symbolic Jacobians with fixed sparsity, and C emission.
 --
--- One translation unit per model: straight-line kernels with one temporary
--- per shared subexpression, and a constant salta_model_def that tells the
--- engine everything (see engine/include/salta_kernel.h).
+-- Straight-line kernels with one temporary per shared subexpression, and
+-- a constant salta_model_def that tells the engine everything (see
+-- engine/include/salta_kernel.h). One C text per model; a large one is cut
+-- into units (UNIT_MARK lines) that the cc backend compiles in parallel
+-- and caches one by one, while tcc and `salta compile` read it whole.
 
 local expr = require("salta.expr")
 
@@ -189,7 +191,20 @@ function Emitter:emit_implicit(n)
   return name
 end
 
--- kernel(name, exprs [, rows]): a C function writing exprs into out[]
+-- The text being generated: fns, the kernels' functions (any unit may
+-- hold one); protos, their prototypes; main, what the def's unit holds
+-- after the prototypes (functions calling the kernels, tables, the def).
+local function new_out() return { fns = {}, protos = {}, main = {} } end
+
+-- A kernel function: SALTA_FN (the prelude's) makes it file-local in one
+-- translation unit, shared among the units of a cut text.
+local function add_fn(out, ret, cname, sig, body)
+  local decl = "SALTA_FN " .. ret .. " " .. cname .. sig
+  out.fns[#out.fns + 1] = decl .. " {\n" .. body .. "\n}"
+  out.protos[#out.protos + 1] = decl .. ";"
+end
+
+-- kernel(out, name, exprs [, rows]): a C function writing exprs into out[]
 -- (with rows, a sorted list of row indices, only those).
 local SIG = "(double t, const double *x, const double *z, const double *p, double *out)"
 
@@ -206,34 +221,31 @@ local function slice(list, i, j)
 end
 
 -- One function writing the rows of list (indices into exprs) into out[].
-local function kernel_part(cname, exprs, list)
+local function kernel_part(out, cname, exprs, list)
   local em = new_emitter("  ")
   local assigns = {}
   for _, i in ipairs(list) do assigns[#assigns + 1] = "  out[" .. (i - 1) .. "] = " .. em:emit(exprs[i]) .. ";" end
-  local parts = { "static int " .. cname .. SIG .. " {",
-    "  (void)t; (void)x; (void)z; (void)p; (void)out;" }
+  local parts = { "  (void)t; (void)x; (void)z; (void)p; (void)out;" }
   for _, l in ipairs(em.scopes[1].lines) do parts[#parts + 1] = l end
   for _, l in ipairs(assigns) do parts[#parts + 1] = l end
   parts[#parts + 1] = "  return 0;"
-  parts[#parts + 1] = "}"
-  return table.concat(parts, "\n")
+  add_fn(out, "int", cname, SIG, table.concat(parts, "\n"))
 end
 
-local function kernel(cname, exprs, rows)
+local function kernel(out, cname, exprs, rows)
   local list = rows
   if not list then
     list = {}
     for i = 1, #exprs do list[i] = i end
   end
-  if #list <= CHUNK then return kernel_part(cname, exprs, list) end
-  local parts, calls = {}, {}
+  if #list <= CHUNK then return kernel_part(out, cname, exprs, list) end
+  local calls = {}
   for c = 1, (#list + CHUNK - 1) // CHUNK do
     local name = cname .. "_part" .. c
-    parts[#parts + 1] = kernel_part(name, exprs, slice(list, (c - 1) * CHUNK + 1, c * CHUNK))
+    kernel_part(out, name, exprs, slice(list, (c - 1) * CHUNK + 1, c * CHUNK))
     calls[#calls + 1] = "  if (" .. name .. "(t, x, z, p, out)) return 1;"
   end
-  parts[#parts + 1] = "static int " .. cname .. SIG .. " {\n" .. table.concat(calls, "\n") .. "\n  return 0;\n}"
-  return table.concat(parts, "\n")
+  out.main[#out.main + 1] = "static int " .. cname .. SIG .. " {\n" .. table.concat(calls, "\n") .. "\n  return 0;\n}"
 end
 
 -- guard_kernel(name, exprs): a C function returning guard j alone (a case
@@ -250,9 +262,8 @@ local function has_implicit(n, seen)
   return false
 end
 
-local function guard_part(cname, exprs, first, last)
-  local parts = { "static double " .. cname .. GUARD_SIG .. " {",
-    "  (void)t; (void)x; (void)z; (void)p;", "  switch (j) {" }
+local function guard_part(out, cname, exprs, first, last)
+  local parts = { "  (void)t; (void)x; (void)z; (void)p;", "  switch (j) {" }
   for i = first, last do
     local em = new_emitter("    ")
     local v = em:emit(exprs[i])
@@ -263,21 +274,19 @@ local function guard_part(cname, exprs, first, last)
   end
   parts[#parts + 1] = "  }"
   parts[#parts + 1] = "  return NAN;"
-  parts[#parts + 1] = "}"
-  return table.concat(parts, "\n")
+  add_fn(out, "double", cname, GUARD_SIG, table.concat(parts, "\n"))
 end
 
-local function guard_kernel(cname, exprs)
-  if #exprs <= CHUNK then return guard_part(cname, exprs, 1, #exprs) end
-  local parts, calls = {}, {}
+local function guard_kernel(out, cname, exprs)
+  if #exprs <= CHUNK then return guard_part(out, cname, exprs, 1, #exprs) end
+  local calls = {}
   for c = 1, (#exprs + CHUNK - 1) // CHUNK do
     local name, hi = cname .. "_part" .. c, math.min(c * CHUNK, #exprs)
-    parts[#parts + 1] = guard_part(name, exprs, (c - 1) * CHUNK + 1, hi)
+    guard_part(out, name, exprs, (c - 1) * CHUNK + 1, hi)
     calls[#calls + 1] = ("  if (j < %d) return %s(j, t, x, z, p);"):format(hi, name)
   end
-  parts[#parts + 1] = "static double " .. cname .. GUARD_SIG .. " {\n" .. table.concat(calls, "\n")
+  out.main[#out.main + 1] = "static double " .. cname .. GUARD_SIG .. " {\n" .. table.concat(calls, "\n")
     .. "\n  return NAN;\n}"
-  return table.concat(parts, "\n")
 end
 
 -- assign_kernel(name, segments): a C function assigning the explicit
@@ -285,25 +294,25 @@ end
 -- later assignment reads the earlier ones from z.
 local ASSIGN_SIG = "(int seg, double t, const double *x, double *z, const double *p)"
 
-local function assign_part(cname, list)
+local function assign_part(out, cname, list)
   local em = new_emitter("  ")
   local lines = em.scopes[1].lines
   for _, a in ipairs(list) do
     local v = em:emit(a.expr)
     lines[#lines + 1] = "  z[" .. (a.index - 1) .. "] = " .. v .. ";"
   end
-  return "static int " .. cname .. "(double t, const double *x, double *z, const double *p) {\n"
-    .. "  (void)t; (void)x; (void)z; (void)p;\n" .. table.concat(lines, "\n") .. "\n  return 0;\n}"
+  add_fn(out, "int", cname, "(double t, const double *x, double *z, const double *p)",
+    "  (void)t; (void)x; (void)z; (void)p;\n" .. table.concat(lines, "\n") .. "\n  return 0;")
 end
 
-local function assign_kernel(cname, segments)
-  local parts, cases = {}, { "static int " .. cname .. ASSIGN_SIG .. " {", "  switch (seg) {" }
+local function assign_kernel(out, cname, segments)
+  local cases = { "static int " .. cname .. ASSIGN_SIG .. " {", "  switch (seg) {" }
   for s, list in ipairs(segments) do
     if #list > 0 then
       cases[#cases + 1] = "  case " .. (s - 1) .. ":"
       for c = 1, (#list + CHUNK - 1) // CHUNK do
         local name = ("%s_%d_%d"):format(cname, s - 1, c)
-        parts[#parts + 1] = assign_part(name, slice(list, (c - 1) * CHUNK + 1, c * CHUNK))
+        assign_part(out, name, slice(list, (c - 1) * CHUNK + 1, c * CHUNK))
         cases[#cases + 1] = "    if (" .. name .. "(t, x, z, p)) return 1;"
       end
       cases[#cases + 1] = "    return 0;"
@@ -312,8 +321,7 @@ local function assign_kernel(cname, segments)
   cases[#cases + 1] = "  }"
   cases[#cases + 1] = "  return 0;"
   cases[#cases + 1] = "}"
-  parts[#parts + 1] = table.concat(cases, "\n")
-  return table.concat(parts, "\n")
+  out.main[#out.main + 1] = table.concat(cases, "\n")
 end
 
 local function int_array(name, vals)
@@ -358,14 +366,14 @@ local function independent_of(jac)
   return 15 & ~used
 end
 
--- function_def(prefix, exprs, vars, chunks [, rows, n]): emits the value
--- kernel and its four Jacobian kernels into chunks, and returns the C
+-- function_def(prefix, exprs, vars, out [, rows, n]): emits the value
+-- kernel and its four Jacobian kernels into out, and returns the C
 -- initialiser of a salta_function_def plus the Jacobian patterns. With
 -- rows (a sorted list of row indices) and n (the function's length), exprs
 -- has only those rows: the kernel writes and the Jacobians keep only them,
 -- at a cost in those rows alone.
-local function function_def(prefix, exprs, vars, chunks, rows, n)
-  chunks[#chunks + 1] = kernel(prefix, exprs, rows)
+local function function_def(prefix, exprs, vars, out, rows, n)
+  kernel(out, prefix, exprs, rows)
   local inits, patterns = {}, {}
   for k, w in ipairs(WRT) do
     local jac = M.jacobian(exprs, vars[w], rows)
@@ -376,9 +384,9 @@ local function function_def(prefix, exprs, vars, chunks, rows, n)
     end
     local kn = prefix .. "_" .. w
     if #jac > 0 then
-      chunks[#chunks + 1] = int_array(kn .. "_row", rows)
-      chunks[#chunks + 1] = int_array(kn .. "_col", cols)
-      chunks[#chunks + 1] = kernel(kn, vals)
+      out.main[#out.main + 1] = int_array(kn .. "_row", rows)
+      out.main[#out.main + 1] = int_array(kn .. "_col", cols)
+      kernel(out, kn, vals)
       inits[k] = ("[SALTA_WRT_%s] = {.nnz = %d, .row = %s_row, .col = %s_col, .eval = %s, .indep = %d}"):format(
         w:upper(), #jac, kn, kn, kn, independent_of(jac))
     else
@@ -393,8 +401,8 @@ end
 local function field(list, name, value) list[#list + 1] = ("  .%s = %s,"):format(name, value) end
 
 -- e_input: per event, the checked read (0-based) whose piece index it
--- moves, or -1; into chunks and fields when any event has one.
-local function emit_event_reads(m, checks, chunks, fields)
+-- moves, or -1; into out and fields when any event has one.
+local function emit_event_reads(m, checks, out, fields)
   local index, e_input, any = {}, {}, false
   for k, c in ipairs(checks) do index[c.key] = k - 1 end
   for j = 1, #m.e do
@@ -404,29 +412,29 @@ local function emit_event_reads(m, checks, chunks, fields)
     any = any or e_input[j] >= 0
   end
   if any then
-    chunks[#chunks + 1] = int_array("e_input", e_input)
+    out.main[#out.main + 1] = int_array("e_input", e_input)
     field(fields, "e_input", "e_input")
   end
 end
 
 -- The reads of input tables the engine checks inside their tables
 -- (m.input_checks: "affine" ones at t0 and tf, the others at t0), with
--- the events that move their pieces: kernels and arrays into chunks, the
+-- the events that move their pieces: kernels and arrays into out, the
 -- def's fields into fields.
-local function emit_input_checks(m, chunks, fields)
+local function emit_input_checks(m, out, fields)
   local checks, args, lo, hi, affine, names, texts = m.input_checks or {}, {}, {}, {}, {}, {}, {}
   if #checks == 0 then return end
   for k, c in ipairs(checks) do
     args[k], lo[k], hi[k] = c.arg, c.table.t[1], c.table.t[#c.table.t]
     affine[k], names[k], texts[k] = c.how == "affine" and 1 or 0, c.name, expr.show(c.arg)
   end
-  emit_event_reads(m, checks, chunks, fields)
-  chunks[#chunks + 1] = kernel("k_input_args", args)
-  chunks[#chunks + 1] = double_array("input_lo", lo)
-  chunks[#chunks + 1] = double_array("input_hi", hi)
-  chunks[#chunks + 1] = "static const unsigned char input_affine[] = {" .. table.concat(affine, ",") .. "};"
-  chunks[#chunks + 1] = name_array("input_name", names)
-  chunks[#chunks + 1] = name_array("input_arg", texts)
+  emit_event_reads(m, checks, out, fields)
+  kernel(out, "k_input_args", args)
+  out.main[#out.main + 1] = double_array("input_lo", lo)
+  out.main[#out.main + 1] = double_array("input_hi", hi)
+  out.main[#out.main + 1] = "static const unsigned char input_affine[] = {" .. table.concat(affine, ",") .. "};"
+  out.main[#out.main + 1] = name_array("input_name", names)
+  out.main[#out.main + 1] = name_array("input_arg", texts)
   field(fields, "ninputs", #checks)
   for _, f in ipairs({ "input_lo", "input_hi", "input_affine", "input_name", "input_arg" }) do field(fields, f, f) end
   field(fields, "input_args", "k_input_args")
@@ -434,7 +442,7 @@ end
 
 -- The piece indices of a given start state (m.hidden inputs), each from
 -- the states at t0 (an earlier index replaced by its own expression).
-local function emit_held(m, chunks, fields)
+local function emit_held(m, out, fields)
   local held, rows, earlier = {}, {}, {}
   for _, h in ipairs(m.hidden or {}) do
     if h.kind == "input" then
@@ -445,7 +453,7 @@ local function emit_held(m, chunks, fields)
   end
   if #rows == 0 then return end
   table.sort(rows)
-  chunks[#chunks + 1] = kernel("k_held", held, rows)
+  kernel(out, "k_held", held, rows)
   field(fields, "held", "k_held")
 end
 
@@ -454,21 +462,29 @@ M.hash = require("salta.core").hash
 
 local PRELUDE = [[
 #include <math.h>
+/* SALTA_FN: a kernel function, file-local in one translation unit; in a
+** text cut into units (compiled with SALTA_UNITS defined) shared among
+** them and hidden outside the library. */
+#ifdef SALTA_UNITS
+#define SALTA_FN __attribute__((visibility("hidden")))
+#else
+#define SALTA_FN static
+#endif
 static inline double salta_sigmoid_(double u) { return 1.0 / (1.0 + exp(-u)); }
 static inline double salta_sign_(double u) { return (double)((u > 0) - (u < 0)); }
 ]]
 
 -- The kernels of f, g, h and the guards (and of one guard alone, unless a
 -- guard is implicit: its Newton can fail, so it stays in k_e) into
--- chunks: their salta_function_def initialisers and e_one's.
-local function emit_functions(m, vars, chunks)
+-- out: their salta_function_def initialisers and e_one's.
+local function emit_functions(m, vars, out)
   local defs = {}
-  for _, fn in ipairs({ "f", "g", "h", "e" }) do defs[fn] = function_def("k_" .. fn, m[fn], vars, chunks) end
+  for _, fn in ipairs({ "f", "g", "h", "e" }) do defs[fn] = function_def("k_" .. fn, m[fn], vars, out) end
   local implicit, seen = false, {}
   for _, e in ipairs(m.e) do implicit = implicit or has_implicit(e, seen) end
   defs.e_one = "0"
   if #m.e > 0 and not implicit then
-    chunks[#chunks + 1] = guard_kernel("k_e_one", m.e)
+    guard_kernel(out, "k_e_one", m.e)
     defs.e_one = "k_e_one"
   end
   return defs
@@ -476,13 +492,13 @@ end
 
 -- y_state: for each output, the state it is (0-based), else -1; whether
 -- any output is a state.
-local function emit_y_state(m, chunks)
+local function emit_y_state(m, out)
   local y_state, any_state = {}, false
   for i, e in ipairs(m.h) do
     y_state[i] = e.op == "var" and e.kind == "x" and e.index - 1 or -1
     any_state = any_state or y_state[i] >= 0
   end
-  if any_state then chunks[#chunks + 1] = int_array("y_state", y_state) end
+  if any_state then out.main[#out.main + 1] = int_array("y_state", y_state) end
   return any_state
 end
 
@@ -490,7 +506,7 @@ end
 -- its value): its kernel and Jacobians have those rows alone, and the
 -- engine applies the identity to the others. The resets' initialisers and
 -- the rows each assigns (CSR: ptr, rows).
-local function emit_reset_kernels(m, vars, chunks)
+local function emit_reset_kernels(m, vars, out)
   local assign_ptr, assign_rows, R = { 0 }, {}, {}
   for j, r in ipairs(m.r) do
     local list = {}
@@ -500,60 +516,60 @@ local function emit_reset_kernels(m, vars, chunks)
     table.sort(list)
     for _, i in ipairs(list) do assign_rows[#assign_rows + 1] = i - 1 end
     assign_ptr[j + 1] = #assign_rows
-    R[j] = function_def("k_r" .. (j - 1), r, vars, chunks, list, #m.x_names)
+    R[j] = function_def("k_r" .. (j - 1), r, vars, out, list, #m.x_names)
   end
   return R, assign_ptr, assign_rows
 end
 
 -- The names, start and nominal values and guard directions; then the
 -- resets' table and their assigned rows.
-local function emit_tables(m, chunks, R, assign_ptr, assign_rows)
+local function emit_tables(m, out, R, assign_ptr, assign_rows)
   for _, field in ipairs({ "x_names", "z_names", "p_names", "y_names", "e_names" }) do
-    chunks[#chunks + 1] = name_array(field, m[field])
+    out.main[#out.main + 1] = name_array(field, m[field])
   end
   for _, field in ipairs({ "x_start", "z_start", "p_nominal" }) do
-    chunks[#chunks + 1] = double_array(field, m[field])
+    out.main[#out.main + 1] = double_array(field, m[field])
   end
-  chunks[#chunks + 1] = int_array("e_dir", m.e_dir)
+  out.main[#out.main + 1] = int_array("e_dir", m.e_dir)
   if #R > 0 then
-    chunks[#chunks + 1] = "static const salta_function_def resets[] = {\n  "
+    out.main[#out.main + 1] = "static const salta_function_def resets[] = {\n  "
       .. table.concat(R, ",\n  ") .. "\n};"
-    chunks[#chunks + 1] = int_array("r_assign_ptr", assign_ptr)
-    chunks[#chunks + 1] = int_array("r_assign_rows", assign_rows)
+    out.main[#out.main + 1] = int_array("r_assign_ptr", assign_ptr)
+    out.main[#out.main + 1] = int_array("r_assign_rows", assign_rows)
   end
 end
 
 -- The events' flags (SALTA_EVENT_TERMINAL = 1, SALTA_EVENT_BREAKPOINT =
 -- 2), if any is set, and the states' modes, if any; whether each was
 -- emitted.
-local function emit_flags_and_modes(m, chunks)
+local function emit_flags_and_modes(m, out)
   local flags, any_flag = {}, false
   for j = 1, #m.e do
     flags[j] = ((m.e_terminal or {})[j] and 1 or 0) | ((m.e_breakpoint or {})[j] and 2 or 0)
     any_flag = any_flag or flags[j] ~= 0
   end
   if any_flag then
-    chunks[#chunks + 1] = "static const unsigned char e_flags[] = {" .. table.concat(flags, ",") .. "};"
+    out.main[#out.main + 1] = "static const unsigned char e_flags[] = {" .. table.concat(flags, ",") .. "};"
   end
   local any_mode = next(m.x_mode or {}) ~= nil
   if any_mode then
     local idx = {}
     for i = 1, #m.x_names do idx[i] = m.x_mode[i] and m.x_mode[i] - 1 or -1 end
-    chunks[#chunks + 1] = int_array("x_mode", idx)
+    out.main[#out.main + 1] = int_array("x_mode", idx)
   end
   return any_flag, any_mode
 end
 
 -- The structure of g = 0 (blocks, stages, the explicit algebraics'
--- kernel) and index reduction's pivots: into chunks, their def fields
+-- kernel) and index reduction's pivots: into out, their def fields
 -- into fields.
-local function emit_structure(m, chunks, fields)
+local function emit_structure(m, out, fields)
   if m.z_block and #m.z_names > 0 then
-    chunks[#chunks + 1] = int_array("z_block", m.z_block)
-    chunks[#chunks + 1] = int_array("block_stage", m.block_stage)
+    out.main[#out.main + 1] = int_array("z_block", m.z_block)
+    out.main[#out.main + 1] = int_array("block_stage", m.block_stage)
     local any = false
     for _, seg in ipairs(m.z_segments) do any = any or #seg > 0 end
-    if any then chunks[#chunks + 1] = assign_kernel("k_zassign", m.z_segments) end
+    if any then assign_kernel(out, "k_zassign", m.z_segments) end
     field(fields, "nblocks", m.nblocks)
     field(fields, "z_block", "z_block")
     if any then field(fields, "z_assign", "k_zassign") end
@@ -564,9 +580,9 @@ local function emit_structure(m, chunks, fields)
     for k, pv in ipairs(m.pivots) do
       exprs[2 * k - 1], exprs[2 * k], dummies[k], eqs[k] = pv.pivot, pv.scale, pv.dummy, "0 = " .. pv.equation
     end
-    chunks[#chunks + 1] = kernel("k_pivots", exprs)
-    chunks[#chunks + 1] = name_array("pivot_dummy", dummies)
-    chunks[#chunks + 1] = name_array("pivot_eq", eqs)
+    kernel(out, "k_pivots", exprs)
+    out.main[#out.main + 1] = name_array("pivot_dummy", dummies)
+    out.main[#out.main + 1] = name_array("pivot_eq", eqs)
     field(fields, "npivots", #m.pivots)
     for _, f in ipairs({ "pivot_dummy", "pivot_eq" }) do field(fields, f, f) end
     field(fields, "pivots", "k_pivots")
@@ -574,8 +590,8 @@ local function emit_structure(m, chunks, fields)
 end
 
 -- The salta_model_def constant, field by name (an absent one is 0 or
--- NULL), from the parts emitted before (d; d.fields: those whose chunks
--- set them).
+-- NULL), from the parts emitted before (d; d.fields: those the emitters
+-- set).
 local function model_def(m, symbol, hash, d)
   local fields = {}
   local function array(name, n, value) if n > 0 then field(fields, name, value or name) end end
@@ -599,6 +615,43 @@ local function model_def(m, symbol, hash, d)
   return table.concat({ "const salta_model_def " .. symbol .. " = {", table.concat(fields, "\n"), "};", "" }, "\n")
 end
 
+-- Cutting the text into units. A unit ends after a function picked by its
+-- own digest, with odds of its length in UNIT_BYTES, once the unit holds
+-- a quarter of that (and always at twice that): an edit moves the cuts
+-- near it only, so that the other units keep their digests, and their
+-- cached objects. A text of one unit is not cut.
+local UNIT_BYTES = 131072
+M.UNIT_MARK = "/* salta:unit */"   -- a line of its own; the cc backend cuts there (jit.c)
+
+local function units(fns)
+  local list, cur, bytes = {}, {}, 0
+  for _, f in ipairs(fns) do
+    cur[#cur + 1] = f
+    bytes = bytes + #f
+    local odds = tonumber(M.hash(f):sub(1, 8), 16) / 2 ^ 32
+    if bytes >= 2 * UNIT_BYTES or (bytes >= UNIT_BYTES // 4 and odds < #f / UNIT_BYTES) then
+      list[#list + 1], cur, bytes = cur, {}, 0
+    end
+  end
+  if #cur > 0 then list[#list + 1] = cur end
+  return list
+end
+
+-- The text before the def: the head (every unit's start), the kernels'
+-- functions by unit, then the def's unit (prototypes, the rest).
+local function text(head, out)
+  local groups = units(out.fns)
+  local parts = { table.concat(head, "\n") }
+  for _, g in ipairs(groups) do
+    if #groups > 1 then parts[#parts + 1] = M.UNIT_MARK end
+    parts[#parts + 1] = table.concat(g, "\n")
+  end
+  if #groups > 1 then parts[#parts + 1] = M.UNIT_MARK end
+  parts[#parts + 1] = table.concat(out.protos, "\n")
+  parts[#parts + 1] = table.concat(out.main, "\n")
+  return table.concat(parts, "\n")
+end
+
 -- generate(m, abi, symbol): C source for model m.
 -- m: { name, x_names, z_names, p_names, y_names, e_names, x_start, z_start,
 --      p_nominal, e_dir, vars = {x=, z=, p=, t=}, f, g, h, e, r,
@@ -611,21 +664,21 @@ end
 --      the engine checks, the pieces a given start state's indices take) }
 -- abi: the text of salta_kernel.h; symbol: the name of the def constant.
 function M.generate(m, abi, symbol)
-  local chunks = { "/* generated by salta; do not edit */",
-    abi, PRELUDE }
-  for _, tab in ipairs(m.input_tables or {}) do chunks[#chunks + 1] = tab:c_source() end
+  local head = { "/* generated by salta; do not edit */", abi, PRELUDE }
+  for _, tab in ipairs(m.input_tables or {}) do head[#head + 1] = tab:c_source() end
+  local out = new_out()
   local vars = { x = m.vars.x, z = m.vars.z, p = m.vars.p, t = { m.vars.t } }
-  local d = emit_functions(m, vars, chunks)
-  d.S = m.start and function_def("k_x0", m.start, vars, chunks)
-  d.any_state = emit_y_state(m, chunks)
-  d.R, d.assign_ptr, d.assign_rows = emit_reset_kernels(m, vars, chunks)
-  emit_tables(m, chunks, d.R, d.assign_ptr, d.assign_rows)
-  d.any_flag, d.any_mode = emit_flags_and_modes(m, chunks)
+  local d = emit_functions(m, vars, out)
+  d.S = m.start and function_def("k_x0", m.start, vars, out)
+  d.any_state = emit_y_state(m, out)
+  d.R, d.assign_ptr, d.assign_rows = emit_reset_kernels(m, vars, out)
+  emit_tables(m, out, d.R, d.assign_ptr, d.assign_rows)
+  d.any_flag, d.any_mode = emit_flags_and_modes(m, out)
   d.fields = {}
-  emit_structure(m, chunks, d.fields)
-  emit_input_checks(m, chunks, d.fields)
-  emit_held(m, chunks, d.fields)
-  local body = table.concat(chunks, "\n")
+  emit_structure(m, out, d.fields)
+  emit_input_checks(m, out, d.fields)
+  emit_held(m, out, d.fields)
+  local body = text(head, out)
   local hash = M.hash(body .. symbol)
   return body .. "\n" .. model_def(m, symbol, hash, d), hash
 end

@@ -6,7 +6,8 @@
 -- faster). "auto" (the default) takes cc from a warm cache, or builds it
 -- now when the source is small (CC_NOW_BYTES: the Cauer ladder in 0.1 s,
 -- balls N = 15 in 1.7 s); a larger model compiles with tcc now while cc
--- builds it in the background for the next time the model is built. An
+-- builds it in the background, and the model takes the cc kernels when
+-- they land (between runs: the bindings' salta_l_checkmodel). An
 -- explicit choice falls back to the other backend when it fails.
 
 local core = require("salta.core")
@@ -63,7 +64,8 @@ local function start_background(src, hash, cache_dir)
 end
 
 -- compile(desc, opts) -> core model, info {backend, seconds, cached, source,
--- cc_pending (a background cc build was started for the next build)}
+-- cc_pending (a background cc build runs, whose kernels the model will
+-- take: core model:backend() says which it runs)}
 function M.compile(desc, opts)
   opts = opts or {}
   local t0 = core.clock()
@@ -77,8 +79,13 @@ function M.compile(desc, opts)
     if handle then
       local info = { backend = b, seconds = core.clock() - c0, codegen_seconds = gen_seconds,
         cached = cached == true, source = src }
-      if later and b == "tcc" then info.cc_pending = start_background(src, hash, opts.cache_dir) end
-      return core.model(handle), info
+      local watch
+      if later and b == "tcc" then
+        info.cc_pending = start_background(src, hash, opts.cache_dir)
+        watch = info.cc_pending and core.cc_watch(src, SYMBOL, desc.name, opts.cache_dir) or nil
+        info.cc_pending = watch ~= nil
+      end
+      return core.model(handle, watch), info
     end
     errors[#errors + 1] = ("  %s: %s"):format(b, tostring(cached))
   end

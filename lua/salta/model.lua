@@ -604,6 +604,13 @@ function Model:c_source()
   return self.compile_info.source
 end
 
+-- m:backend() -> "tcc" | "cc": the kernels the model runs now (a model
+-- built with tcc while cc builds it in the background takes the cc
+-- kernels when they land, between runs), and whether it awaits them.
+function Model:backend()
+  return self.core:backend()
+end
+
 -- The model's own states and events apart from the hidden ones (modes of
 -- if-expressions, pieces of input tables, and their switching events).
 function Model:counts()
@@ -628,9 +635,10 @@ function Model:__tostring()
     states = states .. (" (+%d hidden: %s)"):format(c.hidden_states, table.concat(kinds, ", "))
   end
   if c.hidden_events > 0 then events = events .. (" (+%d hidden: switches and input breakpoints)"):format(c.hidden_events) end
-  return ("salta model '%s': %s, %s, %s, %s, %s (%s backend)"):format(self.name, states,
+  local backend, pending = self:backend()
+  return ("salta model '%s': %s, %s, %s, %s, %s (%s backend%s)"):format(self.name, states,
     plural(#self.algebraics, "algebraic"), plural(#self.params, "parameter"), plural(#self.outputs, "output"), events,
-    self.compile_info.backend)
+    backend, pending and ", cc building" or "")
 end
 
 return M

@@ -17,7 +17,7 @@
 -- random: bouncing masses (identical, nearly identical or coupled: events in
 -- groups), oscillators against a stop (the stop sometimes where the swing
 -- only grazes it), RC stages switched by a relay with hysteresis (copies
--- switch in exact groups), two capacitors in parallel (index 2), a torn
+-- switch in exact groups; sometimes behind a fast filter: stiff), two capacitors in parallel (index 2), a torn
 -- algebraic loop whose guard reads an algebraic, an alias read by a guard,
 -- if-expressions (mode events), a relay without hysteresis (a sliding
 -- mode: salta must refuse it), lags driven by input tables read at t or
@@ -154,7 +154,8 @@ end
 -- RC stages: v1' = (src - v1) / tau, vk' = (v(k-1) - vk) / tau, src =
 -- V while the relay is on; the relay turns off when the last stage rises
 -- through hi and on when it falls through lo (hysteresis). Copies of the
--- chain switch in exact groups.
+-- chain switch in exact groups. Sometimes the source reaches v1 through a
+-- filter w' = (src - w) / tau_f, tau_f 1 to 3 ms: a stiff relay.
 local function rc(b, r, id)
   local stages, copies = r.pick({ 1, 2, 3 }), r.pick({ 1, 1, 2 })
   local pre = "r" .. id
@@ -163,14 +164,22 @@ local function rc(b, r, id)
   b.param(pre .. "hi", r.range(0.6, 0.75), 1)
   b.param(pre .. "lo", r.range(0.25, 0.4), 1)
   local use_if = r.chance(0.5)   -- the source as an if-expression of the discrete, or on * V
+  -- sometimes behind a filter two orders of magnitude faster: stiff
+  local fast = r.chance(0.15) and r.range(1e-3, 3e-3) or nil
+  if fast then b.param(pre .. "tau_f", fast, fast, false) end
   for c = 1, copies do
-    local on = pre .. "on" .. c
+    local on, w = pre .. "on" .. c, pre .. "w" .. c
     b.disc(on, true)
+    local function relay(x, p) return use_if and salta.ifelse(x[on], p[pre .. "V"], 0) or x[on] * p[pre .. "V"] end
+    if fast then
+      b.state(w, 0.0, 1, false)
+      b.flow(function(t, x, z, p, u, out) out[w] = (relay(x, p) - x[w]) / p[pre .. "tau_f"] end)
+    end
     for k = 1, stages do
       local v, prev = pre .. "v" .. c .. k, pre .. "v" .. c .. (k - 1)
       b.state(v, 0.0, 1)
       b.flow(function(t, x, z, p, u, out)
-        local src = k > 1 and x[prev] or (use_if and salta.ifelse(x[on], p[pre .. "V"], 0) or x[on] * p[pre .. "V"])
+        local src = k > 1 and x[prev] or fast and x[w] or relay(x, p)
         out[v] = (src - x[v]) / p[pre .. "tau"]
       end)
     end
@@ -180,7 +189,8 @@ local function rc(b, r, id)
     b.event{ name = pre .. "on" .. c, direction = "down", guard = function(t, x, z, p) return x[last] - p[pre .. "lo"] end,
       reset = function() return { [on] = true } end }
   end
-  b.note(("rc(stages=%d, copies=%d%s)"):format(stages, copies, use_if and ", ifelse" or ""))
+  b.note(("rc(stages=%d, copies=%d%s%s)"):format(stages, copies, use_if and ", ifelse" or "",
+    fast and (", stiff filter %.2g"):format(fast) or ""))
 end
 
 -- Two capacitors in parallel behind a resistor (index 2: v1 = v2), the
