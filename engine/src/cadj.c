@@ -10,6 +10,7 @@
 #include "arrays.h"
 #include "cadj_impl.h"
 #include "errors.h"
+#include "sim_plan.h"
 #include "sparselu.h"
 
 /* ---- the forward run and the loss --------------------------------------------- */
@@ -45,7 +46,7 @@ static int forward(salta__cadj *a, double *value) {
   int k, st;
   o.record_steps = 0;
   o.rtol = fmax(o.rtol * FORWARD_TIGHTER, 1e-14), o.atol *= FORWARD_TIGHTER;
-  if ((st = salta_sim_run(a->sim, &o, a->p, a->x0, a->tg->times, a->tg->nt)))
+  if ((st = salta__sim_run(a->sim, &o, a->p, a->x0, a->tg->times, a->tg->nt)))
     return salta__fail(a->err, st, "%s", salta_sim_errmsg(a->sim));
   salta_sim_stats_get(a->sim, &stats);
   if ((st = salta__targets_reach(a->tg, salta_sim_nout(a->sim), &stats, a->err))) return st;
@@ -127,6 +128,8 @@ int salta__cadj_eval(salta__cadj_work *w, salta__targets *tg, salta_sim *sim, co
 }
 
 /* ---- the work ---------------------------------------------------------------------------- */
+
+void salta__cadj_work_bind(salta__cadj_work *w, const salta_model_def *d) { salta__dae_bind(&w->dae, d); }
 
 int salta__cadj_work_new(salta__cadj_work **out, const salta_model_def *d, char *err) {
   salta__cadj_work *w = calloc(1, sizeof *w);

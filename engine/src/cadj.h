@@ -21,6 +21,8 @@ typedef struct salta__cadj_work salta__cadj_work;
 ** (SALTA_ERRMSG_SIZE bytes, borrowed for the work's life). */
 int salta__cadj_work_new(salta__cadj_work **out, const salta_model_def *d, char *err);
 void salta__cadj_work_free(salta__cadj_work **w);
+/* The kernels its evaluations run (a loss binds them before each). */
+void salta__cadj_work_bind(salta__cadj_work *w, const salta_model_def *d);
 
 /* The loss over the targets tg (its reach is set from the forward run,
 ** made on sim with options o) at p and x0 (NULL: start values), and its

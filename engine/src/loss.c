@@ -439,6 +439,7 @@ static void bind(salta_loss *l) {
   salta__sim_bind(l->sim, d);
   salta__sim_bind(l->vsim, d);
   if (l->adj) salta__adj_work_bind(l->adj, d);
+  if (l->cadj) salta__cadj_work_bind(l->cadj, d);
 }
 
 int salta_loss_eval(salta_loss *l, const double *p, const double *x0, double *value,
@@ -498,6 +499,7 @@ int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, in
 int salta_loss_eval_adjoint_cont(salta_loss *l, const double *p, const double *x0, double *value, double *grad) {
   int st;
   if (!l) return SALTA_EINPUT;
+  bind(l);
   if (!p)
     return salta__fail(l->err, SALTA_EINPUT, "model '%s': salta_loss_eval_adjoint_cont needs parameters", l->d->name);
   if (grad && l->ns == 0)
