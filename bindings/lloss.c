@@ -257,6 +257,36 @@ static int loss_eval_adjoint(lua_State *L) {
   return 1;
 }
 
+/* loss:eval_adjoint_cont(p, x0|nil, want_grad) -> value [, grad] | nil, msg */
+static int loss_eval_adjoint_cont(lua_State *L) {
+  loss_ud *u = check_loss(L, 1);
+  int want_g = lua_toboolean(L, 4), st;
+  double *p, *x0, value = 0, *g = want_g ? salta_l_scratch(L, u->ns) : NULL;
+  check_point(L, u, 2, &p, &x0);
+  if ((st = salta_loss_eval_adjoint_cont(u->loss, p, x0, &value, g))) {
+    luaL_pushfail(L);
+    salta_l_pusherror(L, st, salta_loss_errmsg(u->loss));
+    return 2;
+  }
+  lua_pushnumber(L, value);
+  if (!want_g) return 1;
+  salta_l_pushvec(L, g, u->ns);
+  return 2;
+}
+
+/* loss:route([name]) -> the route of eval's gradient, "sens" or
+** "adjoint_cont"; name ("auto", "sens", "adjoint_cont") sets it first. */
+static int loss_route(lua_State *L) {
+  static const char *const names[] = {"auto", "sens", "adjoint_cont", NULL};
+  loss_ud *u = check_loss(L, 1);
+  int st;
+  if (!lua_isnoneornil(L, 2) &&
+      (st = salta_loss_set_route(u->loss, (salta_route)luaL_checkoption(L, 2, NULL, names))))
+    return salta_l_raise(L, st, salta_loss_errmsg(u->loss));
+  lua_pushstring(L, names[salta_loss_route(u->loss)]);
+  return 1;
+}
+
 /* Field k of the table at idx, an array of n flags, into out; NULL when absent. */
 static const int *read_flags(lua_State *L, int idx, const char *k, int *out, int n) {
   int i, any = lua_getfield(L, idx, k) == LUA_TTABLE;
@@ -330,6 +360,8 @@ void salta_l_open_loss(lua_State *L) {
     {"nresid", loss_nresid},
     {"eval", loss_eval},
     {"eval_adjoint", loss_eval_adjoint},
+    {"eval_adjoint_cont", loss_eval_adjoint_cont},
+    {"route", loss_route},
     {"grad_fd", loss_grad_fd},
     {"stats", loss_stats},
     {"close", loss_close},

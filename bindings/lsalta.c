@@ -228,6 +228,8 @@ int luaopen_salta_core(lua_State *L) {
   salta_l_open_optim(L);
   lua_pushinteger(L, SALTA_ABI_VERSION);
   lua_setfield(L, -2, "abi");
+  lua_pushinteger(L, SALTA_ROUTE_CROSSOVER);
+  lua_setfield(L, -2, "route_crossover");
   salta_l_push_statuses(L);
   lua_setfield(L, -2, "status");
   return 1;

@@ -216,7 +216,9 @@ void salta_l_sim_options(lua_State *L, int idx, salta_sim_options *o, const char
   salta_sim_options_init(o, salta_l_optnumber(L, idx, "t0", 0, what), salta_l_optnumber(L, idx, "tf", 1, what));
   for (k = 0; k < n; ++k) {
     const salta_option_info *i = salta_sim_option_info(k);
-    if ((i->flags & SALTA_OPTION_INTERVAL) || (scope == SALTA_L_LOSS && (i->flags & SALTA_OPTION_SIM_ONLY))) continue;
+    if ((i->flags & SALTA_OPTION_INTERVAL) || (scope == SALTA_L_LOSS && (i->flags & SALTA_OPTION_SIM_ONLY)) ||
+        (scope == SALTA_L_SIMULATE && (i->flags & SALTA_OPTION_LOSS_ONLY)))
+      continue;
     lua_getfield(L, idx, i->name);
     if (!lua_isnil(L, -1)) read_option(L, i, o, what, nvec);
     lua_pop(L, 1);
@@ -263,12 +265,13 @@ static void push_info(lua_State *L, const salta_option_info *i) {
   set_bool(L, "span", i->flags & SALTA_OPTION_SPAN);
   set_bool(L, "per_unknown", i->flags & SALTA_OPTION_PER_UNKNOWN);
   set_bool(L, "sim_only", i->flags & SALTA_OPTION_SIM_ONLY);
+  set_bool(L, "loss_only", i->flags & SALTA_OPTION_LOSS_ONLY);
 }
 
 /* sim_options() -> the declared options, in order: { name, type ("number",
 ** "integer", "boolean", "choice"), default, default_text, range = { lo,
 ** hi, lo_open, hi_open }, choices, help, interval, span, per_unknown,
-** sim_only } each */
+** sim_only, loss_only } each */
 int salta_l_sim_option_list(lua_State *L) {
   int k, n = salta_sim_option_count();
   lua_createtable(L, n, 0);

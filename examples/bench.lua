@@ -3,12 +3,8 @@
 -- repeated runs. Run with the salta host so both JIT backends are there.
 local jit = require("salta.jit")
 
-local function stats(xs)
-  table.sort(xs)
-  local n = #xs
-  local med = n % 2 == 1 and xs[(n + 1) // 2] or (xs[n // 2] + xs[n // 2 + 1]) / 2
-  return med, xs[1], xs[n]
-end
+local common = dofile("examples/bench/common.lua")
+local stats, uniform = common.stats, common.uniform
 
 local function row(label, xs, unit, scale)
   scale = scale or 1
@@ -86,11 +82,6 @@ for _, b in ipairs({ "tcc", "cc" }) do
 end
 
 print("== simulation (rtol 1e-6, atol 1e-8 as in the reference's IDA runs; 500 output times) ==")
-local function uniform(tf, n)
-  local t = {}
-  for i = 0, n do t[i + 1] = tf * i / n end
-  return t
-end
 local latch = dofile("models/spring_latch.lua")
 local sim_cases = {
   { "cauer", cauer{ backend = "cc" }, 20.0 },
@@ -427,28 +418,7 @@ do
     math.log(b[1] * math.log(b[1]) / (a[1] * math.log(a[1]))) / span))
 end
 
-print("\n== adjoint against free parameters: Cauer ladder N = 500, each section its own L and C (1,003 parameters) ==")
-do
-  local m = dofile("models/cauer_ladder.lua"){ N = 500, local_params = true, backend = "tcc" }
-  local times = uniform(10, 40)
-  local tr = m:simulate{ tf = 10, times = times, rtol = 1e-6, atol = 1e-8 }
-  print(("  %10s %14s %14s"):format("free", "adjoint ms", "sens ms"))
-  local first
-  for _, np in ipairs({ 10, 100, 1000 }) do
-    local free, p = {}, {}
-    for k = 1, np do free[k] = m.params[3 + k]; p[k] = 0.5 * (1 + 0.01 * (k % 7)) end
-    local L = salta.lsq{ model = m, times = times, data = { vN = tr.y.vN, v1 = tr.y.v1 }, free = free, rtol = 1e-6,
-      atol = 1e-8 }
-    local adj, sens = {}, {}
-    for k = 1, 3 do
-      local t0 = clock(); L:grad(p, { method = "adjoint" }); adj[k] = clock() - t0
-      if np <= 100 then t0 = clock(); L:grad(p); sens[k] = clock() - t0 end
-    end
-    first = first or stats(adj)
-    print(("  %10d %14.1f %14s   adjoint / adjoint at 10 free: %.2f"):format(np, stats(adj) * 1e3,
-      #sens > 0 and ("%.1f"):format(stats(sens) * 1e3) or "-", stats(adj) / first))
-  end
-end
+dofile("examples/bench/routes.lua")
 
 print("\n== event location: guard evaluations per event (plain simulation, rtol 1e-6) ==")
 print(("%-40s %8s %12s %10s"):format("model (integrator)", "events", "guard evals", "per event"))

@@ -271,6 +271,10 @@ typedef struct salta_sim_options {
                             state the event group left), unless an output time is there already */
   salta_linear_solver linear_solver;   /* AUTO, DENSE (LAPACK) or KLU */
   salta_method method;   /* AUTO, BDF (IDAS) or ERK */
+  /* the continuous adjoint (salta_loss_eval_adjoint_cont); a simulation ignores them */
+  double adjoint_rtol, adjoint_atol;   /* its backward problem's tolerances (0: rtol, atol) */
+  double quad_rtol, quad_atol;         /* its quadratures' (0: adjoint_rtol, adjoint_atol) */
+  int checkpoint_steps;                /* forward steps between its checkpoints */
 } salta_sim_options;
 
 /* Fills the declared defaults for [t0, tf]. */
@@ -292,7 +296,8 @@ enum {
   SALTA_OPTION_INTERVAL = 1,    /* t0 or tf: an argument of salta_sim_options_init, no default */
   SALTA_OPTION_SPAN = 2,        /* the default is def times (tf - t0) */
   SALTA_OPTION_PER_UNKNOWN = 4, /* a simulation may give one value per state and algebraic (atol_vec) */
-  SALTA_OPTION_SIM_ONLY = 8     /* means nothing to a loss (salta.lsq does not take it) */
+  SALTA_OPTION_SIM_ONLY = 8,    /* means nothing to a loss (salta.lsq does not take it) */
+  SALTA_OPTION_LOSS_ONLY = 16   /* means nothing to a simulation (model:simulate does not take it) */
 };
 
 typedef struct salta_option_info {
@@ -585,6 +590,42 @@ int salta_loss_check_gradient(salta_loss *loss, const double *p, const double *x
 #define SALTA_MESH_MAX 1000000
 int salta_loss_eval_adjoint(salta_loss *loss, const double *p, const double *x0, int mesh_k,
                             int consistent, double *value, double *grad);
+
+/* The continuous adjoint: the loss (as salta_loss_eval's) and its gradient
+** (ns) by IDAS's adjoint module, whatever the number of free directions.
+** One forward run gives the loss and its event groups; each segment between
+** groups is then run again with checkpoints every checkpoint_steps steps
+** (the memory that needs) and the adjoint DAE solved backward over it, its
+** algebraic part consistent with g, with quadratures for the parameters'
+** terms, to the options' adjoint_rtol, adjoint_atol, quad_rtol and
+** quad_atol; the adjoint jumps at each datum and through each event group
+** by the transpose of the forward sensitivities' jump (cascade rounds,
+** members a direction moves apart, terminal events, input breakpoints and
+** a start that follows the parameters alike), robust losses too. It
+** neither blends nor follows event windows (SALTA_EINPUT), and reports a
+** group whose members do not commute (SALTA_ENODIFF: its gradient depends
+** on whether a direction moves them apart). The forward run is BDF's, ERK's or AUTO's as the options say;
+** the segments are run again with BDF. */
+int salta_loss_eval_adjoint_cont(salta_loss *loss, const double *p, const double *x0, double *value,
+                                 double *grad);
+
+/* The route of salta_loss_eval's gradient when neither residuals nor
+** their Jacobian are asked for: forward sensitivities (cost growing with
+** the free directions) or the continuous adjoint (cost about that of a
+** few forward runs whatever their number). AUTO (the default) chooses by
+** salta_route_for; a loss that blends or has event windows always takes
+** SENS. */
+typedef enum salta_route { SALTA_ROUTE_AUTO = 0, SALTA_ROUTE_SENS = 1, SALTA_ROUTE_ADJOINT_CONT = 2 } salta_route;
+int salta_loss_set_route(salta_loss *loss, salta_route route);
+/* The route salta_loss_eval's gradient takes now: SENS or ADJOINT_CONT. */
+salta_route salta_loss_route(const salta_loss *loss);
+/* The rule AUTO follows, for nfree free directions of a model of n
+** unknowns (nx + nz): the continuous adjoint from SALTA_ROUTE_CROSSOVER
+** free directions on, where make bench measures it the faster (about 100
+** on Cauer ladders of 150 and 1,500 unknowns alike: both routes' costs
+** grow with n, so n does not move it). */
+#define SALTA_ROUTE_CROSSOVER 100
+salta_route salta_route_for(int nfree, int n);
 
 /* The simulation of the last evaluation: owned by the loss (do not free
 ** it), valid until the loss's free; its results, until the loss's next

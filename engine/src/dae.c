@@ -150,6 +150,16 @@ const char *salta__dae_bad_text(const salta__dae *a, char *buf, size_t cap) {
   return buf;
 }
 
+int salta__dae_residual(const salta__dae *a, double t, const double *w, const double *wp, double *r) {
+  int i;
+  if (a->d->f.eval(t, w, w + a->nx, a->p, r) || (a->nz && a->d->g.eval(t, w, w + a->nx, a->p, r + a->nx)))
+    return -2;
+  for (i = 0; i < a->nx; ++i) r[i] = wp[i] - r[i];
+  for (i = 0; i < a->n; ++i)
+    if (!isfinite(r[i])) return i;
+  return -1;
+}
+
 void salta__dae_add_dense(salta__dae *a, const salta_sparse_def *sp, double t, const double *w,
                           double scale, double *M, int ld, int row0, int col0) {
   const double *v;
@@ -253,6 +263,18 @@ int salta__dae_flow(salta__dae *a, double t, const double *w, double *xdot, doub
   }
   salta__alg_gz_solve(&a->alg, zdot, 1, 0);
   for (i = 0; i < nz; ++i) zdot[i] = -zdot[i];
+  return SALTA_OK;
+}
+
+int salta__dae_fold_z(salta__dae *a, double t, const double *w, double *v, double *grad_p) {
+  const salta_model_def *d = a->d;
+  int nx = a->nx, st;
+  if (a->nz == 0) return SALTA_OK;
+  if ((st = factor_gz_xz(a, t, w, w + nx))) return st;
+  salta__alg_gz_solve(&a->alg, v + nx, 1, 1);
+  salta__dae_add_transpose(a, &d->g.d[SALTA_WRT_X], t, w, -1.0, v, nx, v);
+  if (grad_p) salta__dae_add_transpose(a, &d->g.d[SALTA_WRT_P], t, w, -1.0, v, nx, grad_p);
+  memset(v + nx, 0, sizeof(double) * (size_t)a->nz);
   return SALTA_OK;
 }
 

@@ -70,6 +70,9 @@ void salta__dae_eval_jac(salta__dae *a, const salta_sparse_def *sp, double t, co
 /* a->bad as text, e.g. "d f/d p entry ('x', 'k') is nan at t = 0", or "". */
 const char *salta__dae_bad_text(const salta__dae *a, char *buf, size_t cap);
 
+/* The DAE's residual F = [x' - f; g] at (t, w, w') into r (n): -1, the
+** first row that is not finite, or -2 when a kernel failed. */
+int salta__dae_residual(const salta__dae *a, double t, const double *w, const double *wp, double *r);
 /* M (column-major, leading dimension ld) += scale K at (row0, col0), K the
 ** sparse kernel sp evaluated at (t, w = [x; z]). */
 void salta__dae_add_dense(salta__dae *a, const salta_sparse_def *sp, double t, const double *w,
@@ -97,6 +100,11 @@ void salta__dae_gz_solve(const salta__dae *a, double *b, int nrhs, int trans);
 /* The flow at (t, w): x' = f and z' = -g_z^-1 (g_x x' + g_t); leaves g_z
 ** factored at w. SALTA_OK, or SALTA_ESOLVER when g_z is singular. */
 int salta__dae_flow(salta__dae *a, double t, const double *w, double *xdot, double *zdot);
+/* The transpose of z's dependence on x and p through g = 0 at (t, w), for
+** an adjoint v = [v_x; v_z] (n): v_x -= g_x^T nu and grad_p (np, unless
+** NULL) -= g_p^T nu with nu = g_z^-T v_z; then v_z = 0. SALTA_OK, or
+** SALTA_ESOLVER when g_z is singular. */
+int salta__dae_fold_z(salta__dae *a, double t, const double *w, double *v, double *grad_p);
 
 /* ---- guards ------------------------------------------------------------------ */
 

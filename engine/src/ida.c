@@ -48,19 +48,11 @@ static char *err_of(ida *c) { return c->env.dae->err; }
 
 static int residual(sunrealtype t, N_Vector yy, N_Vector yp, N_Vector rr, void *ud) {
   ida *c = ud;
-  const salta__dae *a = c->env.dae;
-  const double *y = N_VGetArrayPointer(yy), *ypd = N_VGetArrayPointer(yp);
   double *r = N_VGetArrayPointer(rr);
-  int i;
-  if (a->d->f.eval(t, y, y + c->nx, a->p, r)) return -1;
-  if (a->nz && a->d->g.eval(t, y, y + c->nx, a->p, r + c->nx)) return -1;
-  for (i = 0; i < c->nx; ++i) r[i] = ypd[i] - r[i];
-  for (i = 0; i < c->n; ++i)
-    if (!isfinite(r[i])) {
-      if (c->bad_row < 0) c->bad_row = i, c->bad_t = t, c->bad_v = r[i];
-      return 1;   /* recoverable: IDAS tries a smaller step */
-    }
-  return 0;
+  int bad = salta__dae_residual(c->env.dae, t, N_VGetArrayPointer(yy), N_VGetArrayPointer(yp), r);
+  if (bad == -1 || bad == -2) return bad == -1 ? 0 : -1;
+  if (c->bad_row < 0) c->bad_row = bad, c->bad_t = t, c->bad_v = r[bad];
+  return 1;   /* recoverable: IDAS tries a smaller step */
 }
 
 static int jacobian(sunrealtype t, sunrealtype cj, N_Vector yy, N_Vector yp, N_Vector rr, SUNMatrix J,

@@ -46,6 +46,7 @@ void salta_loss_free(salta_loss **loss) {
   salta_sim_free(&l->sim);
   salta_sim_free(&l->vsim);
   salta__adj_work_free(&l->adj);
+  salta__cadj_work_free(&l->cadj);
   salta__targets_free(&l->tg);
   free(l->coef); free(l->dirs); free(l->last_p); free(l->last_x0);
   free(l);
@@ -485,6 +486,7 @@ static void bind(salta_loss *l) {
   salta__sim_bind(l->sim, d);
   salta__sim_bind(l->vsim, d);
   if (l->adj) salta__adj_work_bind(l->adj, d);
+  if (l->cadj) salta__cadj_work_bind(l->cadj, d);
 }
 
 int salta_loss_eval(salta_loss *l, const double *p, const double *x0, double *value,
@@ -499,7 +501,10 @@ int salta_loss_eval(salta_loss *l, const double *p, const double *x0, double *va
   if (!p) return salta__fail(l->err, SALTA_EINPUT, "model '%s': salta_loss_eval needs parameters", l->d->name);
   if (need_sens && l->ns == 0)
     return salta__fail(l->err, SALTA_EINPUT, "model '%s': no free parameters for a gradient", l->d->name);
-  if ((st = salta__targets_check_any(&l->tg, l->err)) || (st = planned_run(l, need_sens, p, x0))) return st;
+  if ((st = salta__targets_check_any(&l->tg, l->err))) return st;
+  if (grad && !jac && !resid && salta_loss_route(l) == SALTA_ROUTE_ADJOINT_CONT)
+    return salta_loss_eval_adjoint_cont(l, p, x0, value, grad);
+  if ((st = planned_run(l, need_sens, p, x0))) return st;
   nout = (size_t)l->tg.nout, ns = (size_t)l->ns;
   {
     int windowed = salta__targets_windowed(&l->tg);
@@ -538,4 +543,44 @@ int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, in
                        l->err);
   if (st == SALTA_OK) l->err[0] = '\0';   /* what a recovered failure wrote (a coarse mesh's) */
   return st;
+}
+
+int salta_loss_eval_adjoint_cont(salta_loss *l, const double *p, const double *x0, double *value, double *grad) {
+  int st;
+  if (!l) return SALTA_EINPUT;
+  bind(l);
+  if (!p)
+    return salta__fail(l->err, SALTA_EINPUT, "model '%s': salta_loss_eval_adjoint_cont needs parameters", l->d->name);
+  if (grad && l->ns == 0)
+    return salta__fail(l->err, SALTA_EINPUT, "model '%s': no free parameters for a gradient", l->d->name);
+  if (!l->cadj && (st = salta__cadj_work_new(&l->cadj, l->d, l->err))) return st;
+  l->last = l->vsim;
+  l->pending = 0;   /* its forward run is complete */
+  st = salta__cadj_eval(l->cadj, &l->tg, l->vsim, &l->opts, p, x0, l->dirs, l->ns, value, grad);
+  if (st == SALTA_OK) l->err[0] = '\0';
+  return st;
+}
+
+/* ---- the route chooser -------------------------------------------------------------- */
+
+int salta_loss_set_route(salta_loss *l, salta_route route) {
+  if (!l) return SALTA_EINPUT;
+  if (route != SALTA_ROUTE_AUTO && route != SALTA_ROUTE_SENS && route != SALTA_ROUTE_ADJOINT_CONT)
+    return salta__fail(l->err, SALTA_EINPUT, "model '%s': gradient route %d is not one of SALTA_ROUTE_AUTO, _SENS, "
+                       "_ADJOINT_CONT", l->d->name, (int)route);
+  l->route = route;
+  return SALTA_OK;
+}
+
+salta_route salta_loss_route(const salta_loss *l) {
+  if (!l) return SALTA_ROUTE_SENS;
+  if (l->route != SALTA_ROUTE_AUTO) return l->route;
+  /* the continuous adjoint neither blends, follows event windows nor takes event times */
+  if (l->tg.beta > 0 || salta__targets_windowed(&l->tg) || l->tg.ned > 0) return SALTA_ROUTE_SENS;
+  return salta_route_for(l->ns, l->d->nx + l->d->nz);
+}
+
+salta_route salta_route_for(int nfree, int n) {
+  (void)n;
+  return nfree >= SALTA_ROUTE_CROSSOVER ? SALTA_ROUTE_ADJOINT_CONT : SALTA_ROUTE_SENS;
 }

@@ -1,6 +1,6 @@
 /*
 ** loss_impl.h -- the loss object (internal), shared by loss.c (evaluation
-** by forward sensitivities, the adjoint's entry) and loss_fd.c (the
+** by forward sensitivities, the adjoints' entries) and loss_fd.c (the
 ** gradient by differences of its value). What it compares, and how, is
 ** targets.h's; the discrete adjoint's working state is adjoint.h's.
 */
@@ -8,6 +8,7 @@
 #define SALTA_LOSS_IMPL_H
 
 #include "adjoint.h"
+#include "cadj.h"
 #include "errors.h"
 #include "salta.h"
 #include "targets.h"
@@ -29,6 +30,8 @@ struct salta_loss {
   double *coef;                    /* nt x nout: d L / d prediction of each datum (0: missing) */
   salta_sim_options opts;
   salta__adj_work *adj;            /* the discrete adjoint's (made at its first use) */
+  salta__cadj_work *cadj;          /* the continuous adjoint's (made at its first use) */
+  salta_route route;               /* salta_loss_eval's gradient route (AUTO: chosen per call) */
   char err[SALTA_ERRMSG_SIZE];
 };
 

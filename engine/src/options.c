@@ -47,6 +47,11 @@ ACCESSORS(zeno_count, int)
 ACCESSORS(zeno_window, double)
 ACCESSORS(record_steps, int)
 ACCESSORS(terminal_output, int)
+ACCESSORS(adjoint_rtol, double)
+ACCESSORS(adjoint_atol, double)
+ACCESSORS(quad_rtol, double)
+ACCESSORS(quad_atol, double)
+ACCESSORS(checkpoint_steps, int)
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -87,6 +92,24 @@ static const option OPTIONS[] = {
   OPTION(terminal_output, .type = SALTA_OPTION_BOOLEAN, .hi = 1, .flags = SALTA_OPTION_SIM_ONLY,
          .def_text = "false (model:simulate without times: true)",
          .help = "a run a terminal event ends gets one more output at its time, the state the event left"),
+  OPTION(adjoint_rtol, .type = SALTA_OPTION_NUMBER, .lo = 0, .hi = 1, .hi_open = 1, .def_text = "0 (rtol)",
+         .flags = SALTA_OPTION_LOSS_ONLY,
+         .help = "continuous adjoint: relative tolerance of its backward problem (0: rtol)"),
+  OPTION(adjoint_atol, .type = SALTA_OPTION_NUMBER, .lo = 0, .hi = INFINITY, .hi_open = 1, .def_text = "0 (atol)",
+         .flags = SALTA_OPTION_LOSS_ONLY,
+         .help = "continuous adjoint: absolute tolerance of its backward problem, whose solution is scaled to a "
+                 "largest entry of 1 at each restart (0: atol)"),
+  OPTION(quad_rtol, .type = SALTA_OPTION_NUMBER, .lo = 0, .hi = 1, .hi_open = 1, .def_text = "0 (adjoint_rtol)",
+         .flags = SALTA_OPTION_LOSS_ONLY,
+         .help = "continuous adjoint: relative tolerance of the gradient's quadratures (0: adjoint_rtol)"),
+  OPTION(quad_atol, .type = SALTA_OPTION_NUMBER, .lo = 0, .hi = INFINITY, .hi_open = 1, .def_text = "0 (adjoint_atol)",
+         .flags = SALTA_OPTION_LOSS_ONLY,
+         .help = "continuous adjoint: absolute tolerance of the gradient's quadratures, on the scaled adjoint "
+                 "(0: adjoint_atol)"),
+  OPTION(checkpoint_steps, .type = SALTA_OPTION_INTEGER, .def = 100, .lo = 1, .hi = INT_MAX,
+         .flags = SALTA_OPTION_LOSS_ONLY,
+         .help = "continuous adjoint: forward steps between checkpoints (its memory holds about this many "
+                 "states besides one per checkpoint)"),
 };
 
 #define NOPTIONS ((int)(sizeof OPTIONS / sizeof OPTIONS[0]))

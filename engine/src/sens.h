@@ -1,15 +1,9 @@
 /*
 ** sens.h -- forward sensitivity algebra (internal): S = d[x; z]/dp for ns
 ** directions (n x ns, a column per direction), the sensitivity residual and
-** derivative, outputs, and the jump through an event group:
-**   tau_p  = -(e_x s_x + e_z s_z + e_p) / (e_t + e_x x'- + e_z z'-)   per member
-**   s_x+   = r_x s_x + r_z s_z + r_p + (r_t + r_x x'- + r_z z'- - x'+) tau_p
-**            on the rows a member resets (its own r and tau_p), and
-**   s_x+   = s_x + (x'- - x'+) tau_p(first member) on the others,
-**   s_z+   = -g_z^-1 (g_x s_x+ + g_p),
-** the composite reset's jump: every member reads the left limit. When a
-** direction moves the members apart (their tau_p differ), the members
-** are composed in sequence, each with the flows between them.
+** derivative, outputs, and z's rows from the implicit function theorem.
+** The jump through an event group is jump.h's; this object is its
+** scratch, in either direction.
 */
 #ifndef SALTA_SENS_H
 #define SALTA_SENS_H
@@ -36,11 +30,15 @@ typedef struct salta__sens {
   double *S_minus;          /* n x ns: S at the left limit, during a jump */
   double *moved;            /* n: a column moved along the flow, for outputs at an event */
   /* a group a direction splits: members composed in sequence */
-  double *seq_w[2], *seq_flow[2];   /* n each: the states between members, their flows */
+  double *seq_pt;           /* the states between members and their flows (jump.c) */
+  size_t seq_cap;           /* doubles seq_pt has room for */
   double *seq_S;            /* n x ns: the composition in the other order */
   double *seq_tau;          /* ne x ns: its members' tau_p */
   double *seq_rows;         /* nx: a member's reset rows of one column */
   int *seq_events;          /* ne: the members fired so far, in order */
+  /* the transposed jump */
+  double *adj_out;          /* n: the adjoint of S- as it is summed */
+  double *adj_tb;           /* ne: the members' tau_p's adjoints */
 } salta__sens;
 
 /* An event group's left limit as the events module saw it: the state, the
@@ -77,15 +75,12 @@ void salta__sens_residual(salta__sens *sn, double t, const double *w, double *co
                           double *const *Sp, double *const *R);
 /* dy = h_x s_x + h_z s_z + h_p (ny x ns). */
 void salta__sens_output(salta__sens *sn, double t, const double *w, const double *S, double *dy);
+/* The same plus (h_x x' + h_z z' + h_t) tau_p along a moving event time,
+** the flow (xdot, zdot) and tau_p (ns) given. */
+void salta__sens_output_along(salta__sens *sn, double t, const double *w, const double *S, const double *xdot,
+                              const double *zdot, const double *tau_p, double *dy);
 /* S's first `rows` rows of every column (ld apart) finite at t, or an
 ** error naming the direction, the variable, the time and the first
 ** non-finite Jacobian kernel value seen (the likely cause). */
 int salta__sens_check(salta__sens *sn, const double *S, int rows, int ld, double t);
-/* The jump of S (in: at the left limit lm; out: at the right limit wp)
-** through the group ev[0..nev) at tau; fills out. Each member's tau_p is
-** its own crossing's, or tau_p_fixed (ns) for a round of event iteration.
-** A grazing member is an error. */
-int salta__sens_jump(salta__sens *sn, double tau, const salta__left_limit *lm, const double *wp, const int *ev,
-                     int nev, const double *tau_p_fixed, double *S, salta__jump *out);
-
 #endif

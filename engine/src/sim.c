@@ -343,7 +343,8 @@ static int alloc_results(salta_sim *s, int nt) {
   salta__results *r = &s->res;
   size_t n = (size_t)s->n, ns = (size_t)s->ns, ny = (size_t)s->d->ny, cap = (size_t)nt + 1;
   salta__array list[] = {SALTA__ARRAY(r->t, cap), SALTA__ARRAY(r->w, cap * n), SALTA__ARRAY(r->y, cap * ny),
-                         SALTA__ARRAY(r->S, cap * n * ns), SALTA__ARRAY(r->dy, cap * ny * ns)};
+                         SALTA__ARRAY(r->S, cap * n * ns), SALTA__ARRAY(r->dy, cap * ny * ns),
+                         SALTA__ARRAY(r->w_start, n)};
   if ((int)cap <= r->cap && s->ns == r->cap_ns) return SALTA_OK;
   salta__arrays_free(list, SALTA__COUNT(list));
   r->cap = r->cap_ns = 0;
@@ -409,6 +410,7 @@ static int consistent_start(salta_sim *s, const salta_sim_options *o, const doub
       return salta__fail(s->err, SALTA_ESOLVER, "model '%s': f for state '%s' is %g at t = %g (initial state)",
                          d->name, d->x_names[j], xdot[j], o->t0);
   s->run.t = o->t0;
+  memcpy(s->res.w_start, w, sizeof(double) * (size_t)s->n);
   return salta__events_start(&s->events, o, o->t0, w);
 }
 
@@ -572,7 +574,7 @@ void salta_sim_free(salta_sim **sim) {
   r = &s->res;
   salta__events_free(&s->events), salta__track_free(&s->track);
   salta__dae_free(&s->dae);
-  free(r->t); free(r->w); free(r->y); free(r->S); free(r->dy); free(r->py);
+  free(r->t); free(r->w); free(r->y); free(r->S); free(r->dy); free(r->py); free(r->w_start);
   salta__dbuf_free(&r->step_t); salta__dbuf_free(&r->step_w);
   salta__dbuf_free(&r->tau_p); salta__dbuf_free(&r->S_minus); salta__dbuf_free(&r->S_plus);
   salta__dbuf_free(&r->y_minus); salta__dbuf_free(&r->dy_minus);

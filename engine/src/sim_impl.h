@@ -11,7 +11,7 @@
 #include "events.h"
 #include "integrator.h"
 #include "salta.h"
-#include "sens.h"
+#include "jump.h"
 #include "sim_plan.h"
 #include "track.h"
 
@@ -19,6 +19,7 @@
 typedef struct salta__results {
   int nout, cap, cap_ns;        /* outputs stored; room for, with cap_ns directions */
   double *t, *w, *y;            /* per output: t, [x; z] (n), y (ny) */
+  double *w_start;              /* the consistent start state (n) */
   double *S, *dy;               /* per output with sensitivities: n x ns, ny x ns */
   double *py, *pdy;             /* per output of a planned run: the planned outputs
                                    (nplan), their derivatives (nplan x ns, row-major) */

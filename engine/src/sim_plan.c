@@ -71,3 +71,5 @@ void salta__sim_planned_out(const salta_sim *s, int k, const double **y, const d
   *y = r->py + (size_t)k * r->pn;
   *dy = r->pdy + (size_t)k * r->pn * s->ns;
 }
+
+const double *salta__sim_start_state(const salta_sim *s) { return s->res.w_start; }

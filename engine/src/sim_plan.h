@@ -47,6 +47,10 @@ void salta__sim_planned_out(const salta_sim *s, int k, const double **y, const d
 /* d tau / dp (ns) of event record k of the last run with sensitivities
 ** (planned or not), or NULL: borrowed until the next run. */
 const double *salta__sim_event_tau_p(const salta_sim *s, int k);
+
+/* The consistent state [x; z] the last run started from (n; borrowed
+** until the next run). */
+const double *salta__sim_start_state(const salta_sim *s);
 /* The first non-finite Jacobian value the last run met, as text ("" for
 ** none): the likely cause of a non-finite derivative. */
 const char *salta__sim_bad_text(const salta_sim *s, char *buf, size_t cap);

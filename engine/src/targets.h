@@ -45,7 +45,8 @@
 **    located instant's for a round of event iteration);
 **  - the discrete adjoint: added to dL/dtau of its event block's boundary
 **    (the discrete event time), which the block's time stationarity reads;
-**  - a continuous adjoint: at the event, tau_i moves with the left limit
+**  - the continuous adjoint (cadj.c refuses event data; this is the term
+**    to add): at the event, tau_i moves with the left limit
 **    as d tau = -(e_x dx + e_z dz + e_p dp) / edot (the firing guard's
 **    row and its rate, the member's own; a cascade round: the located
 **    crossing's), so dL/dtau_i adds to the scalar that multiplies that

@@ -110,6 +110,21 @@ int main(void) {
   CHECK_NEAR(ga, grad_exact, 1e-6);
   CHECK(salta_loss_grad_fd(loss, p, NULL, NULL, &gf, NULL) == SALTA_OK);
   CHECK_NEAR(gf, grad_exact, 1e-7);
+
+  /* the continuous adjoint, by name and as the route salta_loss_eval takes:
+  ** one free direction is below the crossover, so AUTO takes sens */
+  CHECK(salta_loss_eval_adjoint_cont(loss, p, NULL, &v, &ga) == SALTA_OK);
+  CHECK_NEAR(v, value_exact, 1e-8);
+  CHECK_NEAR(ga, grad_exact, 1e-7);
+  CHECK(salta_loss_route(loss) == SALTA_ROUTE_SENS);
+  CHECK(salta_route_for(SALTA_ROUTE_CROSSOVER - 1, 2) == SALTA_ROUTE_SENS);
+  CHECK(salta_route_for(SALTA_ROUTE_CROSSOVER, 2) == SALTA_ROUTE_ADJOINT_CONT);
+  CHECK(salta_loss_set_route(loss, SALTA_ROUTE_ADJOINT_CONT) == SALTA_OK);
+  CHECK(salta_loss_route(loss) == SALTA_ROUTE_ADJOINT_CONT);
+  CHECK(salta_loss_eval(loss, p, NULL, &v, &g, NULL, NULL) == SALTA_OK);
+  CHECK(g == ga);
+  CHECK(salta_loss_set_route(loss, SALTA_ROUTE_AUTO) == SALTA_OK);
+  CHECK(salta_loss_route(loss) == SALTA_ROUTE_SENS);
   {
     /* in log k: the derivative by log k is k dL/dk */
     salta_fd_options fd;

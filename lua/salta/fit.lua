@@ -9,10 +9,12 @@
 -- space (bounds too). Progress goes to `log` (default print) every
 -- `print_every` iterations (default 10; 0 for silence).
 --
--- gradient = "sens" (default) | "adjoint" | { method = "adjoint", mesh =
--- "steps" (default) | K, forward = "consistent" | "ida" } for adam and lbfgsb: the
--- adjoint route fits the discrete loss it differentiates, at a cost that
--- does not grow with the number of free parameters.
+-- gradient = "auto" (default: loss:route(), sens or adjoint_cont by the
+-- number of free parameters) | "sens" | "adjoint_cont" | "adjoint" | {
+-- method = "adjoint", mesh = "steps" (default) | K, forward = "consistent"
+-- | "ida" } for adam and lbfgsb (lm always takes the sensitivities'
+-- Jacobian): both adjoints cost about the same whatever the number of free
+-- parameters; the discrete one fits the discrete loss it differentiates.
 --
 -- The concerns live apart: the plan (fit_plan: method, route, start and
 -- bounds, checked once), one optimiser's run (fit_run), the horizon

@@ -65,21 +65,21 @@ function M.bounds(loss, lower, upper)
 end
 
 local METHODS = { lm = true, lbfgsb = true, adam = true }
-local GRADIENTS = { sens = true, adjoint = true, fd = true }
 
 -- The gradient route: a name or a table (topic grad), checked against the
 -- method. Errors name the caller of salta.fit (level 4 from here).
 local function gradient_route(spec, method)
-  local gradient = spec.gradient or "sens"
+  local gradient = spec.gradient or "auto"
   if type(gradient) == "string" then gradient = { method = gradient } end
   if type(gradient) ~= "table" then error("salta.fit: gradient must be a route name or a table", 4) end
   options.check("grad", gradient, "salta.fit: option 'gradient'")
-  gradient.method = gradient.method or "sens"
-  if not GRADIENTS[gradient.method] then
-    error(("salta.fit: unknown gradient method '%s' (\"sens\", \"adjoint\" or \"fd\")"):format(
-      tostring(gradient.method)), 4)
+  gradient.method = gradient.method or "auto"
+  local routes = require("salta.lsq").ROUTES
+  if not require("salta.names").index_of(routes)[gradient.method] then
+    error(("salta.fit: unknown gradient method '%s' (%s)"):format(tostring(gradient.method),
+      '"' .. table.concat(routes, '", "') .. '"'), 4)
   end
-  if method == "lm" and gradient.method ~= "sens" then
+  if method == "lm" and gradient.method ~= "sens" and gradient.method ~= "auto" then
     error("salta.fit: Levenberg-Marquardt needs the residual Jacobian (forward sensitivities); the "
       .. gradient.method .. " route gives the gradient only: use lbfgsb or adam with it", 4)
   end
@@ -141,7 +141,9 @@ function M.check_start(spec, plan)
   local loss = spec.loss
   if not loss.check_gradient then error("salta.fit: check needs a salta.lsq loss", 3) end
   local method = plan.gradient.method
-  local rep = loss:check_gradient{ at = plan.start, routes = { method == "adjoint" and "adjoint" or "sens", "fd" } }
+  if method == "auto" and plan.method ~= "lm" and loss.route then method = loss:route() end
+  if method ~= "adjoint" and method ~= "adjoint_cont" then method = "sens" end
+  local rep = loss:check_gradient{ at = plan.start, routes = { method, "fd" } }
   if spec.print_every ~= 0 then mpi.print(tostring(rep)) end
   if rep.verdict == "inconclusive" then
     mpi.print("salta.fit: warning: the gradient check at the start is inconclusive (the reference is uncertain)")

@@ -61,11 +61,12 @@ end
 -- The routes compared: each a name and a function giving the gradient.
 local function routes(loss, p)
   local list = {
-    { "sens", function() return loss:grad(p) end },
-    { "sens, erk", function() return loss:twin({ method = "erk" }):grad(p) end },
-    { "sens, bdf", function() return loss:twin({ method = "bdf" }):grad(p) end },
+    { "sens", function() return loss:grad(p, { method = "sens" }) end },
+    { "sens, erk", function() return loss:twin({ method = "erk" }):grad(p, { method = "sens" }) end },
+    { "sens, bdf", function() return loss:twin({ method = "bdf" }):grad(p, { method = "sens" }) end },
     { "adjoint", function() return loss:grad(p, { method = "adjoint" }) end },
     { "adjoint, bdf", function() return loss:twin({ method = "bdf" }):grad(p, { method = "adjoint" }) end },
+    { "adjoint_cont", function() return loss:grad(p, { method = "adjoint_cont" }) end },
     { "fd", function() return loss:fd_grad(p) end },
   }
   return list

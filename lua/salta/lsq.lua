@@ -4,8 +4,9 @@
 --   local loss = salta.lsq{ model = m, times = {...}, data = {h = {...}},
 --     free = {"g", "e"}, transform = "log", blend = 150, rtol = 1e-8 }
 --   loss:value(p [, opts])  loss:grad(p [, opts])  loss:value_and_grad(p [, opts])
---     opts.method = "sens" (default) | "adjoint" (mesh = "steps" (default) |
---     K, forward) | "fd" (h)
+--     opts.method = "auto" (default: "sens" or "adjoint_cont", loss:route()) |
+--     "sens" | "adjoint_cont" | "adjoint" (mesh = "steps" (default) | K,
+--     forward) | "fd" (h)
 --   loss:residuals(p)  loss:jacobian(p)
 --   loss:window(t_end)   the same loss over the targets at t <= t_end
 --   loss:stats()   the last evaluation's run: steps, events, method, ...
@@ -540,22 +541,49 @@ function Loss:value(p, opts)
   return (call(self, p, ""))
 end
 
+-- The gradient routes by name (topic grad): "auto" lets the engine choose
+-- between "sens" and "adjoint_cont" (loss:route()).
+M.ROUTES = { "auto", "sens", "adjoint_cont", "adjoint", "fd" }
+local ROUTE = {}
+for _, r in ipairs(M.ROUTES) do ROUTE[r] = true end
+
+local function call_cont(self, p)
+  local P, X = self:point(p)
+  local v, g = self.core:eval_adjoint_cont(P, X, true)
+  if v == nil then error(self.model:explain(g), 0) end
+  return v, g
+end
+
 -- value_and_grad(p [, opts]): the loss and its gradient; opts as grad's.
 -- With method = "adjoint" the value is that of the discrete loss the
 -- adjoint differentiates, so the two agree.
 function Loss:value_and_grad(p, opts)
   opts = grad_opts(opts, "value_and_grad")
-  local method = opts and opts.method or "sens"
+  local method = opts and opts.method or "auto"
+  if not ROUTE[method] then
+    error(("salta.lsq: unknown gradient method '%s' (%s)"):format(tostring(method),
+      '"' .. table.concat(M.ROUTES, '", "') .. '"'), 2)
+  end
+  local v, g
   if method == "adjoint" then
-    local v, g = call_adjoint(self, p, opts, true)
-    return v, apply_log(self, p, g)
+    v, g = call_adjoint(self, p, opts, true)
   elseif method == "fd" then
     return self:value(p, opts.of), self:fd_grad(p, opts)
-  elseif method ~= "sens" then
-    error(("salta.lsq: unknown gradient method '%s' (\"sens\", \"adjoint\" or \"fd\")"):format(tostring(method)), 2)
+  elseif method == "adjoint_cont" then
+    v, g = call_cont(self, p)
+  else
+    self.core:route(method)
+    v, g = call(self, p, "g")
   end
-  local v, g = call(self, p, "g")
   return v, apply_log(self, p, g)
+end
+
+-- route(): the route method = "auto" takes for this loss, "sens" or
+-- "adjoint_cont": the continuous adjoint from core.route_crossover free
+-- directions on (make bench measures where it becomes the faster), sens
+-- below and whenever the loss blends.
+function Loss:route()
+  return self.core:route("auto")
 end
 
 function Loss:grad(p, opts)

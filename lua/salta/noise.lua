@@ -209,8 +209,9 @@ function Noise:jacobian(p)
   return J
 end
 
+-- "auto" (salta.fit's default) is sens here
 local function check_route(opts)
-  if opts and opts.method and opts.method ~= "sens" then
+  if opts and opts.method and opts.method ~= "sens" and opts.method ~= "auto" then
     error(("salta.noise: the likelihood's gradient is by forward sensitivities, not by '%s'"):format(opts.method), 3)
   end
 end

@@ -51,7 +51,7 @@ end
 local function engine_options(scope, defaults)
   local out = {}
   for _, o in ipairs(core.sim_options()) do
-    if not (scope == "lsq" and o.sim_only) then
+    if not (scope == "lsq" and o.sim_only) and not (scope == "simulate" and o.loss_only) then
       local vector = o.per_unknown and scope == "simulate"
       out[#out + 1] = { o.name, ENGINE_TYPES[o.type] .. (vector and "|table" or ""), engine_default(o, defaults),
         o.range, o.help .. (vector and ": a number, or one per state and algebraic" or "") }
@@ -138,7 +138,7 @@ local TOPICS = {
     { "events", "table", "every event", nil, "the events windowed (names)" },
   } },
   { "grad", "the options of loss:value, grad, value_and_grad", {
-    { "method", "string", '"sens"', nil, "gradient route: \"sens\" (forward sensitivities), \"adjoint\" or \"fd\" (central differences)" },
+    { "method", "string", '"auto"', nil, "gradient route: \"auto\" (sens or adjoint_cont by the number of free parameters, loss:route()), \"sens\" (forward sensitivities), \"adjoint_cont\" (continuous adjoint), \"adjoint\" (discrete adjoint) or \"fd\" (central differences)" },
     { "mesh", "integer|string", '"steps"', nil, "adjoint: \"steps\" (the integrator's) or K uniform nodes per segment" },
     { "forward", "string", '"consistent"', nil, "adjoint: \"consistent\" (re-solved discrete trajectory) or \"ida\" (the seed paper's)" },
     { "h", "number", "2e-5", { 0, INF, true, true }, "fd: relative step, times max(1, |p|)" },
@@ -161,7 +161,7 @@ local TOPICS = {
     { "start", "table", "the nominal values", nil, "start values, an array or a table by name" },
     { "lower", "table", "the model's min, else -inf", nil, "lower bounds, within the model's min (every method; with starts: the sampling box too)" },
     { "upper", "table", "the model's max, else +inf", nil, "upper bounds, within the model's max" },
-    { "gradient", "string|table", '"sens"', nil, "gradient route for lbfgsb and adam (topic grad)" },
+    { "gradient", "string|table", '"auto"', nil, "gradient route for lbfgsb and adam (topic grad)" },
     { "check", "boolean", "false", nil, "check the fit's gradient route against Richardson differences at the start (loss:check_gradient) and stop when it disagrees" },
     { "horizon", "boolean|table", "false", nil, "continuation on the time horizon: true (stages ending before the 1st, 2nd, 4th, ... event of the run at the start) or increasing end times" },
     { "hold", "number", "1", POSITIVE, "horizon: a stage before the last holds a parameter its data do not determine: no influence, or a relative standard error above this" },
@@ -239,7 +239,7 @@ local TOPICS = {
     { "h", "number", "1e-4", POSITIVE, "relative difference step: h |p|, with the nominal value as the floor" },
     { "rtol_ref", "number", "rtol / 1000 in [1e-13, 1e-10]", RTOL, "the reference differences' tolerance" },
     { "tol", "number", "max(1000 rtol, 1e-8)", POSITIVE, "a route agrees within tol of the largest component (plus 10 times the reference's error estimate; fd: at least rtol / h)" },
-    { "routes", "table", "all", nil, "the routes compared: \"sens\", \"sens, erk\", \"sens, bdf\", \"adjoint\", \"adjoint, bdf\", \"fd\"" },
+    { "routes", "table", "all", nil, "the routes compared: \"sens\", \"sens, erk\", \"sens, bdf\", \"adjoint\", \"adjoint, bdf\", \"adjoint_cont\", \"fd\"" },
   } },
   { "waterfall", "fit:waterfall(path, opts)", {
     { "title", "string", '"multi-start: <n> starts"', nil, "the figure's title" },

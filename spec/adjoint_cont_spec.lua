@@ -1,0 +1,149 @@
+-- The continuous adjoint (method = "adjoint_cont") at rtol 1e-8 against the
+-- forward sensitivities and against Richardson differences of a twin at
+-- rtol 1e-12: within 1e-6 of the largest component, on every shipped model
+-- and on the truth fuzzer's families (event groups, cascades, terminal
+-- events, inputs read at t - d, starts from the parameters, index 2, time
+-- schedules, torn loops). The sensitivities are taken at rtol 1e-10: at
+-- 1e-8 their own error reaches 3.2e-6 of the largest component (the
+-- thermostat; the spring latch 2.6e-6), the adjoint's 3.1e-7. And the
+-- route chooser: "auto" takes sens below core.route_crossover free
+-- parameters and the continuous adjoint from there on.
+local H = require("helpers")
+local salta = require("salta")
+
+-- g against sens (tight) and the differences (with their error estimate)
+local function agree(label, g, sens, fd, fd_err)
+  local big = 0
+  for k = 1, #sens do big = math.max(big, math.abs(sens[k])) end
+  for k = 1, #sens do
+    assert(math.abs(g[k] - sens[k]) <= 1e-6 * big,
+      ("%s: component %d = %.12g by the continuous adjoint, %.12g by sens (largest %.3g)"):format(label, k, g[k],
+        sens[k], big))
+    assert(math.abs(g[k] - fd[k]) <= 1e-6 * big + 10 * fd_err[k],
+      ("%s: component %d = %.12g by the continuous adjoint, %.12g by differences (error %.2g, largest %.3g)"):format(
+        label, k, g[k], fd[k], fd_err[k], big))
+  end
+end
+
+local function check(label, L, p)
+  local tight = L:twin({ rtol = 1e-10, atol = 1e-12 })
+  local ref = L:twin({ rtol = 1e-12, atol = 1e-14 })
+  local fd, err = ref:fd_grad(p, { error = true })
+  agree(label, L:grad(p, { method = "adjoint_cont" }), tight:grad(p, { method = "sens" }), fd, err)
+end
+
+-- Not yet: the stiff relay, whose outputs are sampled in a 0.1 ms transient
+-- after a switching: at rtol 1e-8 the adjoint is 8e-5 of the largest
+-- component from the differences (sens 2e-5); at rtol 1e-10 its backward
+-- problem fails its error test at a target in the transient (t = 2.85).
+local NOT_YET = { stiff_relay = true }
+
+describe("continuous adjoint on the shipped models at rtol 1e-8", function()
+  for _, c in ipairs(H.GRADIENT_CASES) do
+    (NOT_YET[c[1]] and pending or it)(c[1], function()
+      local L = H.gradient_case_loss(c, 1e-8, 1e-10)
+      local p = {}
+      for k = 1, #L.free do p[k] = L:nominal(k) end
+      check(c[1], L, p)
+    end)
+  end
+end)
+
+-- Seeds of spec/fuzz/models.lua and the constructs they hold (the spec
+-- fails when the generator no longer builds them: pick seeds again).
+local FAMILIES = {
+  { 1, "u(t - d)" }, { 3, "terminal on its count" }, { 8, "balls(n=2, offset=0)" }, { 11, "cascade(across)" },
+  { 20, "start(p)" }, { 25, "index 2" }, { 27, "cascade(across, terminal" }, { 28, "schedule" },
+  { 32, "terminal(time)" }, { 36, "caps(index 2)" },
+}
+
+describe("continuous adjoint on the truth fuzzer's families at rtol 1e-8", function()
+  local gen = dofile("spec/fuzz/models.lua")
+  for _, f in ipairs(FAMILIES) do
+    it(("seed %d (%s)"):format(f[1], f[2]), function()
+      local d = gen.generate(f[1])
+      local what = table.concat(d.constructs, " + ")
+      assert(what:find(f[2], 1, true), ("seed %d builds %s now"):format(f[1], what))
+      local m = salta.dae(d.spec)
+      local free = {}
+      for _, c in ipairs(d.free) do
+        if #free < 4 and not (m.symbolic.start and c.name:match("^x0%.")) then free[#free + 1] = c.name end
+      end
+      local outs = { d.outputs[1], d.outputs[#d.outputs] ~= d.outputs[1] and d.outputs[#d.outputs] or nil }
+      local tr = m:simulate{ tf = d.tf, times = d.times, rtol = 1e-12, atol = 1e-14 }
+      local times, data = {}, {}
+      for _, o in ipairs(outs) do data[o] = {} end
+      for i, t in ipairs(d.times) do
+        if t > 0 and t <= (tr.t_end or d.tf) then
+          times[#times + 1] = t
+          for _, o in ipairs(outs) do data[o][#times] = tr.y[o][i] * 1.01 + 0.01 end
+        end
+      end
+      local L = salta.lsq{ model = m, times = times, data = data, free = free, rtol = 1e-8, atol = 1e-10,
+        after_end = d.terminal and "drop" or nil }
+      local p = {}
+      for k = 1, #free do p[k] = L:nominal(k) end
+      check(("seed %d [%s]"):format(f[1], what), L, p)
+    end)
+  end
+end)
+
+describe("continuous adjoint on robust losses", function()
+  it("follows the robust loss's weights as sens does, and leaves event windows to sens", function()
+    local c = H.GRADIENT_CASES[2]   -- the spring latch
+    local m = c[2]()
+    local times = H.uniform(10, 40)
+    local tr = m:simulate{ tf = 10, times = times, rtol = 1e-12, atol = 1e-12 }
+    local y = m.outputs[1]
+    local d = {}
+    for i, v in ipairs(tr.y[y]) do d[i] = v * 1.01 + 0.01 + (i % 7 == 0 and 0.5 or 0) end   -- outliers
+    for _, robust in ipairs({ "soft_l1", "huber", "cauchy" }) do
+      local L = salta.lsq{ model = m, times = times, data = { [y] = d }, free = { "k", "c", "d" }, rtol = 1e-8,
+        atol = 1e-10, robust = robust, robust_scale = 0.05 }
+      local p = { L:nominal(1), L:nominal(2), L:nominal(3) }
+      local fd, err = L:twin({ rtol = 1e-12, atol = 1e-14 }):fd_grad(p, { error = true })
+      local vs = L:value(p)
+      local vc, g = L:value_and_grad(p, { method = "adjoint_cont" })
+      assert.is_near(vs, vc, 1e-6 * vs)
+      agree(robust, g, L:twin({ rtol = 1e-10, atol = 1e-12 }):grad(p, { method = "sens" }), fd, err)
+    end
+    local W = salta.lsq{ model = m, times = times, data = { [y] = d }, free = { "k", "c", "d" }, rtol = 1e-8,
+      event_window = true }
+    assert.are.equal("sens", W:route())
+    local ok, e = pcall(W.grad, W, { 4, 0.1, 0.1 }, { method = "adjoint_cont" })
+    assert.is_false(ok)
+    assert.truthy(tostring(e):find("does not follow event windows", 1, true))
+  end)
+end)
+
+describe("the route chooser", function()
+  it("takes sens below core.route_crossover free parameters and the continuous adjoint from there", function()
+    local n = require("salta.core").route_crossover
+    local m = H.model("cauer_ladder", { N = n, local_params = true })
+    local times = H.uniform(5, 10)
+    local tr = m:simulate{ tf = 5, times = times }
+    local function loss(nfree)
+      local free = {}
+      for k = 1, nfree do free[k] = m.params[3 + k] end
+      return salta.lsq{ model = m, times = times, data = { vN = tr.y.vN }, free = free, rtol = 1e-8, atol = 1e-10 }
+    end
+    local below, above = loss(n - 1), loss(n)
+    assert.are.equal("sens", below:route())
+    assert.are.equal("adjoint_cont", above:route())
+    -- the default gradient is the chosen route's
+    local p = {}
+    for k = 1, n do p[k] = 0.5 * (1 + 0.01 * (k % 7)) end
+    local g, gc = above:grad(p), above:grad(p, { method = "adjoint_cont" })
+    for k = 1, n do assert.are.equal(gc[k], g[k]) end
+    local q = { table.unpack(p, 1, n - 1) }
+    local gb, gs = below:grad(q), below:grad(q, { method = "sens" })
+    for k = 1, n - 1 do assert.are.equal(gs[k], gb[k]) end
+  end)
+
+  it("refuses an unknown route with the list of routes", function()
+    local L = H.gradient_case_loss(H.GRADIENT_CASES[2], 1e-8)
+    local ok, err = pcall(L.grad, L, { 1, 1, 1 }, { method = "adjoint_continuous" })
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find('"auto", "sens", "adjoint_cont", "adjoint", "fd"', 1, true))
+  end)
+end)
