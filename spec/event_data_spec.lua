@@ -157,7 +157,7 @@ describe("event times as data", function()
     assert.are.equal(0, B:grad({ 2 - 1e-6 })[1])   -- at tf the end does not move
   end)
 
-  it("are refused when they name no event, decrease or fall outside [t0, tf]", function()
+  it("are refused when they name no event, decrease or fall outside [t0, tf], and by the continuous adjoint", function()
     local m = ball()
     has(err_of(salta.lsq, { model = m, event_data = { bounce = { 1 } } }), "'bounce' is not an event", "impact")
     has(err_of(salta.lsq, { model = m, event_data = { impact = { 1, 0.5 } } }), "event 'impact'", "increase",
@@ -167,6 +167,11 @@ describe("event times as data", function()
     has(err_of(salta.lsq, { model = m, event_data = { 1, 2 } }), "event_data", "by event name")
     local L = salta.lsq{ model = m, event_data = { impact = { 0.4, 3 } }, tf = 2 }
     has(err_of(function() return L:value({}) end), "measured time 3", "'impact'", "outside", "extend tf")
+    -- the continuous adjoint refuses them, and "auto" takes the sensitivities
+    local G = salta.lsq{ model = m, event_data = { impact = { 0.45, 1.2 } }, free = { "g", "e" } }
+    assert.are.equal("sens", G:route())
+    has(err_of(function() return G:grad({ 9.81, 0.8 }, { method = "adjoint_cont" }) end), "continuous adjoint",
+      "event_data", "\"sens\"")
     has(err_of(salta.lsq, { model = m }), "data")
   end)
 
