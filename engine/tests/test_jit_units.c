@@ -53,7 +53,7 @@ static int run(const char *src, const char *dir, char *msg, size_t size) {
 }
 
 /* The objects (*.o) of the cache dir: their names and inodes. */
-typedef struct objs { int n; char name[8][64]; ino_t ino[8]; } objs;
+typedef struct objs { int n; char name[8][256]; ino_t ino[8]; } objs;
 
 static void list_objects(const char *dir, objs *o) {
   DIR *d = opendir(dir);
