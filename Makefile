@@ -124,7 +124,7 @@ fuzz: deps
 # the hand-written C floor the bench compares the default route with
 FLOOR_BIN := $(BUILD)/bench/floor_balls $(BUILD)/bench/floor_cauer $(BUILD)/bench/floor_idas_cauer \
   $(BUILD)/bench/floor_idas_stiff
-FLOOR_HDR := examples/bench/floor_harness.h examples/bench/floor_cauer_model.h
+FLOOR_HDR := examples/bench/floor_harness.h examples/bench/floor_cauer_model.h examples/bench/floor_idas.h
 $(BUILD)/bench/floor_idas_%: examples/bench/floor_idas_%.c $(FLOOR_HDR) | $(BUILD)/bench
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -o $@ $< -lsundials_idas \
 	  -lsundials_nvecserial -lsundials_sunmatrixdense -lsundials_sunlinsoldense -lm

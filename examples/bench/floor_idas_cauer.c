@@ -16,16 +16,8 @@
 **       -lsundials_sunmatrixdense -lsundials_sunlinsoldense -lm
 **   ./a.out INPUT [REPEATS]
 */
-#include <idas/idas.h>
-#include <math.h>
-#include <nvector/nvector_serial.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sunlinsol/sunlinsol_dense.h>
-#include <sunmatrix/sunmatrix_dense.h>
-
 #include "floor_harness.h"
+#include "floor_idas.h"
 #include "floor_cauer_model.h"
 
 enum { N = NX + NZ };
@@ -33,12 +25,7 @@ enum { N = NX + NZ };
 typedef struct ctx {
   const problem *pb;
   double G[NZ][NZ], Gi[NZ][NZ];
-  SUNContext sun;
-  void *mem;
-  N_Vector y, yp, id, *yS, *ypS;
-  SUNMatrix A;
-  SUNLinearSolver LS;
-  long steps, res, jacs, roots;
+  floor_ida ida;
 } ctx;
 
 /* The states' flow from x and the algebraics z = x' of the capacitors. */
@@ -101,7 +88,7 @@ static int sens_residual(int ns, double t, N_Vector yy, N_Vector yyp, N_Vector r
 static int guard(double t, N_Vector yy, N_Vector yyp, double *gout, void *data) {
   ctx *c = data;
   (void)t, (void)yyp;
-  c->roots++;
+  c->ida.roots++;
   gout[0] = N_VGetArrayPointer(yy)[C3V] - 0.5;
   return 0;
 }
@@ -110,13 +97,13 @@ static int guard(double t, N_Vector yy, N_Vector yyp, double *gout, void *data) 
 ** derivatives at (t, y, S). */
 static void consistent(ctx *c, double t) {
   const problem *pb = c->pb;
-  double *y = N_VGetArrayPointer(c->y), *yp = N_VGetArrayPointer(c->yp);
+  double *y = N_VGetArrayPointer(c->ida.y), *yp = N_VGetArrayPointer(c->ida.yp);
   int k, i;
   cauer_solve_z(pb, c->Gi, t, y, y + NX);
   cauer_flow(pb->p, y, y + NX, yp);
   for (i = 0; i < NZ; ++i) yp[NX + i] = 0;   /* algebraic: IDAS does not read it */
   for (k = 0; k < NP; ++k) {
-    double *s = N_VGetArrayPointer(c->yS[k]), *sp = N_VGetArrayPointer(c->ypS[k]), g[NZ];
+    double *s = N_VGetArrayPointer(c->ida.yS[k]), *sp = N_VGetArrayPointer(c->ida.ypS[k]), g[NZ];
     g[0] = s[L2I] - s[C5V] / pb->r2, g[1] = -s[L1I] - s[C1V] / pb->r1, g[2] = s[L2I] - s[L1I];
     cauer_add_gp(k, y + NX, g);
     for (i = 0; i < NZ; ++i) s[NX + i] = -(c->Gi[i][0] * g[0] + c->Gi[i][1] * g[1] + c->Gi[i][2] * g[2]);
@@ -130,17 +117,9 @@ static void consistent(ctx *c, double t) {
 /* The event at tau (y, yS its left limit): C3_v := 0, the jump of the
 ** sensitivities (tau_p = -s_C3 / C3_v'-; s+ = s- + (x'- - x'+) tau_p, and
 ** -C3_v'+ tau_p on the reset row), then the right limit made consistent. */
-/* IDAReInit zeroes IDAS's counters: they are added up before it. */
-static void count(ctx *c) {
-  long v;
-  IDAGetNumSteps(c->mem, &v), c->steps += v;
-  IDAGetNumResEvals(c->mem, &v), c->res += v;
-  IDAGetNumJacEvals(c->mem, &v), c->jacs += v;
-}
-
 static int fire(ctx *c, double tau) {
   const problem *pb = c->pb;
-  double *y = N_VGetArrayPointer(c->y), xm[NX], xp[NX], zp[NZ], rate;
+  double *y = N_VGetArrayPointer(c->ida.y), xm[NX], xp[NX], zp[NZ], rate;
   int k, i;
   cauer_flow(pb->p, y, y + NX, xm);
   rate = xm[C3V];
@@ -149,52 +128,22 @@ static int fire(ctx *c, double tau) {
   cauer_solve_z(pb, c->Gi, tau, y, zp);
   cauer_flow(pb->p, y, zp, xp);
   for (k = 0; k < NP; ++k) {
-    double *s = N_VGetArrayPointer(c->yS[k]), tau_p = -s[C3V] / rate;
+    double *s = N_VGetArrayPointer(c->ida.yS[k]), tau_p = -s[C3V] / rate;
     for (i = 0; i < NX; ++i) s[i] = i == C3V ? -xp[C3V] * tau_p : s[i] + (xm[i] - xp[i]) * tau_p;
   }
   consistent(c, tau);
-  count(c);
-  return IDAReInit(c->mem, tau, c->y, c->yp) || IDASensReInit(c->mem, IDA_STAGGERED, c->yS, c->ypS) ? -1 : 0;
+  return floor_ida_restart(&c->ida, tau);
 }
 
+static const int DIRECTIONS[1] = {1};
+static const floor_model MODEL = {N, NX, NP, 1, DIRECTIONS, residual, jacobian, sens_residual, guard};
+
 static int create(ctx *c, const problem *pb) {
-  double atol_s[NP];
-  int k;
   memset(c, 0, sizeof *c);
   c->pb = pb;
   cauer_gz(pb->p, c->G);
-  if (cauer_inverse(pb->p, c->Gi) || SUNContext_Create(NULL, &c->sun)) return -1;
-  c->y = N_VNew_Serial(N, c->sun), c->yp = N_VNew_Serial(N, c->sun), c->id = N_VNew_Serial(N, c->sun);
-  c->yS = N_VCloneVectorArray(NP, c->y), c->ypS = N_VCloneVectorArray(NP, c->y);
-  c->A = SUNDenseMatrix(N, N, c->sun);
-  if (!c->y || !c->yp || !c->id || !c->yS || !c->ypS || !c->A) return -1;
-  c->LS = SUNLinSol_Dense(c->y, c->A, c->sun);
-  c->mem = IDACreate(c->sun);
-  if (!c->LS || !c->mem) return -1;
-  for (k = 0; k < N; ++k) NV_Ith_S(c->id, k) = k < NX ? 1.0 : 0.0;
-  for (k = 0; k < NP; ++k) atol_s[k] = pb->atol / (fabs(pb->p[k]) > 0 ? fabs(pb->p[k]) : 1.0);
-  memset(N_VGetArrayPointer(c->y), 0, sizeof(double) * N);
-  return IDAInit(c->mem, residual, pb->t0, c->y, c->yp) || IDASStolerances(c->mem, pb->rtol, pb->atol) ||
-                 IDASetUserData(c->mem, c) || IDASetId(c->mem, c->id) || IDASetLinearSolver(c->mem, c->LS, c->A) ||
-                 IDASetJacFn(c->mem, jacobian) || IDASetMaxNumSteps(c->mem, 1000000) ||
-                 IDASetStopTime(c->mem, pb->tf) || IDARootInit(c->mem, 1, guard) ||
-                 IDASetRootDirection(c->mem, (int[]){1}) ||
-                 IDASensInit(c->mem, NP, IDA_STAGGERED, sens_residual, c->yS, c->ypS) ||
-                 IDASensSStolerances(c->mem, pb->rtol, atol_s) || IDASetSensErrCon(c->mem, SUNTRUE)
-             ? -1
-             : 0;
-}
-
-static void destroy(ctx *c) {
-  if (c->mem) IDAFree(&c->mem);
-  if (c->LS) SUNLinSolFree(c->LS);
-  if (c->A) SUNMatDestroy(c->A);
-  if (c->yS) N_VDestroyVectorArray(c->yS, NP);
-  if (c->ypS) N_VDestroyVectorArray(c->ypS, NP);
-  if (c->y) N_VDestroy(c->y);
-  if (c->yp) N_VDestroy(c->yp);
-  if (c->id) N_VDestroy(c->id);
-  if (c->sun) SUNContext_Free(&c->sun);
+  if (cauer_inverse(pb->p, c->Gi)) return -1;
+  return floor_ida_new(&c->ida, &MODEL, pb->p, pb->t0, pb->tf, pb->rtol, pb->atol, c);
 }
 
 /* Adds target k's residuals (x and S at it) to the loss and gradient. */
@@ -212,27 +161,26 @@ static void output(const problem *pb, int k, const double *y, N_Vector *S, doubl
 ** the event where IDAS finds its root. */
 static int evaluate(ctx *c, double *loss, double *grad) {
   const problem *pb = c->pb;
-  double t = pb->t0, scale = 1.0 / sqrt((double)pb->nres), *y = N_VGetArrayPointer(c->y);
+  double t = pb->t0, scale = 1.0 / sqrt((double)pb->nres), *y = N_VGetArrayPointer(c->ida.y);
   int k = 0, q;
   *loss = 0;
   memset(grad, 0, sizeof(double) * NP);
   memcpy(y, pb->x0, sizeof(double) * NX);
-  for (q = 0; q < NP; ++q) N_VConst(0.0, c->yS[q]);
+  for (q = 0; q < NP; ++q) N_VConst(0.0, c->ida.yS[q]);
   consistent(c, t);
-  count(c);
-  if (IDAReInit(c->mem, t, c->y, c->yp) || IDASensReInit(c->mem, IDA_STAGGERED, c->yS, c->ypS)) return -1;
-  while (k < pb->nt && pb->times[k] <= pb->t0) output(pb, k++, y, c->yS, scale, loss, grad);
+  if (floor_ida_restart(&c->ida, t)) return -1;
+  while (k < pb->nt && pb->times[k] <= pb->t0) output(pb, k++, y, c->ida.yS, scale, loss, grad);
   while (k < pb->nt) {
-    int rc = IDASolve(c->mem, pb->times[k], &t, c->y, c->yp, IDA_NORMAL);
-    if (rc < 0 || IDAGetSens(c->mem, &t, c->yS) < 0) return -1;
+    int rc = IDASolve(c->ida.mem, pb->times[k], &t, c->ida.y, c->ida.yp, IDA_NORMAL);
+    if (rc < 0 || IDAGetSens(c->ida.mem, &t, c->ida.yS) < 0) return -1;
     if (rc == IDA_ROOT_RETURN) {
       if (fire(c, t)) return -1;
-      while (k < pb->nt && pb->times[k] <= t) output(pb, k++, y, c->yS, scale, loss, grad);
+      while (k < pb->nt && pb->times[k] <= t) output(pb, k++, y, c->ida.yS, scale, loss, grad);
       continue;
     }
-    output(pb, k++, y, c->yS, scale, loss, grad);
+    output(pb, k++, y, c->ida.yS, scale, loss, grad);
   }
-  count(c);
+  floor_ida_count(&c->ida);
   return 0;
 }
 
@@ -252,14 +200,12 @@ int main(int argc, char **argv) {
   }
   if (create(&c, &pb)) {
     fprintf(stderr, "%s: cannot set up IDAS\n", argv[0]);
-    destroy(&c);
+    floor_ida_free(&c.ida);
     return 1;
   }
   st = floor_time(argv[0], run_eval, &c, NP, reps);
-  if (!st && getenv("FLOOR_STATS"))
-    fprintf(stderr, "per evaluation: steps %ld, residuals %ld, Jacobians %ld, root evaluations %ld\n",
-            c.steps / (reps + 1), c.res / (reps + 1), c.jacs / (reps + 1), c.roots / (reps + 1));
-  destroy(&c);
+  if (!st && getenv("FLOOR_STATS")) floor_ida_report(&c.ida, reps + 1);
+  floor_ida_free(&c.ida);
   free(pb.times);
   free(pb.data);
   return st;

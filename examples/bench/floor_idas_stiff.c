@@ -26,16 +26,8 @@
 **       -lsundials_sunmatrixdense -lsundials_sunlinsoldense -lm
 **   ./a.out INPUT [REPEATS]
 */
-#include <idas/idas.h>
-#include <math.h>
-#include <nvector/nvector_serial.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sunlinsol/sunlinsol_dense.h>
-#include <sunmatrix/sunmatrix_dense.h>
-
 #include "floor_harness.h"
+#include "floor_idas.h"
 
 enum { NX = 2, N = 3, NP = 6, NO = 2 };
 enum { W, V, I };                                /* y: states w, v; algebraic i */
@@ -52,12 +44,7 @@ typedef struct problem {
 typedef struct ctx {
   const problem *pb;
   double on;                     /* the relay: 1 or 0 */
-  SUNContext sun;
-  void *mem;
-  N_Vector y, yp, id, *yS, *ypS;
-  SUNMatrix A;
-  SUNLinearSolver LS;
-  long steps, res, jacs, roots;
+  floor_ida ida;
 } ctx;
 
 static int read_problem(const char *path, problem *pb) {
@@ -148,7 +135,7 @@ static int guard(double t, N_Vector yy, N_Vector yyp, double *gout, void *data) 
   ctx *c = data;
   const double v = N_VGetArrayPointer(yy)[V];
   (void)t, (void)yyp;
-  c->roots++;
+  c->ida.roots++;
   gout[0] = v - c->pb->p[PHI];
   gout[1] = v - c->pb->p[PLO];
   return 0;
@@ -157,14 +144,14 @@ static int guard(double t, N_Vector yy, N_Vector yyp, double *gout, void *data) 
 /* y consistent from x (i solved) with y' and the sensitivities' i rows and
 ** derivatives. */
 static void consistent(ctx *c) {
-  double *y = N_VGetArrayPointer(c->y), *yp = N_VGetArrayPointer(c->yp), f[NX];
+  double *y = N_VGetArrayPointer(c->ida.y), *yp = N_VGetArrayPointer(c->ida.yp), f[NX];
   const double *p = c->pb->p;
   int k;
   y[I] = (y[W] - y[V]) / p[PR];
   flow(c, y, f);
   yp[W] = f[W], yp[V] = f[V], yp[I] = 0;   /* algebraic: IDAS does not read it */
   for (k = 0; k < NP; ++k) {
-    double *s = N_VGetArrayPointer(c->yS[k]), *sp = N_VGetArrayPointer(c->ypS[k]), fp[N];
+    double *s = N_VGetArrayPointer(c->ida.yS[k]), *sp = N_VGetArrayPointer(c->ida.ypS[k]), fp[N];
     residual_p(c, k, y, fp);
     s[I] = (s[W] - s[V] - fp[I]) / p[PR];
     sp[W] = -s[W] / c->pb->tau_s - fp[W];
@@ -173,71 +160,31 @@ static void consistent(ctx *c) {
   }
 }
 
-/* IDAReInit zeroes IDAS's counters: they are added up before it. */
-static void count(ctx *c) {
-  long v;
-  IDAGetNumSteps(c->mem, &v), c->steps += v;
-  IDAGetNumResEvals(c->mem, &v), c->res += v;
-  IDAGetNumJacEvals(c->mem, &v), c->jacs += v;
-}
-
 /* The relay's switch at tau (y, yS its left limit): on flips; tau_p =
 ** -(s_v - [k = threshold]) / v'; s_w += (w'- - w'+) tau_p (v' is
 ** continuous), then the right limit made consistent. */
 static int fire(ctx *c, double tau, int which) {
-  double *y = N_VGetArrayPointer(c->y), fm[NX], fp[NX];
+  double *y = N_VGetArrayPointer(c->ida.y), fm[NX], fp[NX];
   int k, thr = which == 0 ? PHI : PLO;
   flow(c, y, fm);
   if (!(which == 0 ? fm[V] > 0 : fm[V] < 0)) return -1;
   c->on = which == 0 ? 0 : 1;
   flow(c, y, fp);
   for (k = 0; k < NP; ++k) {
-    double *s = N_VGetArrayPointer(c->yS[k]), tau_p = -(s[V] - (k == thr)) / fm[V];
+    double *s = N_VGetArrayPointer(c->ida.yS[k]), tau_p = -(s[V] - (k == thr)) / fm[V];
     s[W] += (fm[W] - fp[W]) * tau_p;
   }
   consistent(c);
-  count(c);
-  return IDAReInit(c->mem, tau, c->y, c->yp) || IDASensReInit(c->mem, IDA_STAGGERED, c->yS, c->ypS) ? -1 : 0;
+  return floor_ida_restart(&c->ida, tau);
 }
+
+static const int DIRECTIONS[2] = {1, -1};
+static const floor_model MODEL = {N, NX, NP, 2, DIRECTIONS, residual, jacobian, sens_residual, guard};
 
 static int create(ctx *c, const problem *pb) {
-  double atol_s[NP];
-  int k;
   memset(c, 0, sizeof *c);
   c->pb = pb;
-  if (SUNContext_Create(NULL, &c->sun)) return -1;
-  c->y = N_VNew_Serial(N, c->sun), c->yp = N_VNew_Serial(N, c->sun), c->id = N_VNew_Serial(N, c->sun);
-  c->yS = N_VCloneVectorArray(NP, c->y), c->ypS = N_VCloneVectorArray(NP, c->y);
-  c->A = SUNDenseMatrix(N, N, c->sun);
-  if (!c->y || !c->yp || !c->id || !c->yS || !c->ypS || !c->A) return -1;
-  c->LS = SUNLinSol_Dense(c->y, c->A, c->sun);
-  c->mem = IDACreate(c->sun);
-  if (!c->LS || !c->mem) return -1;
-  NV_Ith_S(c->id, W) = 1, NV_Ith_S(c->id, V) = 1, NV_Ith_S(c->id, I) = 0;
-  for (k = 0; k < NP; ++k) atol_s[k] = pb->atol / (fabs(pb->p[k]) > 0 ? fabs(pb->p[k]) : 1.0);
-  N_VConst(0.0, c->y);
-  N_VConst(0.0, c->yp);
-  return IDAInit(c->mem, residual, pb->t0, c->y, c->yp) || IDASStolerances(c->mem, pb->rtol, pb->atol) ||
-                 IDASetUserData(c->mem, c) || IDASetId(c->mem, c->id) || IDASetLinearSolver(c->mem, c->LS, c->A) ||
-                 IDASetJacFn(c->mem, jacobian) || IDASetMaxNumSteps(c->mem, 1000000) ||
-                 IDASetStopTime(c->mem, pb->tf) || IDARootInit(c->mem, 2, guard) ||
-                 IDASetRootDirection(c->mem, (int[]){1, -1}) ||
-                 IDASensInit(c->mem, NP, IDA_STAGGERED, sens_residual, c->yS, c->ypS) ||
-                 IDASensSStolerances(c->mem, pb->rtol, atol_s) || IDASetSensErrCon(c->mem, SUNTRUE)
-             ? -1
-             : 0;
-}
-
-static void destroy(ctx *c) {
-  if (c->mem) IDAFree(&c->mem);
-  if (c->LS) SUNLinSolFree(c->LS);
-  if (c->A) SUNMatDestroy(c->A);
-  if (c->yS) N_VDestroyVectorArray(c->yS, NP);
-  if (c->ypS) N_VDestroyVectorArray(c->ypS, NP);
-  if (c->y) N_VDestroy(c->y);
-  if (c->yp) N_VDestroy(c->yp);
-  if (c->id) N_VDestroy(c->id);
-  if (c->sun) SUNContext_Free(&c->sun);
+  return floor_ida_new(&c->ida, &MODEL, pb->p, pb->t0, pb->tf, pb->rtol, pb->atol, c);
 }
 
 /* Adds target k's residuals (v and i, and S at them) to the loss and gradient. */
@@ -256,29 +203,28 @@ static void output(const problem *pb, int k, const double *y, N_Vector *S, doubl
 ** the relay where IDAS finds a root. */
 static int evaluate(ctx *c, double *loss, double *grad) {
   const problem *pb = c->pb;
-  double t = pb->t0, scale = 1.0 / sqrt((double)pb->nres), *y = N_VGetArrayPointer(c->y);
+  double t = pb->t0, scale = 1.0 / sqrt((double)pb->nres), *y = N_VGetArrayPointer(c->ida.y);
   int k = 0, q;
   *loss = 0;
   memset(grad, 0, sizeof(double) * NP);
   memcpy(y, pb->x0, sizeof(double) * NX);
   c->on = pb->on0;
-  for (q = 0; q < NP; ++q) N_VConst(0.0, c->yS[q]);
+  for (q = 0; q < NP; ++q) N_VConst(0.0, c->ida.yS[q]);
   consistent(c);
-  count(c);
-  if (IDAReInit(c->mem, t, c->y, c->yp) || IDASensReInit(c->mem, IDA_STAGGERED, c->yS, c->ypS)) return -1;
-  while (k < pb->nt && pb->times[k] <= pb->t0) output(pb, k++, y, c->yS, scale, loss, grad);
+  if (floor_ida_restart(&c->ida, t)) return -1;
+  while (k < pb->nt && pb->times[k] <= pb->t0) output(pb, k++, y, c->ida.yS, scale, loss, grad);
   while (k < pb->nt) {
-    int rc = IDASolve(c->mem, pb->times[k], &t, c->y, c->yp, IDA_NORMAL), found[2];
-    if (rc < 0 || IDAGetSens(c->mem, &t, c->yS) < 0) return -1;
+    int rc = IDASolve(c->ida.mem, pb->times[k], &t, c->ida.y, c->ida.yp, IDA_NORMAL), found[2];
+    if (rc < 0 || IDAGetSens(c->ida.mem, &t, c->ida.yS) < 0) return -1;
     if (rc == IDA_ROOT_RETURN) {
-      if (IDAGetRootInfo(c->mem, found) || (found[0] != 0) == (found[1] != 0) || fire(c, t, found[0] ? 0 : 1))
+      if (IDAGetRootInfo(c->ida.mem, found) || (found[0] != 0) == (found[1] != 0) || fire(c, t, found[0] ? 0 : 1))
         return -1;
-      while (k < pb->nt && pb->times[k] <= t) output(pb, k++, y, c->yS, scale, loss, grad);
+      while (k < pb->nt && pb->times[k] <= t) output(pb, k++, y, c->ida.yS, scale, loss, grad);
       continue;
     }
-    output(pb, k++, y, c->yS, scale, loss, grad);
+    output(pb, k++, y, c->ida.yS, scale, loss, grad);
   }
-  count(c);
+  floor_ida_count(&c->ida);
   return 0;
 }
 
@@ -298,14 +244,12 @@ int main(int argc, char **argv) {
   }
   if (create(&c, &pb)) {
     fprintf(stderr, "%s: cannot set up IDAS\n", argv[0]);
-    destroy(&c);
+    floor_ida_free(&c.ida);
     return 1;
   }
   st = floor_time(argv[0], run_eval, &c, NP, reps);
-  if (!st && getenv("FLOOR_STATS"))
-    fprintf(stderr, "per evaluation: steps %ld, residuals %ld, Jacobians %ld, root evaluations %ld\n",
-            c.steps / (reps + 1), c.res / (reps + 1), c.jacs / (reps + 1), c.roots / (reps + 1));
-  destroy(&c);
+  if (!st && getenv("FLOOR_STATS")) floor_ida_report(&c.ida, reps + 1);
+  floor_ida_free(&c.ida);
   free(pb.times);
   free(pb.data);
   return st;
