@@ -207,6 +207,28 @@ do
   end
 end
 
+-- Interleaved rounds of a floor program (the shell command cmd) and
+-- salta's L:value_and_grad(p): per round, the floor's median and the
+-- median of reps salta evaluations, in us; and the floor's last output.
+local function floor_rounds(cmd, rounds, L, p, reps)
+  local fl, sl, out = {}, {}, ""
+  for _ = 1, rounds do
+    local f = io.popen(cmd)
+    out = f:read("a")
+    f:close()
+    fl[#fl + 1] = tonumber(out:match("median_us ([%d%.]+)"))
+    local xs = {}
+    for k = 1, reps do
+      local t0 = clock()
+      L:value_and_grad(p)
+      xs[k] = clock() - t0
+    end
+    sl[#sl + 1] = stats(xs) * 1e6
+  end
+  assert(#fl == rounds and fl[1], "the floor program did not run: " .. out)
+  return fl, sl, out
+end
+
 print("\n== the IDAS floor: salta against IDAS called directly (loss + gradient, rtol = atol = 1e-6) ==")
 print("   floor: examples/bench/floor_idas_<case>.c (residual, Jacobian and sensitivity residuals by hand, IDAS's")
 print("   staggered sensitivities and root finding); the Cauer is the workload of the Cauer row below; the stiff")
@@ -228,21 +250,8 @@ do
     for k, v in pairs(L0.spec) do spec[k] = v end
     spec.method = c[3]
     local L = require("salta.lsq").new(spec)
-    local fl, sl, out = {}, {}, ""
-    for _ = 1, 7 do
-      local f = io.popen(("FLOOR_STATS=1 %s/floor_idas_%s %s 10 2>&1"):format(floor_dir, c[1], path))
-      out = f:read("a")
-      f:close()
-      fl[#fl + 1] = tonumber(out:match("median_us ([%d%.]+)"))
-      local xs = {}
-      for k = 1, 9 do
-        local t0 = clock()
-        L:value_and_grad(p)
-        xs[k] = clock() - t0
-      end
-      sl[#sl + 1] = stats(xs) * 1e6
-    end
-    assert(#fl == 7 and fl[1], "the IDAS floor program did not run: " .. out)
+    local fl, sl, out = floor_rounds(("FLOOR_STATS=1 %s/floor_idas_%s %s 10 2>&1"):format(floor_dir, c[1], path), 7,
+      L, p, 9)
     local fmed, fmin, fmax = stats(fl)
     local smed, smin, smax = stats(sl)
     local st = L:stats()
@@ -275,21 +284,7 @@ do
     local path = input_dir .. "/" .. c[1] .. ".txt"
     local L, p = c[4](path)
     local v, g = L:value_and_grad(p)
-    local fl, sl, out = {}, {}, ""
-    for _ = 1, 9 do
-      local f = io.popen(("%s/floor_%s %s 200"):format(floor_dir, c[1], path))
-      out = f:read("a")
-      f:close()
-      fl[#fl + 1] = tonumber(out:match("median_us ([%d%.]+)"))
-      local xs = {}
-      for k = 1, 41 do
-        local t0 = clock()
-        L:value_and_grad(p)
-        xs[k] = clock() - t0
-      end
-      sl[#sl + 1] = stats(xs) * 1e6
-    end
-    assert(#fl == 9 and fl[1], "the floor program did not run: " .. out)
+    local fl, sl, out = floor_rounds(("%s/floor_%s %s 200"):format(floor_dir, c[1], path), 9, L, p, 41)
     -- agreement: the floor's loss and gradient against salta's
     local dev = math.abs(tonumber(out:match("loss (%S+)")) - v) / math.abs(v)
     local k = 0
