@@ -167,19 +167,6 @@ static int fire_group(salta_sim *s, const salta__integrator *it, double tau, con
   return SALTA_OK;
 }
 
-/* The plan's stop rule after the groups at tau (the records from first
-** on): every event has fired as often as it asks, and tau is past
-** stop_after. */
-static int stop_reached(salta_sim *s, double tau, int first) {
-  salta__run *run = &s->run;
-  int k, j;
-  for (k = first; k < s->events.nlog; ++k) run->fired[s->events.log[k].event]++;
-  if (tau < run->stop_after) return 0;
-  for (j = 0; j < s->d->ne; ++j)
-    if (run->fired[j] < run->stop_counts[j]) return 0;
-  return run->stopped = 1;
-}
-
 /* A state beyond this after a step is a blow-up, not a value to go on with. */
 #define BLOWUP 1e100
 
@@ -266,7 +253,7 @@ static int segment_loop(salta_sim *s, const salta__integrator *it, const double 
           store_output(s, tau, run->w, run->S);
         return SALTA_OK;
       }
-      if (run->stop_counts && stop_reached(s, tau, nlog_before)) {
+      if (run->stop_counts && salta__plan_stop_reached(s, tau, nlog_before)) {
         s->stats.t_end = tau;
         return SALTA_OK;
       }

@@ -73,9 +73,11 @@ struct salta_sim {
 
 /* sim_plan.c: a planned run's results (SALTA_EMEM, or SALTA_EINPUT for an
 ** output the model does not have), its outputs at target k from the full
-** ones, and its outputs at t inside a step of it when they are states. */
+** ones, its outputs at t inside a step of it when they are states, and
+** whether it may stop after the groups at tau (1: it stopped). */
 int salta__plan_start(salta_sim *s, const int *plan_y, int nplan, int nt);
 void salta__plan_record(salta_sim *s, int k);
 int salta__plan_store(salta_sim *s, const salta__integrator *it, double t);
+int salta__plan_stop_reached(salta_sim *s, double tau, int first);
 
 #endif

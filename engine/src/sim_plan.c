@@ -1,7 +1,8 @@
 /*
 ** sim_plan.c -- a planned run's outputs (see sim_plan.h): at the target
 ** times only the outputs a loss compares, those that are states straight
-** from the integrator's interpolant.
+** from the integrator's interpolant; and where it may stop (a loss that
+** has seen its targets and every firing its event data ask for).
 */
 #include <stdlib.h>
 #include <string.h>
@@ -73,3 +74,16 @@ void salta__sim_planned_out(const salta_sim *s, int k, const double **y, const d
 }
 
 const double *salta__sim_start_state(const salta_sim *s) { return s->res.w_start; }
+
+/* The plan's stop rule after the groups at tau (the records from first
+** on): every event has fired as often as it asks, and tau is past
+** stop_after. */
+int salta__plan_stop_reached(salta_sim *s, double tau, int first) {
+  salta__run *run = &s->run;
+  int k, j;
+  for (k = first; k < s->events.nlog; ++k) run->fired[s->events.log[k].event]++;
+  if (tau < run->stop_after) return 0;
+  for (j = 0; j < s->d->ne; ++j)
+    if (run->fired[j] < run->stop_counts[j]) return 0;
+  return run->stopped = 1;
+}
