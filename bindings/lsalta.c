@@ -35,19 +35,24 @@ static int l_cc_background(lua_State *L) {
   return 1;
 }
 
-/* compile_cc(src, symbol, model_name [, cache_dir]) -> jit, cached | nil, msg */
-static int l_compile_cc(lua_State *L) {
-  const char *src = luaL_checkstring(L, 1);
-  const char *symbol = luaL_checkstring(L, 2);
-  const char *name = luaL_optstring(L, 3, "?");
-  const char *dir = luaL_optstring(L, 4, NULL);
+/* A cc jit userdata on the stack that owns a new jit (*jit). */
+static salta_jit_ud *push_cc(lua_State *L, salta_jit **jit) {
   salta_jit_ud *ud = salta_jit_push(L);
-  salta_jit *jit;
   int st;
-  if ((st = salta_jit_create(&jit))) return salta_l_raise(L, st, "out of memory");
-  ud->owner = jit;
+  if ((st = salta_jit_create(jit))) salta_l_raise(L, st, "out of memory");
+  ud->owner = *jit;
   ud->release = release_cc;
   ud->backend = "cc";
+  return ud;
+}
+
+/* compile_cc(src, symbol, model_name [, cache_dir]) -> jit, cached | nil, msg */
+static int l_compile_cc(lua_State *L) {
+  const char *src = luaL_checkstring(L, 1), *symbol = luaL_checkstring(L, 2);
+  const char *name = luaL_optstring(L, 3, "?"), *dir = luaL_optstring(L, 4, NULL);
+  salta_jit *jit;
+  salta_jit_ud *ud = push_cc(L, &jit);
+  int st;
   if ((st = salta_jit_compile_cc(jit, src, symbol, name, dir))) {
     luaL_pushfail(L);
     salta_l_pusherror(L, st, salta_jit_errmsg(jit));
@@ -69,13 +74,9 @@ static int l_kernel_abi(lua_State *L) {
 static int l_cc_watch(lua_State *L) {
   const char *src = luaL_checkstring(L, 1), *symbol = luaL_checkstring(L, 2);
   const char *name = luaL_optstring(L, 3, "?"), *dir = luaL_optstring(L, 4, NULL);
-  salta_jit_ud *ud = salta_jit_push(L);
   salta_jit *jit;
   int st;
-  if ((st = salta_jit_create(&jit))) return salta_l_raise(L, st, "out of memory");
-  ud->owner = jit;
-  ud->release = release_cc;
-  ud->backend = "cc";
+  push_cc(L, &jit);
   if ((st = salta_jit_cc_watch(jit, src, symbol, name, dir))) {
     luaL_pushfail(L);
     salta_l_pusherror(L, st, salta_jit_errmsg(jit));
