@@ -8,13 +8,6 @@ local salta = require("salta")
 local H = require("spec.helpers")
 local has, err_of = H.has, H.err_of
 
-local function ball()
-  return salta.dae{ name = "ball", states = { { "h", 1 }, { "v", 0 } }, params = { { "g", 9.81 }, { "e", 0.8 } },
-    f = function(t, x, z, p) return { x.v, -p.g } end,
-    events = { { name = "impact", direction = "down", guard = function(t, x) return x.h end,
-      reset = function(t, x, z, p) return { v = -p.e * x.v } end } } }
-end
-
 -- The ball's impact times from h = 1 at rest: t1 (1 + 2 sum_{i<k} e^i), t1 = sqrt(2 / g).
 local function impacts(g, e, n)
   local out, t1, s = {}, math.sqrt(2 / g), 0
@@ -23,20 +16,6 @@ local function impacts(g, e, n)
     s = s + e ^ k
   end
   return out
-end
-
--- A room heated at power P while heating, losing heat at rate a to 10
--- degrees: off when T rises through T_hi, on when it falls through T_lo.
-local function relay()
-  return salta.dae{ name = "relay", states = { { "T", 15 } }, discrete = { { "heating", true } },
-    params = { { "a", 0.5 }, { "P", 8 }, { "T_lo", 19 }, { "T_hi", 21 } },
-    f = function(t, x, z, p) return { -p.a * (x.T - 10) + salta.ifelse(x.heating, p.P, 0) } end,
-    events = {
-      { name = "off", direction = "up", guard = function(t, x, z, p) return x.T - p.T_hi end,
-        reset = function() return { heating = false } end },
-      { name = "on", direction = "down", guard = function(t, x, z, p) return x.T - p.T_lo end,
-        reset = function() return { heating = true } end },
-    } }
 end
 
 -- The relay's switching times up to tf in closed form (from T = 15, heating).
@@ -70,7 +49,7 @@ end
 
 describe("event times as data", function()
   it("are residuals (tau - t) / sigma over all data, with the outputs' first", function()
-    local m = ball()
+    local m = H.ball()
     local data = impacts(9.81, 0.8, 4)
     local shifted = { data[1] + 0.01, data[2] - 0.02, data[3], data[4] + 0.03 }
     local L = salta.lsq{ model = m, event_data = { impact = { times = shifted, sigma = 0.01 } }, free = { "g" },
@@ -93,7 +72,7 @@ describe("event times as data", function()
   end)
 
   it("are differentiated alike by sens, the discrete adjoint and differences (check_gradient)", function()
-    local m = ball()
+    local m = H.ball()
     local L = salta.lsq{ model = m, event_data = { impact = { times = noisy(impacts(9.7, 0.82, 6), 0.01, 3),
       sigma = 0.01 } }, free = { "g", "e", "x0.h" }, rtol = 1e-9, atol = 1e-11 }
     local rep = L:check_gradient{ at = { 9.81, 0.8, 1.0 } }
@@ -121,7 +100,7 @@ describe("event times as data", function()
 
   it("of a relay's switches are differentiated alike by every route", function()
     local off, on = switches(0.5, 8, 19, 21, 10)
-    local L = salta.lsq{ model = relay(), event_data = { off = noisy(off, 0.01, 5), on = noisy(on, 0.01, 6) },
+    local L = salta.lsq{ model = H.relay(), event_data = { off = noisy(off, 0.01, 5), on = noisy(on, 0.01, 6) },
       free = { "T_lo", "T_hi", "a" }, rtol = 1e-9, atol = 1e-11 }
     local rep = L:check_gradient{ at = { 18.9, 21.2, 0.52 } }
     assert.are.equal("ok", rep.verdict, tostring(rep))
@@ -149,7 +128,7 @@ describe("event times as data", function()
     local rep = L:check_gradient{ at = { 9.81, 1.2 } }
     assert.are.equal("ok", rep.verdict, tostring(rep))
     -- continuous as a firing leaves the run: the ball's first impact, sqrt(2 / g), passes tf = 1 at g = 2
-    local B = salta.lsq{ model = ball(), event_data = { impact = { 0.45 } }, free = { "g" }, tf = 1, rtol = 1e-11,
+    local B = salta.lsq{ model = H.ball(), event_data = { impact = { 0.45 } }, free = { "g" }, tf = 1, rtol = 1e-11,
       atol = 1e-13 }
     local before, after = B:value({ 2 + 1e-6 }), B:value({ 2 - 1e-6 })
     assert.is_near(0.55 ^ 2, before, 1e-6)
@@ -158,7 +137,7 @@ describe("event times as data", function()
   end)
 
   it("are refused when they name no event, decrease or fall outside [t0, tf], and by the continuous adjoint", function()
-    local m = ball()
+    local m = H.ball()
     has(err_of(salta.lsq, { model = m, event_data = { bounce = { 1 } } }), "'bounce' is not an event", "impact")
     has(err_of(salta.lsq, { model = m, event_data = { impact = { 1, 0.5 } } }), "event 'impact'", "increase",
       "0.5")
@@ -178,7 +157,7 @@ describe("event times as data", function()
   it("alone recover a bouncing ball's g and e from noisy impact times within 3 standard errors", function()
     local sigma = 0.005
     local data = noisy(impacts(9.81, 0.8, 8), sigma, 11)   -- a high-speed camera at 200 frames/s
-    local L = salta.lsq{ model = ball(), event_data = { impact = { times = data, sigma = sigma } },
+    local L = salta.lsq{ model = H.ball(), event_data = { impact = { times = data, sigma = sigma } },
       free = { "g", "e" }, rtol = 1e-9, atol = 1e-11 }
     local fit = salta.fit{ loss = L, start = { 9.0, 0.7 }, print_every = 0 }
     local se = fit:std_errors()
@@ -196,7 +175,7 @@ describe("event times as data", function()
   it("alone recover a relay's thresholds from noisy switching times within 3 standard errors", function()
     local sigma = 0.01
     local off, on = switches(0.5, 8, 19, 21, 12)
-    local L = salta.lsq{ model = relay(), event_data = { off = { times = noisy(off, sigma, 21), sigma = sigma },
+    local L = salta.lsq{ model = H.relay(), event_data = { off = { times = noisy(off, sigma, 21), sigma = sigma },
       on = { times = noisy(on, sigma, 22), sigma = sigma } }, free = { "T_lo", "T_hi" }, rtol = 1e-9, atol = 1e-11 }
     local fit = salta.fit{ loss = L, start = { 18.5, 21.5 }, print_every = 0 }
     local se = fit:std_errors()

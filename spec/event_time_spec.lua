@@ -71,31 +71,10 @@ local function check(m, tf, p, x0, sens, rel)
   return ev, tr
 end
 
-local function ball()
-  return salta.dae{ name = "ball", states = { { "h", 1 }, { "v", 0 } }, params = { { "g", 9.81 }, { "e", 0.8 } },
-    f = function(t, x, z, p) return { x.v, -p.g } end,
-    events = { { name = "impact", direction = "down", guard = function(t, x) return x.h end,
-      reset = function(t, x, z, p) return { v = -p.e * x.v } end } } }
-end
-
--- A room heated at power P while heating, losing heat at rate a to
--- Tout = 10: off when T rises through T_hi, on when it falls through T_lo.
-local function relay()
-  return salta.dae{ name = "relay", states = { { "T", 15 } }, discrete = { { "heating", true } },
-    params = { { "a", 0.5 }, { "P", 8 }, { "T_lo", 19 }, { "T_hi", 21 } },
-    f = function(t, x, z, p) return { -p.a * (x.T - 10) + salta.ifelse(x.heating, p.P, 0) } end,
-    events = {
-      { name = "off", direction = "up", guard = function(t, x, z, p) return x.T - p.T_hi end,
-        reset = function() return { heating = false } end },
-      { name = "on", direction = "down", guard = function(t, x, z, p) return x.T - p.T_lo end,
-        reset = function() return { heating = true } end },
-    } }
-end
-
 describe("event times' sensitivities", function()
   it("of a bouncing ball agree with differences and with the closed form", function()
     local p, x0 = { g = 9.81, e = 0.8 }, { h = 1, v = 0 }
-    local ev = check(ball(), 3, p, x0, { "g", "e", "x0.h", "x0.v" }, 1e-6)
+    local ev = check(H.ball(), 3, p, x0, { "g", "e", "x0.h", "x0.v" }, 1e-6)
     -- tau_k = t1 + sum_{i<k} 2 e^i v1 / g, t1 = sqrt(2h/g), v1 = g t1
     local g, e, h = 9.81, 0.8, 1
     local t1 = math.sqrt(2 * h / g)
@@ -112,7 +91,7 @@ describe("event times' sensitivities", function()
 
   it("of a relay's switching instants agree with differences and the closed form", function()
     local p = { a = 0.5, P = 8, T_lo = 19, T_hi = 21 }
-    local ev = check(relay(), 12, p, { T = 15, heating = 1 }, { "a", "P", "T_lo", "T_hi", "x0.T" }, 1e-6)
+    local ev = check(H.relay(), 12, p, { T = 15, heating = 1 }, { "a", "P", "T_lo", "T_hi", "x0.T" }, 1e-6)
     assert.is_true(#ev >= 5)
     -- heating: T -> 10 + P/a = 26 from 15; off at T_hi: t = log((26 - 15) / (26 - 21)) / a
     local t_off = math.log(11 / 5) / 0.5
@@ -183,11 +162,11 @@ describe("event times' sensitivities", function()
   end)
 
   it("come only with sens, name unknown directions, and reach the C API", function()
-    local tr = ball():simulate{ tf = 1 }
+    local tr = H.ball():simulate{ tf = 1 }
     assert.is_nil(tr:events()[1].dtau)
     assert.is_nil(tr.dt_end)
-    H.has(H.err_of(function() return ball():simulate{ tf = 1, sens = { "q" } } end), "sens", "'q'", "parameter")
-    H.has(H.err_of(function() return ball():simulate{ tf = 1, sens = { "x0.w" } } end), "no state 'w'")
+    H.has(H.err_of(function() return H.ball():simulate{ tf = 1, sens = { "q" } } end), "sens", "'q'", "parameter")
+    H.has(H.err_of(function() return H.ball():simulate{ tf = 1, sens = { "x0.w" } } end), "no state 'w'")
     local doc = H.read_file("engine/include/salta.h")
     assert.truthy(doc:find("int salta_sim_t_end_sens(salta_sim *sim, const double **t_end_p);", 1, true))
   end)

@@ -163,4 +163,29 @@ function H.positions(N)
   return out
 end
 
+-- A ball dropped from h = 1 at rest, its impacts resetting v = -e v (the
+-- event specs' closed-form case).
+function H.ball()
+  local salta = require("salta")
+  return salta.dae{ name = "ball", states = { { "h", 1 }, { "v", 0 } }, params = { { "g", 9.81 }, { "e", 0.8 } },
+    f = function(t, x, z, p) return { x.v, -p.g } end,
+    events = { { name = "impact", direction = "down", guard = function(t, x) return x.h end,
+      reset = function(t, x, z, p) return { v = -p.e * x.v } end } } }
+end
+
+-- A room heated at power P while heating, losing heat at rate a to
+-- Tout = 10: off when T rises through T_hi, on when it falls through T_lo.
+function H.relay()
+  local salta = require("salta")
+  return salta.dae{ name = "relay", states = { { "T", 15 } }, discrete = { { "heating", true } },
+    params = { { "a", 0.5 }, { "P", 8 }, { "T_lo", 19 }, { "T_hi", 21 } },
+    f = function(t, x, z, p) return { -p.a * (x.T - 10) + salta.ifelse(x.heating, p.P, 0) } end,
+    events = {
+      { name = "off", direction = "up", guard = function(t, x, z, p) return x.T - p.T_hi end,
+        reset = function() return { heating = false } end },
+      { name = "on", direction = "down", guard = function(t, x, z, p) return x.T - p.T_lo end,
+        reset = function() return { heating = true } end },
+    } }
+end
+
 return H
