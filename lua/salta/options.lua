@@ -236,7 +236,7 @@ local TOPICS = {
   } },
   { "check_gradient", "loss:check_gradient(opts)", {
     { "at", "table", "the loss's nominal values", nil, "the free values to check at (an array, or a table by name)" },
-    { "h", "number", "1e-4", POSITIVE, "relative difference step: h |p|, with the nominal value as the floor" },
+    { "h", "number", "1e-4", POSITIVE, "relative difference step: h |p|, with the nominal value as the floor; not given, a reference more uncertain than tol is retried at h / 10 and h / 100" },
     { "rtol_ref", "number", "rtol / 1000 in [1e-13, 1e-10]", RTOL, "the reference differences' tolerance" },
     { "tol", "number", "max(1000 rtol, 1e-8)", POSITIVE, "a route agrees within tol of the largest component (plus 10 times the reference's error estimate; fd: at least rtol / h)" },
     { "routes", "table", "all", nil, "the routes compared: \"sens\", \"sens, erk\", \"sens, bdf\", \"adjoint\", \"adjoint, bdf\", \"adjoint_cont\", \"fd\"" },
