@@ -270,27 +270,18 @@ static void evaluate(const problem *pb, work *w, double *loss, double *grad) {
 
 static int read_problem(const char *path, problem *pb) {
   FILE *f = fopen(path, "r");
-  double n, fixed[5], head[2], nt;
-  int k, st = -1, ny;
+  double n, fixed[5], head[2];
+  int st = -1, ny;
   memset(pb, 0, sizeof *pb);
   if (!f) return -1;
   if (num(f, &n) || !(n >= 1 && n < 1e4) || nums(f, fixed, 5) || nums(f, pb->p, NP)) goto done;
   pb->n = (int)n, ny = 2 * pb->n;
   pb->dsq = fixed[0], pb->ymax = fixed[1], pb->ymin = fixed[2], pb->xmax = fixed[3], pb->xmin = fixed[4];
   if (!(pb->x0 = malloc(sizeof(double) * 4 * (size_t)pb->n)) || nums(f, pb->x0, 4 * pb->n) || nums(f, head, 2) ||
-      num(f, &nt) || !(nt >= 1 && nt < 1e8))
+      read_targets(f, &pb->nt, ny, &pb->times, &pb->data, &pb->nres))
     goto done;
   pb->t0 = head[0], pb->tf = head[1];
-  pb->nt = (int)nt;
-  pb->times = malloc(sizeof(double) * (size_t)pb->nt);
-  pb->data = malloc(sizeof(double) * (size_t)pb->nt * ny);
-  if (!pb->times || !pb->data) goto done;
-  for (k = 0; k < pb->nt; ++k) {
-    int j;
-    if (num(f, pb->times + k) || nums(f, pb->data + (size_t)k * ny, ny)) goto done;
-    for (j = 0; j < ny; ++j) pb->nres += !isnan(pb->data[(size_t)k * ny + j]);
-  }
-  st = pb->nres > 0 && pb->p[PG] > 0 ? 0 : -1;
+  st = pb->p[PG] > 0 ? 0 : -1;
 done:
   fclose(f);
   return st;
@@ -308,11 +299,8 @@ int main(int argc, char **argv) {
   problem pb;
   work w;
   run r = {&pb, &w};
-  int reps = argc > 2 ? atoi(argv[2]) : 200, st;
-  if (argc < 2 || reps < 1) {
-    fprintf(stderr, "usage: %s INPUT [REPEATS]\n", argv[0]);
-    return 2;
-  }
+  int reps = floor_reps(argc, argv, 200), st;
+  if (reps < 0) return 2;
   if (read_problem(argv[1], &pb)) {
     fprintf(stderr, "%s: cannot read the input file %s\n", argv[0], argv[1]);
     return 1;

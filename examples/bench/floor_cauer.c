@@ -405,9 +405,9 @@ int main(int argc, char **argv) {
   problem pb;
   erk *r = malloc(sizeof *r);
   run c = {&pb, r};
-  int reps = argc > 2 ? atoi(argv[2]) : 200, st;
-  if (argc < 2 || reps < 1 || !r) {
-    fprintf(stderr, "usage: %s INPUT [REPEATS]\n", argv[0]);
+  int reps = floor_reps(argc, argv, 200), st;
+  if (reps < 0 || !r) {
+    free(r);
     return 2;
   }
   if (read_problem(argv[1], &pb)) {

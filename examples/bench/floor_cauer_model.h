@@ -38,25 +38,14 @@ typedef struct problem {
 
 static int read_problem(const char *path, problem *pb) {
   FILE *f = fopen(path, "r");
-  double fixed[5], head[4], nt;
-  int k, st = -1;
+  double fixed[5], head[4];
+  int st = -1;
   memset(pb, 0, sizeof *pb);
   if (!f) return -1;
-  if (nums(f, fixed, 5) || nums(f, pb->p, NP) || nums(f, pb->x0, NX) || nums(f, head, 4) || num(f, &nt) ||
-      !(nt >= 1 && nt < 1e8))
-    goto done;
+  if (nums(f, fixed, 5) || nums(f, pb->p, NP) || nums(f, pb->x0, NX) || nums(f, head, 4)) goto done;
   pb->voff = fixed[0], pb->vh = fixed[1], pb->vt0 = fixed[2], pb->r1 = fixed[3], pb->r2 = fixed[4];
   pb->t0 = head[0], pb->tf = head[1], pb->rtol = head[2], pb->atol = head[3];
-  pb->nt = (int)nt;
-  pb->times = malloc(sizeof(double) * (size_t)pb->nt);
-  pb->data = malloc(sizeof(double) * (size_t)pb->nt * NX);
-  if (!pb->times || !pb->data) goto done;
-  for (k = 0; k < pb->nt; ++k) {
-    int j;
-    if (num(f, pb->times + k) || nums(f, pb->data + (size_t)k * NX, NX)) goto done;
-    for (j = 0; j < NX; ++j) pb->nres += !isnan(pb->data[(size_t)k * NX + j]);
-  }
-  st = pb->nres > 0 ? 0 : -1;
+  st = read_targets(f, &pb->nt, NX, &pb->times, &pb->data, &pb->nres);
 done:
   fclose(f);
   return st;

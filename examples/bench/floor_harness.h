@@ -1,12 +1,14 @@
 /*
 ** floor_harness.h -- what the floor programs share around their own
-** evaluation: reading numbers from the input file, and timing repeated
+** evaluation: reading numbers and target rows from the input file, the
+** command line, and timing repeated
 ** evaluations with the report bench.lua parses ("loss", "grad",
 ** "median_us", "min_us", "max_us" lines). Included by one program each.
 */
 #ifndef FLOOR_HARNESS_H
 #define FLOOR_HARNESS_H
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -18,6 +20,36 @@ static int nums(FILE *f, double *v, int n) {
   for (i = 0; i < n; ++i)
     if (num(f, v + i)) return -1;
   return 0;
+}
+
+/* The count nt, then nt target rows "t d_1 .. d_ny" into fresh arrays
+** times (nt) and data (nt x ny, NaN: no datum); nres counts the finite
+** data. 0, or -1 (what was allocated is in *times and *data to free). */
+static int read_targets(FILE *f, int *nt, int ny, double **times, double **data, int *nres) {
+  double n;
+  int k, j;
+  *times = *data = NULL, *nt = *nres = 0;
+  if (num(f, &n) || !(n >= 1 && n < 1e8)) return -1;
+  *nt = (int)n;
+  *times = malloc(sizeof(double) * (size_t)*nt);
+  *data = malloc(sizeof(double) * (size_t)*nt * (size_t)ny);
+  if (!*times || !*data) return -1;
+  for (k = 0; k < *nt; ++k) {
+    if (num(f, *times + k) || nums(f, *data + (size_t)k * ny, ny)) return -1;
+    for (j = 0; j < ny; ++j) *nres += !isnan((*data)[(size_t)k * ny + j]);
+  }
+  return *nres > 0 ? 0 : -1;
+}
+
+/* The command line INPUT [REPEATS]: the repeats (reps_default without
+** them), or -1 after the usage message. */
+static int floor_reps(int argc, char **argv, int reps_default) {
+  int reps = argc > 2 ? atoi(argv[2]) : reps_default;
+  if (argc < 2 || reps < 1) {
+    fprintf(stderr, "usage: %s INPUT [REPEATS]\n", argv[0]);
+    return -1;
+  }
+  return reps;
 }
 
 static double now_us(void) {

@@ -189,11 +189,8 @@ static int run_eval(void *data, double *loss, double *grad) { return evaluate(da
 int main(int argc, char **argv) {
   problem pb;
   ctx c;
-  int reps = argc > 2 ? atoi(argv[2]) : 50, st;
-  if (argc < 2 || reps < 1) {
-    fprintf(stderr, "usage: %s INPUT [REPEATS]\n", argv[0]);
-    return 2;
-  }
+  int reps = floor_reps(argc, argv, 50), st;
+  if (reps < 0) return 2;
   if (read_problem(argv[1], &pb)) {
     fprintf(stderr, "%s: cannot read the input file %s\n", argv[0], argv[1]);
     return 1;

@@ -49,24 +49,14 @@ typedef struct ctx {
 
 static int read_problem(const char *path, problem *pb) {
   FILE *f = fopen(path, "r");
-  double head[4], nt;
-  int k, st = -1;
+  double head[4];
+  int st = -1;
   memset(pb, 0, sizeof *pb);
   if (!f) return -1;
-  if (nums(f, pb->p, NP) || num(f, &pb->tau_s) || nums(f, pb->x0, NX) || num(f, &pb->on0) || nums(f, head, 4) ||
-      num(f, &nt) || !(nt >= 1 && nt < 1e8))
+  if (nums(f, pb->p, NP) || num(f, &pb->tau_s) || nums(f, pb->x0, NX) || num(f, &pb->on0) || nums(f, head, 4))
     goto done;
   pb->t0 = head[0], pb->tf = head[1], pb->rtol = head[2], pb->atol = head[3];
-  pb->nt = (int)nt;
-  pb->times = malloc(sizeof(double) * (size_t)pb->nt);
-  pb->data = malloc(sizeof(double) * (size_t)pb->nt * NO);
-  if (!pb->times || !pb->data) goto done;
-  for (k = 0; k < pb->nt; ++k) {
-    int j;
-    if (num(f, pb->times + k) || nums(f, pb->data + (size_t)k * NO, NO)) goto done;
-    for (j = 0; j < NO; ++j) pb->nres += !isnan(pb->data[(size_t)k * NO + j]);
-  }
-  st = pb->nres > 0 ? 0 : -1;
+  st = read_targets(f, &pb->nt, NO, &pb->times, &pb->data, &pb->nres);
 done:
   fclose(f);
   return st;
@@ -233,11 +223,8 @@ static int run_eval(void *data, double *loss, double *grad) { return evaluate(da
 int main(int argc, char **argv) {
   problem pb;
   ctx c;
-  int reps = argc > 2 ? atoi(argv[2]) : 50, st;
-  if (argc < 2 || reps < 1) {
-    fprintf(stderr, "usage: %s INPUT [REPEATS]\n", argv[0]);
-    return 2;
-  }
+  int reps = floor_reps(argc, argv, 50), st;
+  if (reps < 0) return 2;
   if (read_problem(argv[1], &pb)) {
     fprintf(stderr, "%s: cannot read the input file %s\n", argv[0], argv[1]);
     return 1;
