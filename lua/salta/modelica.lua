@@ -134,19 +134,27 @@ local function scan(S, model)
   end)
 end
 
+-- The model's equations 'v' = <expr> whose left side is a declared
+-- variable (not a parameter or constant): an iterator of (eq, v).
+local function defining_equations(S, model)
+  return coroutine.wrap(function()
+    for _, eq in ipairs(model.equations) do
+      local v = eq.k == "eq" and eq.lhs.k == "name" and S.vars[eq.lhs.v]
+      if v and v.role == "variable" then coroutine.yield(eq, v) end
+    end
+  end)
+end
+
 -- Discrete variables an equation outside when-equations defines (a
 -- Boolean 'b' = x > 1, an Integer from an if-expression): read through
 -- their definition wherever they appear, as Modelica's event semantics
 -- give them the value of the relation.
 local function inline_definitions(S, model)
   S.defined = {}
-  for _, eq in ipairs(model.equations) do
-    if eq.k == "eq" and eq.lhs.k == "name" then
-      local v = S.vars[eq.lhs.v]
-      if v and v.role == "variable" and v.discrete and not S.when_set[v.name] then
-        if S.defined[v.name] then S.fail(eq.pos, ("'%s' has a second equation"):format(v.name)) end
-        S.defined[v.name] = eq
-      end
+  for eq, v in defining_equations(S, model) do
+    if v.discrete and not S.when_set[v.name] then
+      if S.defined[v.name] then S.fail(eq.pos, ("'%s' has a second equation"):format(v.name)) end
+      S.defined[v.name] = eq
     end
   end
 end
@@ -402,14 +410,10 @@ end
 -- defines and nothing else reads is an output only (not an algebraic).
 local function output_definitions(S, model)
   S.output_def = {}
-  for _, eq in ipairs(model.equations) do
-    if eq.k == "eq" and eq.lhs.k == "name" then
-      local v = S.vars[eq.lhs.v]
-      if v and v.output and v.role == "variable" and v.base == "Real" and not v.discrete
-          and not S.is_state[v.name] and not S.when_set[v.name] and (S.reads[v.name] or 0) == 1
-          and not mexpr.names(eq.rhs)[v.name] then
-        S.output_def[v.name] = eq
-      end
+  for eq, v in defining_equations(S, model) do
+    if v.output and v.base == "Real" and not v.discrete and not S.is_state[v.name] and not S.when_set[v.name]
+        and (S.reads[v.name] or 0) == 1 and not mexpr.names(eq.rhs)[v.name] then
+      S.output_def[v.name] = eq
     end
   end
 end
