@@ -578,6 +578,12 @@ local function rho_min(ev)
   return rho
 end
 
+-- L:method(p), or nil where it fails.
+local function try(L, method, p)
+  local ok, v = pcall(L[method], L, p)
+  return ok and v or nil
+end
+
 -- What the outputs' own error carries into each gradient component: with
 -- residuals r = (y - d) / sqrt(N) and J their Jacobian, an error e_i in
 -- output i moves component k by 2 sum_i e_i J_ik / sqrt(N). Where the
@@ -585,11 +591,6 @@ end
 -- the gradient's size, bounds the error. e is measured: the route's
 -- predictions against the differences' (rtol 1e-11); 10 times the bound
 -- covers the sensitivities' own error correlated with it.
-local function jacobian_of(L, p)
-  local ok, J = pcall(L.jacobian, L, p)
-  return ok and J or nil
-end
-
 local function output_error_tol(J, pred, ref_pred, outs)
   local tol = {}
   if not (J and pred and ref_pred) then return tol end
@@ -600,11 +601,6 @@ local function output_error_tol(J, pred, ref_pred, outs)
     for k, v in ipairs(row) do tol[k] = (tol[k] or 0) + 10 * 2 * e * math.abs(v) / math.sqrt(n) end
   end
   return tol
-end
-
-local function predict(L, p)
-  local ok, y = pcall(L.predict, L, p)
-  return ok and y or nil
 end
 
 local ROUTES = {
@@ -638,10 +634,10 @@ local function gradient_truth(m, d, ref)
   local Lfd = loss("bdf", FD_RTOL)
   local fd, G, eps = reference_gradient(Lfd, p, free, data, TOL_SENS * graze, where)
   if not fd then return end
-  local J, ref_pred = jacobian_of(loss("bdf", GRAD_RTOL), p), predict(Lfd, p)
+  local J, ref_pred = try(loss("bdf", GRAD_RTOL), "jacobian", p), try(Lfd, "predict", p)
   for _, rt in ipairs(ROUTES) do
     local clock, L = os.clock(), loss(rt.method, rt.rtol)
-    local ew = output_error_tol(J, predict(L, p), ref_pred, outs)
+    local ew = output_error_tol(J, try(L, "predict", p), ref_pred, outs)
     local okg, g = pcall(L.grad, L, p, rt.opts)
     say("%s: %.2f s", rt.label, os.clock() - clock)
     if not okg then
