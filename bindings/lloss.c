@@ -238,23 +238,23 @@ static void check_point(lua_State *L, const loss_ud *u, int idx, double **p, dou
   }
 }
 
-/* loss:eval_adjoint(p, x0|nil, mesh_k, want_grad, ida) -> value [, grad] | nil, msg */
+/* loss:eval_adjoint(p, x0|nil, mesh_k, want_grad, ida, want_resid) ->
+** value [, grad] [, resid] | nil, msg */
 static int loss_eval_adjoint(lua_State *L) {
   loss_ud *u = check_loss(L, 1);
-  int mesh_k = check_mesh(L, 4), want_g = lua_toboolean(L, 5), st;
+  int mesh_k = check_mesh(L, 4), want_g = lua_toboolean(L, 5), want_r = lua_toboolean(L, 7), st, nret = 1;
   double *p, *x0, value = 0, *g = want_g ? salta_l_scratch(L, u->ns) : NULL;
+  double *r = want_r ? salta_l_scratch(L, u->nres) : NULL;
   check_point(L, u, 2, &p, &x0);
-  if ((st = salta_loss_eval_adjoint(u->loss, p, x0, mesh_k, !lua_toboolean(L, 6), &value, g))) {
+  if ((st = salta_loss_eval_adjoint_residuals(u->loss, p, x0, mesh_k, !lua_toboolean(L, 6), &value, g, r))) {
     luaL_pushfail(L);
     salta_l_pusherror(L, st, salta_loss_errmsg(u->loss));
     return 2;
   }
   lua_pushnumber(L, value);
-  if (want_g) {
-    salta_l_pushvec(L, g, u->ns);
-    return 2;
-  }
-  return 1;
+  if (want_g) salta_l_pushvec(L, g, u->ns), ++nret;
+  if (want_r) salta_l_pushvec(L, r, u->nres), ++nret;
+  return nret;
 }
 
 /* loss:eval_adjoint_cont(p, x0|nil, want_grad) -> value [, grad] | nil, msg */

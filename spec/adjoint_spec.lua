@@ -206,3 +206,59 @@ describe("the adjoint at a crossing shallower than its discretisation error", fu
     assert.are.equal(2, #L:grad({ 0.21, 0.051 }))   -- the forward sensitivities get through
   end)
 end)
+
+describe("the adjoint's discrete trajectory, as predictions and residuals", function()
+  local decay = salta.dae{ name = "decay", states = { { "x", 1 } }, params = { { "k", 1 } },
+    outputs = { x = function(t, x) return x.x end },
+    f = function(t, x, z, p) return { -p.k * x.x } end }
+
+  it("on a fixed mesh: the trapezoid's closed form at the nodes and its interpolant between them", function()
+    -- mesh = 2 on [0, 2], k = 1: x_n = ((1 - h/2) / (1 + h/2))^n = 3^-n at
+    -- t = 1, 2; at t = 0.5 the interpolant x0 + (s - s^2/2h) f0 + s^2/2h f1
+    -- = 1 - 3/8 - 1/24 = 7/12
+    local L = salta.lsq{ model = decay, times = { 0.5, 1, 2 }, data = { x = { 0, 0, 0 } }, free = { "k" } }
+    local y = L:predict({ 1 }, { method = "adjoint", mesh = 2 }).x
+    assert.is_near(7 / 12, y[1], 1e-13)
+    assert.is_near(1 / 3, y[2], 1e-13)
+    assert.is_near(1 / 9, y[3], 1e-13)
+    assert.is_near(math.exp(-1), L:predict({ 1 }).x[2], 1e-6)   -- the integrator's, not the trapezoid's
+  end)
+
+  it("on the default mesh: within the mesh's tolerance (10 (atol + rtol |x|)) of the closed form", function()
+    local times, data = {}, {}
+    for i = 1, 20 do times[i], data[i] = 0.1 * i, 0 end
+    for _, rtol in ipairs({ 1e-5, 1e-7 }) do
+      local L = salta.lsq{ model = decay, times = times, data = { x = data }, free = { "k" }, rtol = rtol,
+        atol = rtol * 1e-2 }
+      local y = L:predict({ 1.3 }, { method = "adjoint" }).x
+      for i, t in ipairs(times) do
+        assert.is_near(math.exp(-1.3 * t), y[i], 10 * (rtol * 1e-2 + rtol))
+      end
+    end
+  end)
+
+  it("its residuals are the discrete loss's: the same layout as residuals(p), their squares summing to its value", function()
+    local m = H.ball()
+    local tr = m:simulate{ tf = 2, times = { 0.1, 0.2, 0.3, 1.1 }, rtol = 1e-11, atol = 1e-13 }
+    local impacts = {}
+    for k, e in ipairs(tr:events()) do impacts[k] = e.t + 0.01 * k end
+    impacts[2] = 0 / 0   -- an unmeasured firing has no residual
+    local h = { tr.y.h[1], 0 / 0, tr.y.h[3] + 0.02, tr.y.h[4] - 0.01 }
+    local L = salta.lsq{ model = m, times = { 0.1, 0.2, 0.3, 1.1 }, data = { h = h }, event_data = { impact = impacts },
+      free = { "g", "e" }, rtol = 1e-8, atol = 1e-10 }
+    local p = { 9.7, 0.78 }
+    local ra, r = L:residuals(p, { method = "adjoint" }), L:residuals(p)
+    assert.are.equal(#r, #ra)
+    local s = 0
+    for k = 1, #ra do
+      s = s + ra[k] ^ 2
+      assert.is_near(r[k], ra[k], 1e-5)
+    end
+    assert.is_near(L:value(p, { method = "adjoint" }), s, 1e-14 * s)
+    -- on a fixed mesh too (the trapezoid is exact in flight: the same loss)
+    local rc = L:residuals(p, { method = "adjoint", mesh = 3 })
+    local sc = 0
+    for k = 1, #rc do sc = sc + rc[k] ^ 2 end
+    assert.is_near(L:value(p, { method = "adjoint", mesh = 3 }), sc, 1e-14 * sc)
+  end)
+end)

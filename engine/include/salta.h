@@ -590,6 +590,12 @@ int salta_loss_check_gradient(salta_loss *loss, const double *p, const double *x
 #define SALTA_MESH_MAX 1000000
 int salta_loss_eval_adjoint(salta_loss *loss, const double *p, const double *x0, int mesh_k,
                             int consistent, double *value, double *grad);
+/* The same, and the discrete loss's residuals into resid
+** (salta_loss_nresid, in salta_loss_eval's layout; NULL: none): what the
+** adjoint differentiates, comparable with salta_loss_eval's residuals
+** (their difference is the discrete trajectory's error at the data). */
+int salta_loss_eval_adjoint_residuals(salta_loss *loss, const double *p, const double *x0, int mesh_k,
+                                      int consistent, double *value, double *grad, double *resid);
 
 /* The continuous adjoint: the loss (as salta_loss_eval's) and its gradient
 ** (ns) by IDAS's adjoint module, whatever the number of free directions.

@@ -610,13 +610,14 @@ static int solve_and_sweep(salta__adj *a, salta_sim *sim, const salta_sim_option
 
 int salta__adj_eval(salta__adj_work *w, salta__targets *tg, salta_sim *sim, const salta_sim_options *opts,
                     const double *p, const double *x0, int mesh_k, int consistent, const int *dirs, int ns,
-                    double *value, double *grad, char *err) {
+                    double *value, double *grad, double *resid, char *err) {
   salta__adj a;
   salta_sim_options o = *opts;
   double *gp, v = 0;
   int st;
   memset(&a, 0, sizeof a);
   a.tg = tg;
+  a.resid = resid;
   a.dae = &w->dae;
   a.d = w->dae.d;
   a.p = p;

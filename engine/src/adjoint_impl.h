@@ -86,6 +86,8 @@ typedef struct salta__adj {
   double *dr, *rs;              /* nout: dr/dy, and the residuals before their window factors */
   salta__blend bl;              /* blended: the weights at a target (nseg) */
   double *ys;                   /* blended: per segment its outputs (ny + 1 apart) */
+  double *resid;                /* out, or NULL: the discrete loss's residuals in salta_loss_eval's
+                                   layout (tg->nres: finite data only, output rows first) */
   char *err;
 } salta__adj;
 

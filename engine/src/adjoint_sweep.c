@@ -272,13 +272,15 @@ static int losses(salta__adj *a, adj_windows *aw, double *c, double *dLdtau, dou
   const salta_model_def *d = a->d;
   size_t stride = (size_t)d->ny + 1;
   double L = 0;
-  int k, j, q, sg, st, seg0, seg1;
+  int k, j, q, sg, st, seg0, seg1, m = 0;
   salta__resid res = {a->r, a->dr, a->dL, a->rs};
   for (k = 0; k < tg->nk; ++k) {   /* targets past a terminal event weigh nothing */
     if ((st = predict(a, k, dy, wh, &seg0, &seg1))) return st;
     for (j = 0; j < tg->nout; ++j) a->yk[j] = dy[tg->outputs[j]];
     if (aw) salta__windows_at(&aw->w, tg, k);
     L = salta__targets_residuals(tg, k, a->yk, aw ? aw->w.v : NULL, &res, L);
+    for (j = 0; a->resid && j < tg->nout; ++j)
+      if (!salta__targets_missing(tg, (size_t)k * tg->nout + j)) a->resid[m++] = a->r[j];
     for (j = 0; aw && j < tg->nout; ++j)   /* the windows move with the event times: dL/dv = 2 r s */
       for (q = 0; q < aw->w.nq; ++q)
         dLdtau[aw->bnd[aw->w.q0 + q]] += 2 * a->r[j] * a->rs[j] * aw->w.dv[(size_t)j * aw->w.n + q];
@@ -293,9 +295,13 @@ static int losses(salta__adj *a, adj_windows *aw, double *c, double *dLdtau, dou
       if ((st = source(a, sg, tg->times[k], wfac, c, dLdtau, grad_p, wh, rhs))) return st;
     }
   }
+  for (; a->resid && k < tg->nt; ++k)
+    for (j = 0; j < tg->nout; ++j)
+      if (!salta__targets_missing(tg, (size_t)k * tg->nout + j)) a->resid[m++] = 0;
   for (k = 0; k < tg->ned; ++k) {   /* event times: the discrete time of the firing's block */
     int b = tg->ed[k].rec >= 0 ? a->rec_bound[tg->ed[k].rec] : a->end_bound;
     double dLdt, r = salta__targets_event_residual(tg, k, a->tau[b], &dLdt);
+    if (a->resid && !isnan(tg->ed[k].time)) a->resid[m++] = r;
     L += r * r;
     dLdtau[b] += dLdt;
   }

@@ -526,6 +526,11 @@ int salta_loss_eval(salta_loss *l, const double *p, const double *x0, double *va
 
 int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, int mesh_k,
                             int consistent, double *value, double *grad) {
+  return salta_loss_eval_adjoint_residuals(l, p, x0, mesh_k, consistent, value, grad, NULL);
+}
+
+int salta_loss_eval_adjoint_residuals(salta_loss *l, const double *p, const double *x0, int mesh_k,
+                                      int consistent, double *value, double *grad, double *resid) {
   int st;
   if (!l) return SALTA_EINPUT;
   bind(l);
@@ -540,7 +545,7 @@ int salta_loss_eval_adjoint(salta_loss *l, const double *p, const double *x0, in
   l->last = l->vsim;
   l->pending = 0;   /* its forward run is complete */
   st = salta__adj_eval(l->adj, &l->tg, l->vsim, &l->opts, p, x0, mesh_k, consistent, l->dirs, l->ns, value, grad,
-                       l->err);
+                       resid, l->err);
   if (st == SALTA_OK) l->err[0] = '\0';   /* what a recovered failure wrote (a coarse mesh's) */
   return st;
 }

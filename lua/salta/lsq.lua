@@ -525,9 +525,11 @@ local function grad_opts(opts, what)
   return opts
 end
 
-local function call_adjoint(self, p, opts, want_grad)
+-- The adjoint's discrete loss, with its gradient (want_grad) or its
+-- residuals (want_resid, alone).
+local function call_adjoint(self, p, opts, want_grad, want_resid)
   local P, X = self:point(p)
-  local v, g = self.core:eval_adjoint(P, X, mesh_arg(opts), want_grad, opts.forward == "ida")
+  local v, g = self.core:eval_adjoint(P, X, mesh_arg(opts), want_grad, opts.forward == "ida", want_resid)
   if v == nil then error(self.model:explain(g), 0) end
   if not (self.mesh_checked and self.mesh_checked[opts.mesh]) then self:mesh_check(p, opts) end
   return v, g
@@ -625,7 +627,11 @@ function Loss:check_gradient(opts)
   return require("salta.gradcheck").check(self, opts)
 end
 
-function Loss:residuals(p)
+-- residuals(p [, {method = "adjoint", mesh = ...}]): the loss's residuals,
+-- or those of the discrete trajectory the adjoint route differentiates.
+function Loss:residuals(p, opts)
+  opts = grad_opts(opts, "residuals")
+  if opts and opts.method == "adjoint" then return select(2, call_adjoint(self, p, opts, false, true)) end
   local _, r = call(self, p, "r")
   return r
 end
@@ -785,10 +791,11 @@ function Loss:jump_warning(p)
     .. "(robust = \"soft_l1\", robust_scale = a few sigma); doc/guide.md, \"Fitting a hybrid model to measured data\""
 end
 
--- predict(p): the loss's predictions (blended when the loss blends) at
--- every target, as columns by output name. Computed as the residuals of a
--- twin loss whose data are all zero.
-function Loss:predict(p)
+-- predict(p [, opts]): the loss's predictions (blended when the loss
+-- blends) at every target, as columns by output name; with opts = {
+-- method = "adjoint", ... }, those of the adjoint's discrete trajectory.
+-- Computed as the residuals of a twin loss whose data are all zero.
+function Loss:predict(p, opts)
   if #self.times == 0 then return {} end   -- event times alone: no targets
   if not self.zero_twin then
     local zeros = {}
@@ -804,7 +811,7 @@ function Loss:predict(p)
     spec.t0, spec.tf = self.t0, self.tf
     self.zero_twin = M.new(spec)
   end
-  local r = self.zero_twin:residuals(p)
+  local r = self.zero_twin:residuals(p, opts)
   local scale, out, no = math.sqrt(#r), {}, #self.outputs
   for j, n in ipairs(self.outputs) do
     out[n] = {}

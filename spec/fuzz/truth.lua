@@ -55,8 +55,9 @@
 --                at least the differences' own error (twice their spread
 --                between central ones at h and 2h and between forward and
 --                backward ones, and the loss's error over h), and ten
---                times what the route's own output error (against the
---                differences' run) carries into the component through the
+--                times what the route's own output error (the adjoint's:
+--                its discrete trajectory's; against the differences' run)
+--                carries into the component through the
 --                sensitivities. The differences are unreliable (a kink, a
 --                jump) when their spread exceeds half the sensitivities'
 --                tolerance and K times the loss's error over h.
@@ -428,7 +429,7 @@ local function simulation_truth(m, d, p)
       end
     end
   end
-  return { tr = ref, ev = ref_ev, S = S, R = R }
+  return { tr = ref, ev = ref_ev, S = S, R = R, P = p }
 end
 
 -- The gradient half ------------------------------------------------------
@@ -578,9 +579,9 @@ local function rho_min(ev)
   return rho
 end
 
--- L:method(p), or nil where it fails.
-local function try(L, method, p)
-  local ok, v = pcall(L[method], L, p)
+-- L:method(p, opts), or nil where it fails.
+local function try(L, method, p, opts)
+  local ok, v = pcall(L[method], L, p, opts)
   return ok and v or nil
 end
 
@@ -589,8 +590,9 @@ end
 -- output i moves component k by 2 sum_i e_i J_ik / sqrt(N). Where the
 -- residuals are small (the data barely move with a parameter) this, not
 -- the gradient's size, bounds the error. e is measured: the route's
--- predictions against the differences' (rtol 1e-11); 10 times the bound
--- covers the sensitivities' own error correlated with it.
+-- predictions (the adjoint's: its discrete trajectory's) against the
+-- differences' (rtol 1e-11); 10 times the bound covers the sensitivities'
+-- own error correlated with it.
 local function output_error_tol(J, pred, ref_pred, outs)
   local tol = {}
   if not (J and pred and ref_pred) then return tol end
@@ -615,6 +617,28 @@ local ROUTES = {
   { label = "adjoint_cont", rtol = GRAD_RTOL, opts = { method = "adjoint_cont" }, tol = TOL_SENS, optional = true },
 }
 
+-- Why a route's wrong gradient is ill-conditioned, or nil: the run its
+-- gradient came from (L:stats(), after L:grad) fired more or fewer events
+-- than the differences' run at p (n_ref, input breakpoints counted in
+-- both), and the simulation half passed at that rtol: a crossing within
+-- the tolerance of grazing, which one run sees and another does not (an
+-- exact graze, seed 1000586: the run with sensitivities crosses, the one
+-- without does not); or a run of its method and rtol differs from the
+-- reference after a near-grazing crossing or a cluster (as the simulation
+-- half judges).
+local function run_explains(m, d, ref, rt, L, n_ref)
+  local n = L:stats().events
+  if n ~= n_ref then
+    return ("%s's run fired %d events, the differences' run %d: a crossing within the tolerance of "
+      .. "grazing"):format(rt.label, n, n_ref)
+  end
+  local tr = simulate(m, d, rt.method or "auto", rt.rtol)
+  if not tr then return nil end
+  local v = judge(m, ref.tr, ref.ev, tr, event_records(m, tr, ref.P, ref.S, ref.R), rt.rtol, rt.rtol * 1e-2, d.tf,
+    ("%s's run"):format(rt.label))
+  return v and v.class == "ill-conditioned" and v.msg or nil
+end
+
 local function gradient_truth(m, d, ref)
   local r = d.rnd
   local free = pick_free(d, m, r)
@@ -635,9 +659,10 @@ local function gradient_truth(m, d, ref)
   local fd, G, eps = reference_gradient(Lfd, p, free, data, TOL_SENS * graze, where)
   if not fd then return end
   local J, ref_pred = try(loss("bdf", GRAD_RTOL), "jacobian", p), try(Lfd, "predict", p)
+  local n_ref = try(Lfd, "value", p) and Lfd:stats().events
   for _, rt in ipairs(ROUTES) do
     local clock, L = os.clock(), loss(rt.method, rt.rtol)
-    local ew = output_error_tol(J, try(L, "predict", p), ref_pred, outs)
+    local ew = output_error_tol(J, try(L, "predict", p, rt.opts), ref_pred, outs)
     local okg, g = pcall(L.grad, L, p, rt.opts)
     say("%s: %.2f s", rt.label, os.clock() - clock)
     if not okg then
@@ -649,8 +674,10 @@ local function gradient_truth(m, d, ref)
         if not finite(g[k]) then
           found("silent-nan", ("%s gradient[%d] = %s %s"):format(rt.label, k, tostring(g[k]), where))
         elseif math.abs(g[k] - fd[k]) > tol then
-          found("wrong-gradient", ("%s: dL/d%s = %s, differences %s (tolerance %.2g, largest component %.3g) %s"):format(
-            rt.label, names[k], fmt(g[k]), fmt(fd[k]), tol, G[k], where))
+          local msg = ("%s: dL/d%s = %s, differences %s (tolerance %.2g, largest component %.3g) %s"):format(
+            rt.label, names[k], fmt(g[k]), fmt(fd[k]), tol, G[k], where)
+          local why = run_explains(m, d, ref, rt, L, n_ref)
+          found(why and "ill-conditioned" or "wrong-gradient", why and msg .. " | " .. why or msg)
         end
       end
     end
