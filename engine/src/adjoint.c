@@ -329,7 +329,7 @@ static int ida_nodes(salta__adj *a, salta_sim *sim, const salta_sim_options *o) 
 #define REFINE_ROUNDS 16
 #define FOLLOW_TOL 10.0
 #define FAILED_REFINES 3   /* solves failing on as many successive meshes: the failure stands */
-#define MESH_RTOL 1e-9     /* the tightest tolerance the mesh follows */
+#define MESH_RTOL 1e-10    /* the tightest tolerance the mesh follows */
 
 /* Whether segment s has a length of its own (not a cascade round, not a
 ** later member of a split group): its end is compared between meshes. */
