@@ -12,7 +12,10 @@
 --   loss:stats()   the last evaluation's run: steps, events, method, ...
 --
 -- The loss interface salta.fit relies on is stated in salta.loss_interface;
--- this is its reference implementation.
+-- this is its reference implementation. This file builds a loss (data,
+-- weights, windows, free directions) and its windows; its evaluations are
+-- in salta.lsq_routes, what its events do to its outputs in
+-- salta.lsq_events.
 --
 -- L(p) = mean over the finite data entries of (w (y(t_k) - data))^2 (w
 -- the output's weight, divided by sigma when given); the residuals are r =
@@ -451,191 +454,6 @@ function Loss:attributes(k)
   return d >= 0 and self.model.param_info and self.model.param_info[self.model.params[d + 1]] or {}
 end
 
-local function call(self, p, what)
-  local P, X = self:point(p)
-  local res = table.pack(self.core:eval(P, X, what))
-  -- the engine names model, element and time
-  if res[1] == nil then error(self.model:explain(res[2]), 0) end
-  return table.unpack(res, 1, res.n)
-end
-
--- chain rule for log-transformed parameters: d/d log p = p d/dp
-local function apply_log(self, p, g)
-  for k = 1, #self.free do
-    if self.log[k] then
-      local v = p[k] or p[self.free[k]]
-      g[k] = g[k] * v
-    end
-  end
-  return g
-end
-
--- adjoint options: mesh = K (uniform nodes per segment) or "steps" (the
--- integrator's steps), forward = "consistent" (the discrete trajectory
--- re-solved: the exact gradient of the discrete loss) or "ida" (the
--- integrator's values as they are, the seed paper's approach). The engine
--- checks K's range; "steps" is its 0.
-local function mesh_arg(opts)
-  local mesh = opts.mesh or "steps"
-  if opts.forward and opts.forward ~= "consistent" and opts.forward ~= "ida" then
-    error(("salta.lsq: forward must be \"consistent\" or \"ida\", got %q"):format(tostring(opts.forward)), 0)
-  end
-  if mesh == "steps" then return 0 end
-  if math.type(mesh) ~= "integer" or mesh < 1 then
-    error(("salta.lsq: adjoint option 'mesh' must be \"steps\" or a number of nodes per segment (>= 1), got %s"):format(
-      tostring(mesh)), 0)
-  end
-  return mesh
-end
-
--- A uniform mesh too coarse for the trajectory (the trapezoid does not
--- damp a stiff mode: it rings) gives a discrete loss far from the
--- integrator's. The first use of each mesh compares the two: more than
--- MESH_TOL apart, relatively, is a warning (once), and salta.fit refuses it.
-M.MESH_TOL = 0.1
-
-function Loss:mesh_check(p, opts)
-  local mesh = opts.mesh
-  if mesh == nil or mesh == "steps" or opts.forward == "ida" then return true end
-  self.mesh_checked = self.mesh_checked or {}
-  local known = self.mesh_checked[mesh]
-  if known ~= nil then return known == true, known ~= true and known or nil end
-  local P, X = self:point(p)
-  local discrete, why = self.core:eval_adjoint(P, X, mesh_arg(opts), false, false)
-  if discrete == nil then error(self.model:explain(why), 0) end
-  local exact = (self:value(p))
-  if math.abs(discrete - exact) <= M.MESH_TOL * math.abs(exact) + 1e-300 then
-    self.mesh_checked[mesh] = true
-    return true
-  end
-  local msg = ("the adjoint's uniform mesh of %d nodes per segment gives a discrete loss of %.6g where the "
-    .. "integrator's is %.6g (more than %g %% apart: the trapezoid does not resolve the trajectory, e.g. a stiff "
-    .. "mode rings): use mesh = \"steps\" (tolerance-controlled) or a finer mesh"):format(mesh, discrete, exact,
-    100 * M.MESH_TOL)
-  self.mesh_checked[mesh] = msg
-  io.stderr:write("salta.lsq: warning: ", msg, "\n")
-  return false, msg
-end
-
--- The options of value, grad and value_and_grad, checked once.
-local function grad_opts(opts, what)
-  if opts == nil then return nil end
-  options.check("grad", opts, "salta.lsq: " .. what)
-  if opts.of then options.check("grad", opts.of, "salta.lsq: " .. what .. " option 'of'") end
-  return opts
-end
-
--- The adjoint's discrete loss, with its gradient (want_grad) or its
--- residuals (want_resid, alone).
-local function call_adjoint(self, p, opts, want_grad, want_resid)
-  local P, X = self:point(p)
-  local v, g = self.core:eval_adjoint(P, X, mesh_arg(opts), want_grad, opts.forward == "ida", want_resid)
-  if v == nil then error(self.model:explain(g), 0) end
-  if not (self.mesh_checked and self.mesh_checked[opts.mesh]) then self:mesh_check(p, opts) end
-  return v, g
-end
-
--- value(p [, {method = "adjoint", mesh = ...}]): the loss, or the loss of
--- the discrete trajectory the adjoint route differentiates.
-function Loss:value(p, opts)
-  opts = grad_opts(opts, "value")
-  if opts and opts.method == "adjoint" then return (call_adjoint(self, p, opts, false)) end
-  return (call(self, p, ""))
-end
-
--- The gradient routes by name (topic grad): "auto" lets the engine choose
--- between "sens" and "adjoint_cont" (loss:route()).
-M.ROUTES = { "auto", "sens", "adjoint_cont", "adjoint", "fd" }
-local ROUTE = {}
-for _, r in ipairs(M.ROUTES) do ROUTE[r] = true end
-
-local function call_cont(self, p)
-  local P, X = self:point(p)
-  local v, g = self.core:eval_adjoint_cont(P, X, true)
-  if v == nil then error(self.model:explain(g), 0) end
-  return v, g
-end
-
--- value_and_grad(p [, opts]): the loss and its gradient; opts as grad's.
--- With method = "adjoint" the value is that of the discrete loss the
--- adjoint differentiates, so the two agree.
-function Loss:value_and_grad(p, opts)
-  opts = grad_opts(opts, "value_and_grad")
-  local method = opts and opts.method or "auto"
-  if not ROUTE[method] then
-    error(("salta.lsq: unknown gradient method '%s' (%s)"):format(tostring(method),
-      '"' .. table.concat(M.ROUTES, '", "') .. '"'), 2)
-  end
-  local v, g
-  if method == "adjoint" then
-    v, g = call_adjoint(self, p, opts, true)
-  elseif method == "fd" then
-    return self:value(p, opts.of), self:fd_grad(p, opts)
-  elseif method == "adjoint_cont" then
-    v, g = call_cont(self, p)
-  else
-    self.core:route(method)
-    v, g = call(self, p, "g")
-  end
-  return v, apply_log(self, p, g)
-end
-
--- route(): the route method = "auto" takes for this loss, "sens" or
--- "adjoint_cont": the continuous adjoint from core.route_crossover free
--- directions on (make bench measures where it becomes the faster), sens
--- below and whenever the loss blends.
-function Loss:route()
-  return self.core:route("auto")
-end
-
-function Loss:grad(p, opts)
-  opts = grad_opts(opts, "grad")
-  if opts and opts.method == "fd" then return self:fd_grad(p, opts) end
-  local _, g = self:value_and_grad(p, opts)
-  return g
-end
-
--- Central differences of the loss value in the transformed variable, by
--- the engine (salta_loss_grad_fd): one Richardson step, (4 D(h) - D(2h)) /
--- 3, cancels the h^2 error, so a larger h (less round-off from the
--- simulations) gives the same accuracy. opts: h (relative step, default
--- 2e-5), richardson (default true), of (the value's options: of = {
--- method = "adjoint", ... } differences the adjoint's discrete loss),
--- error (true: a second result, the error estimate from steps h and h/2,
--- the gradient then the one from h/2). The step is relative: h |p_k|, with
--- the parameter's nominal value as the floor (h itself when both are 0); h
--- in log space for a log parameter.
-function Loss:fd_grad(p, opts)
-  opts = opts or {}
-  local of = opts.of
-  local floor = {}
-  for k = 1, #self.free do floor[k] = self:attributes(k).nominal or self:nominal(k) or 0 end
-  local fd = { h = opts.h, richardson = opts.richardson ~= false, log = self.log, floor = floor, error = opts.error }
-  if of and of.method == "adjoint" then
-    fd.mesh, fd.ida = mesh_arg(of), of.forward == "ida"
-    if not (self.mesh_checked and self.mesh_checked[of.mesh]) then self:mesh_check(p, of) end
-  end
-  local P, X = self:point(p)
-  local g, err = self.core:grad_fd(P, X, fd)
-  if g == nil then error(self.model:explain(err), 0) end
-  return g, err
-end
-
--- check_gradient(opts): every route against Richardson differences of a
--- tighter twin (salta.gradcheck).
-function Loss:check_gradient(opts)
-  return require("salta.gradcheck").check(self, opts)
-end
-
--- residuals(p [, {method = "adjoint", mesh = ...}]): the loss's residuals,
--- or those of the discrete trajectory the adjoint route differentiates.
-function Loss:residuals(p, opts)
-  opts = grad_opts(opts, "residuals")
-  if opts and opts.method == "adjoint" then return select(2, call_adjoint(self, p, opts, false, true)) end
-  local _, r = call(self, p, "r")
-  return r
-end
-
 -- residual_counts(): every residual is divided by sqrt of the count of
 -- finite data, N (salta.loss_interface).
 function Loss:residual_counts()
@@ -662,25 +480,10 @@ function Loss:log_sigma()
   return s
 end
 
-function Loss:jacobian(p)
-  local _, J = call(self, p, "j")
-  for _, row in ipairs(J) do apply_log(self, p, row) end
-  return J
-end
-
 -- window(t_end): the same loss (options, weights, free parameters) over
 -- the targets at t <= t_end only, simulated up to the last of them; an
 -- explicit tf is not carried over. salta.fit's horizon continuation fits
 -- on a growing sequence of these.
--- stats(): the statistics of the last evaluation's simulation (as
--- trajectory:stats()).
-function Loss:stats()
-  local st = self.core:stats()
-  if st.terminal_event then st.terminal_event = self.model.events[st.terminal_event] end
-  require("salta.structure").add_stats(self.model.structure, st)
-  return st
-end
-
 function Loss:window(t_end)
   if type(t_end) ~= "number" or t_end ~= t_end then
     error(("salta.lsq: window needs an end time, got %s"):format(tostring(t_end)), 2)
@@ -732,94 +535,6 @@ function Loss:window(t_end)
   return M.new(spec)
 end
 
--- The run at free values p on the loss's interval, its outputs at the ends.
-local function run_at(self, p)
-  local P, X = self:full(p)
-  local spec = self.spec
-  return self.model:simulate{ t0 = self.t0, tf = self.tf, params = P, x0 = X, rtol = spec.rtol,
-    atol = spec.atol, method = spec.method, times = { self.t0, self.tf } }, P
-end
-
--- jumps(p): the compared outputs that jump at events in the run at p by
--- more than 1e-6 of their data's size (salta.jumps.at): { output, event,
--- count, size, t } each.
-function Loss:jumps(p)
-  local tr, P = run_at(self, p)
-  local scale = {}   -- a jump below 1e-6 of the data's size is none
-  for _, n in ipairs(self.outputs) do
-    scale[n] = 0
-    for _, v in ipairs(self.columns[n]) do
-      if v == v then scale[n] = math.max(scale[n], math.abs(v)) end
-    end
-  end
-  return require("salta.jumps").at(self.model, tr, P, self.outputs, scale)
-end
-
--- event_times(p): the distinct times of the model's events (input
--- breakpoints left out) in the run at p, increasing.
-function Loss:event_times(p)
-  local out = {}
-  for _, e in ipairs(run_at(self, p):events()) do
-    if e.t ~= out[#out] then out[#out + 1] = e.t end
-  end
-  return out
-end
-
--- treated(): how the loss treats outputs that jump ("event windows", "a
--- robust loss", both), or nil.
-function Loss:treated()
-  local t = {}
-  if self.windows then t[#t + 1] = "event windows" end
-  if self.spec.robust and self.spec.robust ~= "linear" then t[#t + 1] = ("a %s loss"):format(self.spec.robust) end
-  return #t > 0 and table.concat(t, " and ") or nil
-end
-
--- jump_warning(p): nil, or the warning a fit gives at its start p when
--- compared outputs jump at events and the loss does not treat them.
-function Loss:jump_warning(p)
-  if self:treated() then return nil end
-  local list = self:jumps(p)
-  if #list == 0 then return nil end
-  local parts = {}
-  for _, j in ipairs(list) do
-    parts[#parts + 1] = ("output '%s' jumps at event '%s' (%d times in the run at the start, by up to %.3g; first "
-      .. "at t = %.6g)"):format(j.output, j.event, j.count, j.size, j.t)
-  end
-  return table.concat(parts, "; ") .. ": a datum between a fitted and a measured event is a large residual that "
-    .. "the gradient does not see, so the fit can stall or be biased. Treat it with event_window = true in "
-    .. "salta.lsq (drops those data near each event, the windows following the fitted events) or a robust loss "
-    .. "(robust = \"soft_l1\", robust_scale = a few sigma); doc/guide.md, \"Fitting a hybrid model to measured data\""
-end
-
--- predict(p [, opts]): the loss's predictions (blended when the loss
--- blends) at every target, as columns by output name; with opts = {
--- method = "adjoint", ... }, those of the adjoint's discrete trajectory.
--- Computed as the residuals of a twin loss whose data are all zero.
-function Loss:predict(p, opts)
-  if #self.times == 0 then return {} end   -- event times alone: no targets
-  if not self.zero_twin then
-    local zeros = {}
-    for _, n in ipairs(self.outputs) do
-      zeros[n] = {}
-      for i = 1, #self.times do zeros[n][i] = 0.0 end
-    end
-    -- the user's options, with zero data and neither weights nor sigma: its
-    -- residuals are the predictions
-    local spec = spec_of(self)
-    spec.times, spec.data, spec.outputs, spec.weights, spec.sigma = self.times, zeros, self.outputs, nil, nil
-    spec.event_data, spec.robust, spec.robust_scale, spec.event_window = nil, nil, nil, nil
-    spec.t0, spec.tf = self.t0, self.tf
-    self.zero_twin = M.new(spec)
-  end
-  local r = self.zero_twin:residuals(p, opts)
-  local scale, out, no = math.sqrt(#r), {}, #self.outputs
-  for j, n in ipairs(self.outputs) do
-    out[n] = {}
-    for i = 1, #self.times do out[n][i] = r[(i - 1) * no + j] * scale end
-  end
-  return out
-end
-
 function Loss:__tostring()
   local ev = {}
   for _, e in ipairs(self.event_data) do ev[#ev + 1] = ("%s (%d)"):format(e.name, #e.times) end
@@ -831,5 +546,10 @@ function Loss:__tostring()
   return ("salta least-squares loss on model '%s': %s, free: %s"):format(self.model.name, table.concat(parts, ", "),
     #self.free > 0 and table.concat(self.free, ", ") or "none")
 end
+
+local routes = require("salta.lsq_routes")
+routes.install(Loss, { new = M.new, spec_of = spec_of })
+require("salta.lsq_events").install(Loss)
+M.ROUTES, M.MESH_TOL = routes.ROUTES, routes.MESH_TOL
 
 return M
