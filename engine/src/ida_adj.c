@@ -41,6 +41,7 @@ struct salta__ida_adj {
   double *gp;                   /* np: a quadrature row over every parameter */
   double scale;                 /* lam = scale times the backward problem's solution; 0: lam = 0 */
   double t0, t1, tb;            /* the forward run's interval; where the backward problem is */
+  int step_guessed;             /* its first step since the restart at tb was guessed from the last */
   double *q_seen;               /* nq: the quadratures already handed out since the last restart */
   long steps_f, steps_b;
   int steps_b_counted;
@@ -313,16 +314,33 @@ int salta__ida_adj_restart(salta__ida_adj *c, double t, const double *w, const d
   if (!(c->scale > 0)) return SALTA_OK;   /* lam = 0 stays 0: nothing to integrate */
   memset(c->q_seen, 0, sizeof(double) * (size_t)c->op.nq);
   count_backward(c);
+  c->step_guessed = c->bwd_ready && h > 0;
   if (!c->bwd_ready) bad = setup_backward(c, t);
-  else   /* the adjoint is as smooth after a datum's jump as before: from a tenth of the last step */
+  else   /* a datum's jump is usually as smooth as before it: from a tenth of the last step */
     bad = IDAReInitB(c->mem, c->which, t, c->yB, c->ypB) || IDASetInitStepB(c->mem, c->which, -0.1 * h);
   if (bad) return fail(c, IDA_ILL_INPUT, "start of the backward problem", t);
   return SALTA_OK;
 }
 
+/* The backward problem from tb to t. A guessed first step that fails (a
+** jump that starts a fast transient: a stiff mode's adjoint) is retried
+** once from the restart with IDAS's own first step. */
+static int solve_back(salta__ida_adj *c, double t) {
+  double tret = c->tb;
+  int flag = IDASolveB(c->mem, t, IDA_NORMAL);
+  if (flag < 0 && c->step_guessed) {
+    c->msg[0] = '\0';
+    c->step_guessed = 0;
+    if (IDAReInitB(c->mem, c->which, c->tb, c->yB, c->ypB) || IDASetInitStepB(c->mem, c->which, 0.0)) return flag;
+    flag = IDASolveB(c->mem, t, IDA_NORMAL);
+  }
+  c->step_guessed = 0;
+  if (flag >= 0) flag = IDAGetB(c->mem, c->which, &tret, c->yB, c->ypB);
+  return flag;
+}
+
 int salta__ida_adj_back(salta__ida_adj *c, double t, double *lam_x, double *q) {
   const double *lam = N_VGetArrayPointer(c->yB), *qb = lam + c->n;
-  double tret = c->tb;
   int i, flag;
   if (!(c->scale > 0)) {
     memset(lam_x, 0, sizeof(double) * (size_t)c->nx);
@@ -330,9 +348,7 @@ int salta__ida_adj_back(salta__ida_adj *c, double t, double *lam_x, double *q) {
   }
   if (c->tb - t > 16 * DBL_EPSILON * fmax(fabs(t), fabs(c->tb))) {   /* closer is nothing to integrate */
     c->msg[0] = '\0';
-    flag = IDASolveB(c->mem, t, IDA_NORMAL);
-    if (flag >= 0) flag = IDAGetB(c->mem, c->which, &tret, c->yB, c->ypB);
-    if (flag < 0) return fail(c, flag, "backward problem", c->tb);
+    if ((flag = solve_back(c, t)) < 0) return fail(c, flag, "backward problem", c->tb);
     c->tb = t;
   }
   for (i = 0; i < c->nx; ++i) lam_x[i] = c->scale * lam[i];
