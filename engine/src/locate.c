@@ -162,6 +162,18 @@ static int sample_step(salta__events *ev, const salta__interp *ip, double t_star
 #define MAXD(a, b) ((a) > (b) ? (a) : (b))   /* fmax is a libm call the loops cannot vectorise */
 #define MIND(a, b) ((a) < (b) ? (a) : (b))
 
+/* The curvature an oscillation of the largest rate rmax and the largest
+** value vmax must have: a floor of K, where rates sampled along the step
+** may alias. */
+static inline double oscillation_bound(double rmax, double vmax) { return rmax * rmax / MAXD(vmax, DBL_MIN); }
+
+/* How far a guard with values ga and gb at an interval's ends stays on one
+** side of zero when its chord may sag by sag (K w^2 / 8): -1 when the ends
+** are not on one side. */
+static inline double side_margin(double ga, double gb, double sag) {
+  return ga * gb > 0 ? MIND(fabs(ga), fabs(gb)) - sag : -1.0;
+}
+
 /* Whether guard j is quadratic in time along the step (bodies in free
 ** flight): the parabola through samples 0, 2 and 4 predicts samples 1 and
 ** 3 to 1e-9 of the guard's scale. Its range over the step is then known
@@ -223,15 +235,11 @@ static void mark_quiet(salta__events *ev, const double *ts) {
     }
   }
   for (j = 0; j < ne; ++j) {   /* with an oscillation the rates alias */
-    double k = MAXD(K[j], fabs(r1[j] - prev[j]) * idt[S]), osc = rmax[j] * rmax[j] / MAXD(vmax[j], DBL_MIN);
-    K[j] = MAXD(k, osc);
+    K[j] = MAXD(MAXD(K[j], fabs(r1[j] - prev[j]) * idt[S]), oscillation_bound(rmax[j], vmax[j]));
   }
   for (i = 0; i < S; ++i) {
     const double *ga = G + (size_t)i * ne, *gb = ga + ne, q = sag[i];
-    for (j = 0; j < ne; ++j) {
-      double c = ga[j] * gb[j] > 0 ? MIND(fabs(ga[j]), fabs(gb[j])) - K[j] * q : -1.0;
-      mg[j] = MIND(mg[j], c);
-    }
+    for (j = 0; j < ne; ++j) mg[j] = MIND(mg[j], side_margin(ga[j], gb[j], K[j] * q));
   }
 }
 
@@ -262,10 +270,10 @@ static int bound_time_guard(salta__events *ev, const salta__interp *ip, int j, c
     rmax = fmax(rmax, fabs(r));
   }
   for (i = 0; i <= SALTA__SAMPLES; ++i) vmax = fmax(vmax, fabs(G[i * ne + j]));
-  K = fmax(K, rmax * rmax / fmax(vmax, DBL_MIN));
+  K = fmax(K, oscillation_bound(rmax, vmax));
   for (i = 0; i < SALTA__SAMPLES; ++i) {
-    double ga = G[i * ne + j], gb = G[(i + 1) * ne + j], w = ts[i + 1] - ts[i];
-    mg = fmin(mg, ga * gb > 0 ? fmin(fabs(ga), fabs(gb)) - 0.125 * K * w * w : -1.0);
+    double w = ts[i + 1] - ts[i];
+    mg = fmin(mg, side_margin(G[i * ne + j], G[(i + 1) * ne + j], 0.125 * K * w * w));
   }
   ev->kbound[j] = K, ev->quiet_margin[j] = mg;
   return SALTA_OK;
