@@ -110,6 +110,22 @@ int main(void) {
   CHECK_NEAR(ga, grad_exact, 1e-6);
   CHECK(salta_loss_grad_fd(loss, p, NULL, NULL, &gf, NULL) == SALTA_OK);
   CHECK_NEAR(gf, grad_exact, 1e-7);
+  {
+    /* its discrete trajectory's residuals on two trapezoidal steps of 0.5:
+    ** x_n = ((1 - h k / 2) / (1 + h k / 2))^n, 7/9 per step for x, 3/5 for y;
+    ** r = (yhat - d) / sqrt(4) */
+    const double want[] = {(7.0 / 9 - 0.7) / 2, 0, (49.0 / 81 - 0.6) / 2, (0.36 - 0.4) / 2};
+    double r[4], va, vr = 0;
+    CHECK(salta_loss_nresid(loss) == 4);
+    CHECK(salta_loss_eval_adjoint_residuals(loss, p, NULL, 2, 1, &va, NULL, r) == SALTA_OK);
+    for (i = 0; i < 4; ++i) {
+      CHECK_NEAR(r[i], want[i], 1e-13);
+      vr += r[i] * r[i];
+    }
+    CHECK_NEAR(va, vr, 1e-15);
+    CHECK(salta_loss_eval_adjoint(loss, p, NULL, 2, 1, &v, NULL) == SALTA_OK);
+    CHECK(v == va);
+  }
 
   /* the continuous adjoint, by name and as the route salta_loss_eval takes:
   ** one free direction is below the crossover, so AUTO takes sens */
