@@ -1,6 +1,6 @@
 -- Gradient truth on every shipped model: each route (sensitivities on the
 -- default integrator, on ERK and on BDF; the discrete adjoint on the
--- default and on BDF's steps; the continuous adjoint; differences) within
+-- default, ERK's and BDF's steps; the continuous adjoint; differences) within
 -- 1e-6 of the largest component of Richardson differences of a twin at
 -- rtol 1e-13, at rtol 1e-10 (loss:check_gradient). The Cauer ladder family
 -- is left to the note: its 136 clamp events amplify the sensitivities'

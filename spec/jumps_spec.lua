@@ -147,11 +147,13 @@ describe("salta.lsq robust losses and event windows", function()
     { event_window = true, robust = "soft_l1", robust_scale = 3 } }) do
     local label = ("%s%s"):format(extra.robust or "", extra.event_window and " with event windows" or "")
     it(label .. ": every route agrees with the differences", function()
-      -- tolerance 2e-6: the discrete adjoint's trapezoid is 1.2-1.3e-6
-      -- off here at rtol 1e-9 (the others are within 7e-7)
-      local rep = motor_loss(extra):check_gradient{ at = AT, tol = 2e-6 }
+      -- tolerance 5e-6: the discrete adjoint's trapezoid is 1.2-1.6e-6
+      -- off here at rtol 1e-9 on BDF's steps and 2.9-3.8e-6 on ERK's (its
+      -- mesh's contract, 10 (atol + rtol |x|) per node; the others are
+      -- within 9e-7)
+      local rep = motor_loss(extra):check_gradient{ at = AT, tol = 5e-6 }
       assert.are.equal("ok", rep.verdict, tostring(rep))
-      assert.are.equal(7, #rep.routes)
+      assert.are.equal(8, #rep.routes)
       for _, r in ipairs(rep.routes) do
         if r.name == "adjoint_cont" and extra.event_window then   -- windows are sens's
           assert.truthy(r.error:find("does not follow event windows", 1, true))

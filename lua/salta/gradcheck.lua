@@ -65,6 +65,7 @@ local function routes(loss, p)
     { "sens, erk", function() return loss:twin({ method = "erk" }):grad(p, { method = "sens" }) end },
     { "sens, bdf", function() return loss:twin({ method = "bdf" }):grad(p, { method = "sens" }) end },
     { "adjoint", function() return loss:grad(p, { method = "adjoint" }) end },
+    { "adjoint, erk", function() return loss:twin({ method = "erk" }):grad(p, { method = "adjoint" }) end },
     { "adjoint, bdf", function() return loss:twin({ method = "bdf" }):grad(p, { method = "adjoint" }) end },
     { "adjoint_cont", function() return loss:grad(p, { method = "adjoint_cont" }) end },
     { "fd", function() return loss:fd_grad(p) end },

@@ -239,7 +239,7 @@ local TOPICS = {
     { "h", "number", "1e-4", POSITIVE, "relative difference step: h |p|, with the nominal value as the floor; not given, a reference more uncertain than tol is retried at h / 10 and h / 100" },
     { "rtol_ref", "number", "rtol / 1000 in [1e-13, 1e-10]", RTOL, "the reference differences' tolerance" },
     { "tol", "number", "max(1000 rtol, 1e-8)", POSITIVE, "a route agrees within tol of the largest component (plus 10 times the reference's error estimate; fd: at least rtol / h)" },
-    { "routes", "table", "all", nil, "the routes compared: \"sens\", \"sens, erk\", \"sens, bdf\", \"adjoint\", \"adjoint, bdf\", \"adjoint_cont\", \"fd\"" },
+    { "routes", "table", "all", nil, "the routes compared: \"sens\", \"sens, erk\", \"sens, bdf\", \"adjoint\", \"adjoint, erk\", \"adjoint, bdf\", \"adjoint_cont\", \"fd\"" },
   } },
   { "waterfall", "fit:waterfall(path, opts)", {
     { "title", "string", '"multi-start: <n> starts"', nil, "the figure's title" },
