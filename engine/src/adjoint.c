@@ -330,7 +330,7 @@ static int ida_nodes(salta__adj *a, salta_sim *sim, const salta_sim_options *o) 
 #define FOLLOW_TOL 10.0
 #define FAILED_REFINES 3   /* solves failing on as many successive meshes: the failure stands */
 #define MESH_RTOL 1e-10    /* the tightest tolerance the mesh follows */
-#define MESH_RTOL_FULL 1e-9   /* and the one it settles for where that mesh passes the node limit */
+#define MESH_RTOL_SETTLE 1e-9   /* and the one it settles for where that mesh passes the node limit */
 
 /* Whether segment s has a length of its own (not a cascade round, not a
 ** later member of a split group): its end is compared between meshes. */
@@ -417,19 +417,19 @@ static int keep_states(const salta__adj *a, double **buf) {
   return 0;
 }
 
+/* The doubling error in units of MESH_RTOL_SETTLE's weights, per unit of
+** doubling_error's (both scale atol and rtol alike). */
+static double settle_factor(const salta_sim_options *o) {
+  return fmax(o->rtol, MESH_RTOL) / fmax(o->rtol, MESH_RTOL_SETTLE);
+}
+
 /* The discrete trajectory on a mesh doubled until the trapezoid's error,
 ** estimated by step doubling, is within FOLLOW_TOL times the weights of
 ** doubling_error at every node (a solve that fails on a coarse mesh is
 ** retried on a finer one): the adjoint's accuracy follows the tolerance,
-** whatever mesh it starts from. Below MESH_RTOL_FULL, a mesh that would
+** whatever mesh it starts from. Below MESH_RTOL_SETTLE, a mesh that would
 ** pass the node limit settles for that tolerance when the last doubling
 ** met it (rtol 1e-10 on a ladder of 136 resets). */
-/* The doubling error in units of MESH_RTOL_FULL's weights, per unit of
-** doubling_error's (both scale atol and rtol alike). */
-static double settle_factor(const salta_sim_options *o) {
-  return fmax(o->rtol, MESH_RTOL) / fmax(o->rtol, MESH_RTOL_FULL);
-}
-
 static int follow_tolerance(salta__adj *a, const salta_sim_options *o, const double *w0) {
   double *prev = NULL, err = 0, at = 0;
   int round, st, have_prev = 0, failures = 0, measured;
@@ -604,9 +604,10 @@ static int pick_directions(salta__adj *a, const double *gp, const int *dirs, int
 }
 
 /* The evaluation once the forward run is made: the discrete trajectory,
-** the sweep, and the start's share of the gradient. */
+** its loss and, when want_grad, the sweep and the start's share of the
+** gradient. */
 static int solve_and_sweep(salta__adj *a, salta_sim *sim, const salta_sim_options *o, int mesh_k, int consistent,
-                           double *value, double *gp) {
+                           double *value, double *gp, int want_grad) {
   salta__array list[ADJ_ARRAYS];
   int st;
   if (salta__arrays_alloc(list, adj_arrays(a, !salta__use_klu(o, a->n), list)))
@@ -617,8 +618,8 @@ static int solve_and_sweep(salta__adj *a, salta_sim *sim, const salta_sim_option
   if (salta__arrays_alloc(list, blend_arrays(a, list))) return salta__fail(a->err, SALTA_EMEM, "out of memory");
   if ((st = consistent ? consistent_trajectory(a, o, mesh_k) : ida_nodes(a, sim, o))) return st;
   a->dae->bad.sp = NULL;   /* the forward Newton's trial matrices are not the gradient's */
-  if ((st = salta__adj_sweep(a, value, gp, gp + a->np))) return st;
-  if (salta__start_follows_p(a->d, a->x0)) return salta__start_chain(a->d, o->t0, a->p, gp + a->np, gp, a->err);
+  if ((st = salta__adj_sweep(a, value, gp, gp + a->np, want_grad))) return st;
+  if (want_grad && salta__start_follows_p(a->d, a->x0)) return salta__start_chain(a->d, o->t0, a->p, gp + a->np, gp, a->err);
   return SALTA_OK;
 }
 
@@ -642,7 +643,7 @@ int salta__adj_eval(salta__adj_work *w, salta__targets *tg, salta_sim *sim, cons
   salta__dae_set_params(a.dae, p);
   if (!(gp = malloc(sizeof(double) * (size_t)(a.np + a.nx + 1)))) st = salta__fail(err, SALTA_EMEM, "out of memory");
   else if ((st = forward_run(&a, tg, sim, mesh_k, &o)) == SALTA_OK &&
-           (st = solve_and_sweep(&a, sim, &o, mesh_k, consistent, &v, gp)) == SALTA_OK && grad)
+           (st = solve_and_sweep(&a, sim, &o, mesh_k, consistent, &v, gp, grad != NULL)) == SALTA_OK && grad)
     st = pick_directions(&a, gp, dirs, ns, grad);
   if (st == SALTA_OK && value) *value = v;
   free(gp);

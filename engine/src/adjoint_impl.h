@@ -99,11 +99,12 @@ static inline double salta__adj_time(const salta__adj *a, int s, int i) {
 }
 
 /* adjoint_sweep.c: Newton on g at (t, w) (w in/out), failing with the
-** adjoint's message; and the discrete loss (value) with its gradient by
-** parameters and initial states, by the backward sweep over the solved
-** discrete trajectory. A step's matrix dR/dw_next is the DAE's iteration
-** matrix with alpha = 1, beta = h/2. */
+** adjoint's message; and the discrete loss (value) with, when want_grad,
+** its gradient by parameters and initial states, by the backward sweep
+** over the solved discrete trajectory (grad_p, grad_x0: buffers either
+** way). A step's matrix dR/dw_next is the DAE's iteration matrix with
+** alpha = 1, beta = h/2. */
 int salta__adj_solve_z(salta__adj *a, double t, double *w);
-int salta__adj_sweep(salta__adj *a, double *value, double *grad_p, double *grad_x0);
+int salta__adj_sweep(salta__adj *a, double *value, double *grad_p, double *grad_x0, int want_grad);
 
 #endif

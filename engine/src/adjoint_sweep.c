@@ -431,12 +431,12 @@ static void step_params(salta__adj *a, int s, const sweep_buf *b, double *grad_p
   }
 }
 
-static int sweep_with(salta__adj *a, sweep_buf *b, double *value, double *grad_p, double *grad_x0) {
+static int sweep_with(salta__adj *a, sweep_buf *b, double *value, double *grad_p, double *grad_x0, int want_grad) {
   int n = a->n, nx = a->nx, s, i, k, st;
   double start_term = 0;   /* the later segment's share of its start time's stationarity */
   memset(grad_p, 0, sizeof(double) * (size_t)a->np);
   memset(grad_x0, 0, sizeof(double) * (size_t)nx);
-  if ((st = discrete_loss(a, b->c, b->dLdtau, grad_p, b->dy, b->wh, b->rhs, value))) return st;
+  if ((st = discrete_loss(a, b->c, b->dLdtau, grad_p, b->dy, b->wh, b->rhs, value)) || !want_grad) return st;
   if (a->ends_at_event) {   /* the end is the last group's time: its terms are that time's */
     b->dLdtau[a->nseg - 1] += b->dLdtau[a->nseg];
     b->dLdtau[a->nseg] = 0;
@@ -472,7 +472,7 @@ static int sweep_with(salta__adj *a, sweep_buf *b, double *value, double *grad_p
   return SALTA_OK;
 }
 
-int salta__adj_sweep(salta__adj *a, double *value, double *grad_p, double *grad_x0) {
+int salta__adj_sweep(salta__adj *a, double *value, double *grad_p, double *grad_x0, int want_grad) {
   size_t n = (size_t)a->n, nodes = (size_t)a->nnodes;
   sweep_buf b;
   int st;
@@ -488,7 +488,7 @@ int salta__adj_sweep(salta__adj *a, double *value, double *grad_p, double *grad_
   if (!b.c || !b.dLdtau || !b.lam || !b.lamb || !b.nu || !b.rhs || !b.rhsb || !b.dy || !b.wh)
     st = salta__fail(a->err, SALTA_EMEM, "out of memory");
   else
-    st = sweep_with(a, &b, value, grad_p, grad_x0);
+    st = sweep_with(a, &b, value, grad_p, grad_x0, want_grad);
   free(b.c); free(b.dLdtau); free(b.lam); free(b.lamb); free(b.nu); free(b.rhs); free(b.rhsb); free(b.dy);
   free(b.wh);
   return st;

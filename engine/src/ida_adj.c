@@ -94,13 +94,13 @@ static int fail(salta__ida_adj *c, int flag, const char *phase, double t) {
   return st;
 }
 
-/* IDAS's forward memory with its solver and options, at (t0, y, yp). */
 /* The re-runs' tolerances against the loss's: BDF's global error at rtol
 ** is about ten times ERK's on a non-stiff model (the 10,002-equation Cauer
 ** ladder at rtol 1e-8: its sensitivities 8.3e-6 off by BDF, 8.4e-7 by
 ** ERK), and the backward problem reads these states (cadj.c). */
 #define RERUN_TIGHTER 0.1
 
+/* IDAS's forward memory with its solver and options, at (t0, y, yp). */
 static int setup_forward(salta__ida_adj *c, double t0) {
   const salta_sim_options *o = c->op.o;
   double *idv = N_VGetArrayPointer(c->id);

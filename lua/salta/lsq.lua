@@ -7,7 +7,8 @@
 --     opts.method = "auto" (default: "sens" or "adjoint_cont", loss:route()) |
 --     "sens" | "adjoint_cont" | "adjoint" (mesh = "steps" (default) | K,
 --     forward) | "fd" (h)
---   loss:residuals(p)  loss:jacobian(p)
+--   loss:residuals(p [, opts])  loss:predict(p [, opts])  loss:jacobian(p)
+--     (opts.method = "adjoint": those of the adjoint's discrete trajectory)
 --   loss:window(t_end)   the same loss over the targets at t <= t_end
 --   loss:stats()   the last evaluation's run: steps, events, method, ...
 --
