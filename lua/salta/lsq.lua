@@ -551,6 +551,6 @@ end
 local routes = require("salta.lsq_routes")
 routes.install(Loss, { new = M.new, spec_of = spec_of })
 require("salta.lsq_events").install(Loss)
-M.ROUTES, M.MESH_TOL = routes.ROUTES, routes.MESH_TOL
+M.ROUTES = routes.ROUTES   -- salta.fit_plan names them
 
 return M

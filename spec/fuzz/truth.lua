@@ -620,12 +620,11 @@ local ROUTES = {
 -- Why a route's wrong gradient is ill-conditioned, or nil: the run its
 -- gradient came from (L:stats(), after L:grad) fired more or fewer events
 -- than the differences' run at p (n_ref, input breakpoints counted in
--- both), and the simulation half passed at that rtol: a crossing within
--- the tolerance of grazing, which one run sees and another does not (an
--- exact graze, seed 1000586: the run with sensitivities crosses, the one
--- without does not); or a run of its method and rtol differs from the
--- reference after a near-grazing crossing or a cluster (as the simulation
--- half judges).
+-- both): a crossing within the tolerance of grazing, which one run sees
+-- and another does not (an exact graze, seed 1000586: the run with
+-- sensitivities crosses, the one without does not); or a run of its method
+-- and rtol differs from the reference after a near-grazing crossing or a
+-- cluster (as the simulation half judges). Asked once per route.
 local function run_explains(m, d, ref, rt, L, n_ref)
   local n = L:stats().events
   if n ~= n_ref then
@@ -668,6 +667,7 @@ local function gradient_truth(m, d, ref)
     if not okg then
       if not rt.optional then found("error", (tostring(g):gsub("\n", " | "))) end
     else
+      local why   -- run_explains's answer, asked at the route's first wrong component
       for k = 1, #fd do
         local tol = math.max(rt.tol * G[k] * graze, eps[k], ew[k] or 0)
         say("%-15s %-12s %.12g (differences %.12g, tolerance %.2g)", rt.label, names[k], g[k], fd[k], tol)
@@ -676,7 +676,7 @@ local function gradient_truth(m, d, ref)
         elseif math.abs(g[k] - fd[k]) > tol then
           local msg = ("%s: dL/d%s = %s, differences %s (tolerance %.2g, largest component %.3g) %s"):format(
             rt.label, names[k], fmt(g[k]), fmt(fd[k]), tol, G[k], where)
-          local why = run_explains(m, d, ref, rt, L, n_ref)
+          if why == nil then why = run_explains(m, d, ref, rt, L, n_ref) or false end
           found(why and "ill-conditioned" or "wrong-gradient", why and msg .. " | " .. why or msg)
         end
       end
