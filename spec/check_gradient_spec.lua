@@ -114,6 +114,64 @@ describe("a reference that cannot decide", function()
   end)
 end)
 
+describe("a gradient its integration error limits", function()
+  -- the Cauer ladder N = 6 over 20 s: 136 clamp resets amplify the
+  -- integration error, so that at rtol 1e-10 the sensitivities are 2e-6
+  -- (ERK) and 6.5e-5 (BDF) of the largest component from the reference,
+  -- and converge to it with rtol (1e-8 and 6e-7 at rtol 1e-12)
+  local function ladder_loss(rtol)
+    local m = H.model("cauer_ladder", { N = 6 })
+    local times = H.uniform(20, 40)
+    local tr = m:simulate{ tf = 20, times = times, rtol = 1e-12, atol = 1e-12 }
+    local data = { vN = {}, v1 = {} }
+    for _, n in ipairs({ "vN", "v1" }) do
+      for k, v in ipairs(tr.y[n]) do data[n][k] = 1.01 * v + 0.01 end
+    end
+    return salta.lsq{ model = m, times = times, data = data, free = { "L", "C", "R" }, rtol = rtol, atol = rtol,
+      tf = 20 }
+  end
+  local routes = { "sens, erk", "sens, bdf" }
+
+  it("is ill-conditioned, each route within what its outputs' error carries, and ok at a smaller rtol", function()
+    local rep = ladder_loss(1e-10):check_gradient{ tol = 1e-6, routes = routes }
+    assert.are.equal("ill-conditioned", rep.verdict, tostring(rep))
+    for _, r in ipairs(rep.routes) do
+      assert.is_false(r.ok, tostring(rep))
+      assert.is_true(r.ill_conditioned, tostring(rep))
+      assert.is_true(r.worst > 1e-6 and r.worst <= r.carried_worst, tostring(rep))
+    end
+    has(tostring(rep), "that its outputs' integration error at rtol 1e-10 carries: ill-conditioned",
+      "verdict: ill-conditioned")
+    local tight = ladder_loss(1e-12):check_gradient{ tol = 1e-6, routes = routes }
+    assert.are.equal("ok", tight.verdict, tostring(tight))
+  end)
+
+  it("still disagrees where a route is wrong by more than that", function()
+    local L = ladder_loss(1e-10)
+    local grad = L.grad
+    L.grad = function(self, p, opts)   -- 1e-3 off in one component: ten times the carried error
+      local g = grad(self, p, opts)
+      g[3] = g[3] * 1.001
+      return g
+    end
+    local rep = L:check_gradient{ tol = 1e-6, routes = { "sens" } }
+    assert.are.equal("disagree", rep.verdict, tostring(rep))
+    assert.is_true(rep.routes[1].bad[3] and not rep.routes[1].ill_conditioned)
+    has(tostring(rep), "DISAGREES within 1e-06; its outputs' integration error carries")
+  end)
+
+  it("is what a fit warns about at its start, and goes on", function()
+    local L, printed, old = ladder_loss(1e-10), {}, _G.print
+    _G.print = function(s) printed[#printed + 1] = tostring(s) end   -- the fit warns through the global print
+    local ok, fit = pcall(salta.fit, { loss = L, start = { 0.5, 0.5, 1 }, check = true, print_every = 0,
+      max_iter = 1 })
+    _G.print = old
+    assert.is_true(ok, tostring(fit))
+    assert.is_true(#fit.x == 3)
+    has(table.concat(printed, "\n"), "salta.fit: warning: the gradient check at the start is ill-conditioned")
+  end)
+end)
+
 describe("salta.fit{ check = true }", function()
   it("checks the fit's route at the start and stops when it disagrees", function()
     local L = loss(bouncer(), { "g", "e" })

@@ -1,13 +1,17 @@
 -- salta.gradcheck: a loss's gradient by every route against Richardson
 -- central differences of a tighter twin of the loss, per parameter, with
--- an error estimate and a verdict, and the event structure at the point
--- (groups, cascades, near-grazing crossings) that explains a disagreement.
+-- an error estimate and a verdict, and what explains a disagreement: the
+-- event structure at the point (groups, cascades, near-grazing crossings)
+-- and the gradient error each route's own integration error carries.
 --
 --   local report = loss:check_gradient{ at = p }
 --   print(report)            -- the table; report.verdict is "ok",
---                            -- "disagree", "not differentiable" or
---                            -- "inconclusive" (the reference's own error
---                            -- exceeds the tolerance: no route can fail)
+--                            -- "disagree", "ill-conditioned" (every route
+--                            -- beyond the tolerance is within what its
+--                            -- outputs' integration error carries),
+--                            -- "not differentiable" or "inconclusive" (the
+--                            -- reference's own error exceeds the
+--                            -- tolerance: no route can fail)
 --
 -- The reference: D(s) = (L(p + s e_k) - L(p - s e_k)) / 2s of the twin
 -- at rtol_ref, Richardson-extrapolated twice, (4 D(s) - D(2s)) / 3 and
@@ -20,6 +24,27 @@
 local M = {}
 
 local DEFAULT_H = 1e-4
+
+-- The carried error below covers the sensitivities' own error this many
+-- times over: it is correlated with the outputs' and of their size.
+local CARRY = 10
+
+-- What the error of a route's residuals carries into each gradient
+-- component: with L = sum r_i^2 and J the residuals' Jacobian, errors e_i
+-- in the residuals move dL/dp_k by 2 sum_i e_i J_ik. Per component, CARRY
+-- times its bound 2 sum_i |r_i - r_ref_i| |J_ik|, r_ref the residuals of a
+-- tighter run; an empty table when one of J, r, r_ref is missing. Where an
+-- event's timing moves an output sampled in a fast transient after it, a
+-- small integration error there can be a large gradient error.
+function M.carried_error(J, r, r_ref)
+  local out = {}
+  if not (J and r and r_ref) then return out end
+  for i, row in ipairs(J) do
+    local e = math.abs(r[i] - r_ref[i])
+    for k, v in ipairs(row) do out[k] = (out[k] or 0) + CARRY * 2 * e * math.abs(v) end
+  end
+  return out
+end
 
 -- The reference gradient of a loss at p (Richardson differences from
 -- steps h and h/2, salta_loss_grad_fd) and its error estimate.
@@ -58,19 +83,35 @@ local function reference(tight, p, h, tol, refine)
   return ref, err, h < h0 and h or nil
 end
 
--- The routes compared: each a name and a function giving the gradient.
+-- The routes compared: each a name, its gradient and the residuals of the
+-- run it comes from (the discrete adjoint's: its discrete trajectory's;
+-- the continuous adjoint runs forward at a hundredth of rtol, so the
+-- loss's own residuals bound its). Twins are made for the routes kept.
 local function routes(loss, p)
-  local list = {
-    { "sens", function() return loss:grad(p, { method = "sens" }) end },
-    { "sens, erk", function() return loss:twin({ method = "erk" }):grad(p, { method = "sens" }) end },
-    { "sens, bdf", function() return loss:twin({ method = "bdf" }):grad(p, { method = "sens" }) end },
-    { "adjoint", function() return loss:grad(p, { method = "adjoint" }) end },
-    { "adjoint, erk", function() return loss:twin({ method = "erk" }):grad(p, { method = "adjoint" }) end },
-    { "adjoint, bdf", function() return loss:twin({ method = "bdf" }):grad(p, { method = "adjoint" }) end },
-    { "adjoint_cont", function() return loss:grad(p, { method = "adjoint_cont" }) end },
-    { "fd", function() return loss:fd_grad(p) end },
+  local twins = {}
+  local function on(method)
+    return function()
+      twins[method] = twins[method] or loss:twin({ method = method })
+      return twins[method]
+    end
+  end
+  local function own() return loss end
+  local function route(name, of, opts, resid_opts)
+    return { name = name, grad = function() return of():grad(p, opts) end,
+      residuals = function() return of():residuals(p, resid_opts) end }
+  end
+  local fd = route("fd", own)
+  fd.grad = function() return loss:fd_grad(p) end
+  return {
+    route("sens", own, { method = "sens" }),
+    route("sens, erk", on("erk"), { method = "sens" }),
+    route("sens, bdf", on("bdf"), { method = "sens" }),
+    route("adjoint", own, { method = "adjoint" }, { method = "adjoint" }),
+    route("adjoint, erk", on("erk"), { method = "adjoint" }, { method = "adjoint" }),
+    route("adjoint, bdf", on("bdf"), { method = "adjoint" }, { method = "adjoint" }),
+    route("adjoint_cont", own, { method = "adjoint_cont" }),
+    fd,
   }
-  return list
 end
 
 -- The events of a run at p: groups, cascade rounds, terminal events and
@@ -97,6 +138,20 @@ end
 local Report = {}
 Report.__index = Report
 
+-- A route's line: refused, ok, disagreeing, or beyond the tolerance only
+-- by what its outputs' integration error carries.
+local function route_line(r, rtol)
+  if r.error then return ("%s refused: %s"):format(r.name, r.error) end
+  local head = ("%s: worst %.3g of the largest component"):format(r.name, r.worst)
+  if r.ok then return ("%s (ok within %.3g)"):format(head, r.tol) end
+  if r.ill_conditioned then
+    return ("%s (beyond %.3g, but within the %.3g that its outputs' integration error at rtol %g carries: "
+      .. "ill-conditioned, a smaller rtol tightens it)"):format(head, r.tol, r.carried_worst, rtol)
+  end
+  return ("%s (DISAGREES within %.3g%s)"):format(head, r.tol, r.carried_worst > 0
+    and (("; its outputs' integration error carries %.3g"):format(r.carried_worst)) or "")
+end
+
 function Report:__tostring()
   local lines = { ("gradient check at %s (rtol %g; reference: Richardson differences at rtol %g, relative step %g; "
     .. "%stolerance %g of the largest component)"):format(self.point_text, self.rtol, self.rtol_ref, self.h,
@@ -112,11 +167,7 @@ function Report:__tostring()
     end
     lines[#lines + 1] = table.concat(row, " ")
   end
-  for _, r in ipairs(self.routes) do
-    if r.error then lines[#lines + 1] = ("%s refused: %s"):format(r.name, r.error)
-    else lines[#lines + 1] = ("%s: worst %.3g of the largest component (%s within %.3g)"):format(r.name, r.worst,
-      r.ok and "ok" or "DISAGREES", r.tol) end
-  end
+  for _, r in ipairs(self.routes) do lines[#lines + 1] = route_line(r, self.rtol) end
   local ev = self.events
   lines[#lines + 1] = ("events: %d (%d groups, %d cascade rounds%s)%s"):format(ev.count, ev.groups, ev.cascades,
     ev.terminal and (", terminal at t = %.6g"):format(ev.terminal) or "",
@@ -128,6 +179,36 @@ function Report:__tostring()
   end
   lines[#lines + 1] = "verdict: " .. self.verdict
   return table.concat(lines, "\n")
+end
+
+-- Route r's entry in rep: its gradient against the reference, component
+-- by component (bad beyond tol of the largest, big, and ten times the
+-- reference's error), and the error its outputs' integration error
+-- carries (J and r_ref: the tight twin's Jacobian and residuals), which
+-- makes a route beyond the tolerance ill-conditioned rather than wrong.
+local function judge_route(r, rep, big, tol, J, r_ref)
+  local ok, g = pcall(r.grad)
+  local entry = { name = r.name, bad = {} }
+  if not ok then
+    entry.error, entry.undefined = tostring(g), require("salta.core").errcode(g) == "nondifferentiable"
+    return entry
+  end
+  local okr, res = pcall(r.residuals)
+  local carried = M.carried_error(J, okr and res, r_ref)
+  -- differences at the loss's own tolerance carry its noise over the step
+  local t = r.name == "fd" and math.max(tol, rep.rtol / rep.h) or tol
+  entry.grad, entry.worst, entry.ok, entry.tol, entry.carried_worst = g, 0, true, t, 0
+  entry.ill_conditioned = true
+  for k = 1, #g do
+    local diff, allowed = math.abs(g[k] - rep.reference[k]), t * big + 10 * rep.reference_err[k]
+    entry.worst = math.max(entry.worst, big > 0 and diff / big or diff)
+    entry.carried_worst = math.max(entry.carried_worst, (carried[k] or 0) / (big > 0 and big or 1))
+    entry.bad[k] = diff > allowed
+    entry.ok = entry.ok and not entry.bad[k]
+    if entry.bad[k] and not (diff <= allowed + (carried[k] or 0)) then entry.ill_conditioned = false end
+  end
+  entry.ill_conditioned = not entry.ok and entry.ill_conditioned
+  return entry
 end
 
 -- check(loss, opts): opts.at (free values; default the loss's nominal
@@ -154,26 +235,14 @@ function M.check(loss, opts)
   rep.reference, rep.reference_err, rep.h_refined = reference(tight, p, h, tol, not opts.h)
   local big = largest(rep.reference)
   local keep = opts.routes and require("salta.names").index_of(opts.routes)
-  local any_bad, undefined = false, false
+  local okJ, J = pcall(tight.jacobian, tight, p)
+  local okr, r_ref = pcall(tight.residuals, tight, p)
+  local outcome = {}
   for _, r in ipairs(routes(loss, p)) do
-    if not keep or keep[r[1]] then
-      local ok, g = pcall(r[2])
-      local entry = { name = r[1], bad = {} }
-      if not ok then
-        entry.error = tostring(g)
-        undefined = undefined or require("salta.core").errcode(g) == "nondifferentiable"
-      else
-        -- differences at the loss's own tolerance carry its noise over the step
-        local t = r[1] == "fd" and math.max(tol, rtol / h) or tol
-        entry.grad, entry.worst, entry.ok, entry.tol = g, 0, true, t
-        for k = 1, #p do
-          local diff = math.abs(g[k] - rep.reference[k])
-          entry.worst = math.max(entry.worst, big > 0 and diff / big or diff)
-          entry.bad[k] = diff > t * big + 10 * rep.reference_err[k]
-          entry.ok = entry.ok and not entry.bad[k]
-        end
-        any_bad = any_bad or not entry.ok
-      end
+    if not keep or keep[r.name] then
+      local entry = judge_route(r, rep, big, tol, okJ and J, okr and r_ref)
+      outcome[entry.ok and "ok" or entry.error and "error" or entry.ill_conditioned and "ill" or "bad"] = true
+      outcome.undefined = outcome.undefined or entry.undefined
       rep.routes[#rep.routes + 1] = entry
     end
   end
@@ -183,8 +252,8 @@ function M.check(loss, opts)
     if rep.reference_err[k] > tol * big then rep.uncertain[#rep.uncertain + 1] = n end
   end
   rep.events = event_structure(loss, p, rtol_ref)
-  rep.verdict = undefined and "not differentiable" or any_bad and "disagree"
-    or #rep.uncertain > 0 and "inconclusive" or "ok"
+  rep.verdict = outcome.undefined and "not differentiable" or outcome.bad and "disagree"
+    or outcome.ill and "ill-conditioned" or #rep.uncertain > 0 and "inconclusive" or "ok"
   return rep
 end
 

@@ -68,6 +68,7 @@
 -- TRUTH_VERBOSE=1 prints every gradient comparison on stderr.
 package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
 local salta = require("salta")
+local gradcheck = require("salta.gradcheck")
 local gen = dofile("spec/fuzz/models.lua")
 
 local K = 1e3
@@ -585,26 +586,6 @@ local function try(L, method, p, opts)
   return ok and v or nil
 end
 
--- What the outputs' own error carries into each gradient component: with
--- residuals r = (y - d) / sqrt(N) and J their Jacobian, an error e_i in
--- output i moves component k by 2 sum_i e_i J_ik / sqrt(N). Where the
--- residuals are small (the data barely move with a parameter) this, not
--- the gradient's size, bounds the error. e is measured: the route's
--- predictions (the adjoint's: its discrete trajectory's) against the
--- differences' (rtol 1e-11); 10 times the bound covers the sensitivities'
--- own error correlated with it.
-local function output_error_tol(J, pred, ref_pred, outs)
-  local tol = {}
-  if not (J and pred and ref_pred) then return tol end
-  local n = #J
-  for i, row in ipairs(J) do
-    local t, j = (i - 1) // #outs + 1, (i - 1) % #outs + 1
-    local e = math.abs(pred[outs[j]][t] - ref_pred[outs[j]][t])
-    for k, v in ipairs(row) do tol[k] = (tol[k] or 0) + 10 * 2 * e * math.abs(v) / math.sqrt(n) end
-  end
-  return tol
-end
-
 local ROUTES = {
   { label = "sens (default)", rtol = GRAD_RTOL, tol = TOL_SENS },
   { label = "sens erk", method = "erk", rtol = GRAD_RTOL, tol = TOL_SENS },
@@ -657,11 +638,14 @@ local function gradient_truth(m, d, ref)
   local Lfd = loss("bdf", FD_RTOL)
   local fd, G, eps = reference_gradient(Lfd, p, free, data, TOL_SENS * graze, where)
   if not fd then return end
-  local J, ref_pred = try(loss("bdf", GRAD_RTOL), "jacobian", p), try(Lfd, "predict", p)
+  -- what each route's outputs' own error carries into its gradient (the
+  -- adjoint's: its discrete trajectory's), against the differences' run:
+  -- where the residuals are small, this, not the gradient's size, bounds it
+  local J, ref_r = try(loss("bdf", GRAD_RTOL), "jacobian", p), try(Lfd, "residuals", p)
   local n_ref = try(Lfd, "value", p) and Lfd:stats().events
   for _, rt in ipairs(ROUTES) do
     local clock, L = os.clock(), loss(rt.method, rt.rtol)
-    local ew = output_error_tol(J, try(L, "predict", p, rt.opts), ref_pred, outs)
+    local ew = gradcheck.carried_error(J, try(L, "residuals", p, rt.opts), ref_r)
     local okg, g = pcall(L.grad, L, p, rt.opts)
     say("%s: %.2f s", rt.label, os.clock() - clock)
     if not okg then
