@@ -47,29 +47,50 @@ static int small_factor(int n, double *a, int *ipiv) {
   return info;
 }
 
-static void small_solve(int n, const double *lu, const int *ipiv, double *b, int trans) {
-  int i, j;
+/* Right-hand sides b (nrhs columns of n) against a small factorisation,
+** every substitution step applied to all of them in turn: the columns'
+** chains are independent, so their latencies overlap (one column at a
+** time, a 3 x 3 solve's chain of dependent operations bounded the
+** Cauer's stages). rd holds the reciprocals of U's diagonal. */
+static void small_solve(int n, const double *restrict lu, const int *ipiv, const double *rd, double *restrict b,
+                        int nrhs, int trans) {
+  int i, j, r;
+  const size_t N = (size_t)n;
   if (!trans) {
     for (i = 0; i < n; ++i) {
       int p = ipiv[i] - 1;
-      if (p != i) { double t = b[i]; b[i] = b[p]; b[p] = t; }
+      if (p != i)
+        for (r = 0; r < nrhs; ++r) { double t = b[r * N + i]; b[r * N + i] = b[r * N + p]; b[r * N + p] = t; }
     }
     for (j = 0; j < n; ++j)           /* L y = P b (unit diagonal) */
-      for (i = j + 1; i < n; ++i) b[i] -= lu[(size_t)j * n + i] * b[j];
+      for (i = j + 1; i < n; ++i) {
+        const double l = lu[j * N + i];
+        for (r = 0; r < nrhs; ++r) b[r * N + i] -= l * b[r * N + j];
+      }
     for (j = n - 1; j >= 0; --j) {    /* U x = y */
-      b[j] /= lu[(size_t)j * n + j];
-      for (i = 0; i < j; ++i) b[i] -= lu[(size_t)j * n + i] * b[j];
+      for (r = 0; r < nrhs; ++r) b[r * N + j] *= rd[j];
+      for (i = 0; i < j; ++i) {
+        const double u = lu[j * N + i];
+        for (r = 0; r < nrhs; ++r) b[r * N + i] -= u * b[r * N + j];
+      }
     }
   } else {
     for (j = 0; j < n; ++j) {         /* U^T y = b */
-      for (i = 0; i < j; ++i) b[j] -= lu[(size_t)j * n + i] * b[i];
-      b[j] /= lu[(size_t)j * n + j];
+      for (i = 0; i < j; ++i) {
+        const double u = lu[j * N + i];
+        for (r = 0; r < nrhs; ++r) b[r * N + j] -= u * b[r * N + i];
+      }
+      for (r = 0; r < nrhs; ++r) b[r * N + j] *= rd[j];
     }
     for (j = n - 1; j >= 0; --j)      /* L^T x = y */
-      for (i = j + 1; i < n; ++i) b[j] -= lu[(size_t)j * n + i] * b[i];
+      for (i = j + 1; i < n; ++i) {
+        const double l = lu[j * N + i];
+        for (r = 0; r < nrhs; ++r) b[r * N + j] -= l * b[r * N + i];
+      }
     for (i = n - 1; i >= 0; --i) {
       int p = ipiv[i] - 1;
-      if (p != i) { double t = b[i]; b[i] = b[p]; b[p] = t; }
+      if (p != i)
+        for (r = 0; r < nrhs; ++r) { double t = b[r * N + i]; b[r * N + i] = b[r * N + p]; b[r * N + p] = t; }
     }
   }
 }
@@ -91,7 +112,9 @@ void salta__lu_solve(int n, const double *lu, const int *ipiv, double *b, int nr
   int r;
   if (n == 0) return;
   if (n <= SMALL_LU) {
-    for (r = 0; r < nrhs; ++r) small_solve(n, lu, ipiv, b + (size_t)r * n, trans);
+    double rd[SMALL_LU];
+    for (r = 0; r < n; ++r) rd[r] = 1.0 / lu[(size_t)r * n + r];
+    small_solve(n, lu, ipiv, rd, b, nrhs, trans);
     return;
   }
   /* dgetrs fails only on arguments that are wrong by construction here */

@@ -36,16 +36,19 @@ static size_t sens_arrays(salta__sens *sn, salta__array *list) {
   return SENS_ARRAYS;
 }
 
-/* The same for the members of a group composed in sequence. */
-#define SEQ_ARRAYS 1
+/* The same for the int arrays: the members of a group composed in
+** sequence, and the directions' parameter columns. */
+#define SEQ_ARRAYS 3
 static size_t seq_arrays(salta__sens *sn, salta__array *list) {
-  salta__array all[SEQ_ARRAYS] = {SALTA__ARRAY(sn->seq_events, (size_t)sn->dae->d->ne)};
+  salta__array all[SEQ_ARRAYS] = {SALTA__ARRAY(sn->seq_events, (size_t)sn->dae->d->ne),
+                                  SALTA__ARRAY(sn->fp_at, (size_t)sn->ns), SALTA__ARRAY(sn->gp_at, (size_t)sn->ns)};
   memcpy(list, all, sizeof all);
   return SEQ_ARRAYS;
 }
 
 int salta__sens_init(salta__sens *sn, salta__dae *dae, const int *dirs, int ns) {
   salta__array list[SENS_ARRAYS], seq[SEQ_ARRAYS];
+  int k;
   memset(sn, 0, sizeof *sn);
   sn->dae = dae;
   sn->dirs = dirs;
@@ -55,6 +58,11 @@ int salta__sens_init(salta__sens *sn, salta__dae *dae, const int *dirs, int ns) 
     return salta__fail(dae->err, SALTA_EMEM, "out of memory");
   }
   sn->zdot_p = sn->flow_p + dae->nx;
+  for (k = 0; k < ns; ++k) {   /* found once: each stage adds these columns */
+    int j = salta__sens_pcol(sn, k);
+    sn->fp_at[k] = j >= 0 ? salta__column_start(&dae->d->f.d[SALTA_WRT_P], j) : 0;
+    sn->gp_at[k] = j >= 0 ? salta__column_start(&dae->d->g.d[SALTA_WRT_P], j) : 0;
+  }
   return SALTA_OK;
 }
 
@@ -106,11 +114,11 @@ int salta__sens_fill_z(salta__sens *sn, double t, const double *w, double *S) {
   salta__dae_eval_jac(a, &g->d[SALTA_WRT_X], t, w, sn->jac[0][SALTA_WRT_X]);
   salta__dae_eval_jac(a, &g->d[SALTA_WRT_P], t, w, sn->jac[0][SALTA_WRT_P]);
   memset(sn->zrhs, 0, sizeof(double) * (size_t)nz * sn->ns);
-  for (k = 0; k < sn->ns; ++k) {
-    double *r = sn->zrhs + (size_t)k * nz;
-    salta__spmv(&g->d[SALTA_WRT_X], sn->jac[0][SALTA_WRT_X], 1.0, S + (size_t)k * n, 0, r, 0);
-    if (salta__sens_pcol(sn, k) >= 0) salta__add_column(&g->d[SALTA_WRT_P], sn->jac[0][SALTA_WRT_P], salta__sens_pcol(sn, k), 1.0, r, 0);
-  }
+  salta__spmv_dirs(&g->d[SALTA_WRT_X], sn->jac[0][SALTA_WRT_X], S, (size_t)n, 0, sn->zrhs, (size_t)nz, 0, sn->ns);
+  for (k = 0; k < sn->ns; ++k)
+    if (salta__sens_pcol(sn, k) >= 0)
+      salta__add_column_at(&g->d[SALTA_WRT_P], sn->jac[0][SALTA_WRT_P], sn->gp_at[k], salta__sens_pcol(sn, k),
+                           sn->zrhs + (size_t)k * nz);
   salta__dae_gz_solve(a, sn->zrhs, sn->ns, 0);
   for (k = 0; k < sn->ns; ++k)
     for (i = 0; i < nz; ++i) S[(size_t)k * n + nx + i] = -sn->zrhs[(size_t)k * nz + i];
@@ -121,11 +129,13 @@ void salta__sens_prime(salta__sens *sn, double t, const double *w, const double 
   const salta_function_def *f = &sn->dae->d->f;
   int k, n = sn->dae->n;
   salta__sens_eval_blocks(sn, f, 3, t, w, sn->jac[0]);
-  for (k = 0; k < sn->ns; ++k) {
-    double *out = Sp + (size_t)k * n;
-    memset(out, 0, sizeof(double) * (size_t)n);
-    add_directional(sn, f, sn->jac[0], S + (size_t)k * n, salta__sens_pcol(sn, k), 1.0, out, 0);
-  }
+  memset(Sp, 0, sizeof(double) * (size_t)n * sn->ns);
+  salta__spmv_dirs(&f->d[SALTA_WRT_X], sn->jac[0][SALTA_WRT_X], S, (size_t)n, 0, Sp, (size_t)n, 0, sn->ns);
+  salta__spmv_dirs(&f->d[SALTA_WRT_Z], sn->jac[0][SALTA_WRT_Z], S, (size_t)n, sn->dae->nx, Sp, (size_t)n, 0, sn->ns);
+  for (k = 0; k < sn->ns; ++k)
+    if (salta__sens_pcol(sn, k) >= 0)
+      salta__add_column_at(&f->d[SALTA_WRT_P], sn->jac[0][SALTA_WRT_P], sn->fp_at[k], salta__sens_pcol(sn, k),
+                           Sp + (size_t)k * n);
 }
 
 int salta__sens_initial(salta__sens *sn, double t0, const double *w, int start_follows_p, double *S) {

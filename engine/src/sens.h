@@ -23,6 +23,7 @@ typedef struct salta__sens {
   const int *dirs;          /* borrowed (salta__dir_slot) */
   double *jac[2][4];        /* the Jacobian blocks (x, z, p, t) of up to two functions */
   double *zrhs;             /* nz x ns: the implicit function theorem's right-hand sides */
+  int *fp_at, *gp_at;       /* ns: where direction k's column starts in f_p's and g_p's entries */
   double *flow_p, *zdot_p;  /* the flow [x'; z'] at an event's right limit; zdot_p its z rows */
   double *ew, *ep;          /* one guard's row */
   double *jump_v;           /* nx: r_t + r_x x'- + r_z z'- of a member's rows */

@@ -25,6 +25,20 @@ static inline void salta__spmv(const salta_sparse_def *sp, const double *v, doub
   for (k = 0; k < sp->nnz; ++k) r[row0 + sp->row[k]] += scale * v[k] * s[col0 + sp->col[k]];
 }
 
+/* salta__spmv (scale 1) for ns directions at once: column k of R (leading
+** dimension ldr) gains K times column k of S (lds). The directions are the
+** inner loop, so that their chains of updates overlap; each entry receives
+** the same sums in the same order as ns calls of salta__spmv. */
+static inline void salta__spmv_dirs(const salta_sparse_def *sp, const double *v, const double *S, size_t lds, int col0,
+                                    double *R, size_t ldr, int row0, int ns) {
+  int q, k;
+  for (q = 0; q < sp->nnz; ++q) {
+    const double vq = v[q], *s = S + col0 + sp->col[q];
+    double *r = R + row0 + sp->row[q];
+    for (k = 0; k < ns; ++k) r[(size_t)k * ldr] += vq * s[(size_t)k * lds];
+  }
+}
+
 /* y[col0 ..] += scale K^T v[row0 ..]: the transpose of salta__spmv. */
 static inline void salta__spmv_t(const salta_sparse_def *sp, const double *v, double scale, const double *s, int row0,
                                  double *y, int col0) {
@@ -48,6 +62,13 @@ static inline void salta__add_column(const salta_sparse_def *sp, const double *v
                                      int row0) {
   int k;
   for (k = salta__column_start(sp, j); k < sp->nnz && sp->col[k] == j; ++k) r[row0 + sp->row[k]] += scale * v[k];
+}
+
+/* r[i] += K[i, j] from the entry at, where column j starts (a direction's
+** salta__sens fp_at or gp_at). */
+static inline void salta__add_column_at(const salta_sparse_def *sp, const double *v, int at, int j, double *r) {
+  int k;
+  for (k = at; k < sp->nnz && sp->col[k] == j; ++k) r[sp->row[k]] += v[k];
 }
 
 #endif
