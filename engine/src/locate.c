@@ -200,13 +200,12 @@ static double quadratic_margin(const salta__events *ev, int j, const double *ts)
 ** interval's mean rate at its middle), and at least its largest rate
 ** squared over its largest value. Then whether it is quiet: every base
 ** interval lies on one side of zero by more than the chord's sag K w^2 / 8,
-** so that no crossing hides in the step. Loops over the guards without
-** calls or branches, so that they vectorise. */
+** so that no crossing hides in the step. One pass per guard, its samples
+** and bounds in registers. */
 static void mark_quiet(salta__events *ev, const double *ts) {
   enum { S = SALTA__SAMPLES };
   const double *restrict G = ev->samples, *restrict r0 = ev->rate0, *restrict r1 = ev->rate1;
-  double *restrict K = ev->kbound, *restrict mg = ev->quiet_margin, *restrict prev = ev->scratch;
-  double *restrict rmax = prev + ev->ne, *restrict vmax = rmax + ev->ne;
+  double *restrict K = ev->kbound, *restrict mg = ev->quiet_margin;
   double iw[S], sag[S], idt[S + 1], pt[S + 2];
   const int ne = ev->ne;
   int i, j;
@@ -217,29 +216,19 @@ static void mark_quiet(salta__events *ev, const double *ts) {
   }
   for (i = 0; i <= S; ++i) idt[i] = 2 / (pt[i + 1] - pt[i]);
   for (j = 0; j < ne; ++j) {
-    K[j] = 0;
-    prev[j] = r0[j];
-    mg[j] = INFINITY;
-    rmax[j] = MAXD(fabs(r0[j]), fabs(r1[j]));
-    vmax[j] = fabs(G[j]);
-  }
-  for (i = 0; i < S; ++i) {
-    const double *ga = G + (size_t)i * ne, *gb = ga + ne;
-    const double c = iw[i], d = idt[i];
-    for (j = 0; j < ne; ++j) {
-      double r = (gb[j] - ga[j]) * c;
-      K[j] = MAXD(K[j], fabs(r - prev[j]) * d);
-      rmax[j] = MAXD(rmax[j], fabs(r));
-      vmax[j] = MAXD(vmax[j], fabs(gb[j]));
-      prev[j] = r;
+    double g[S + 1], k = 0, prev = r0[j], rmax = MAXD(fabs(r0[j]), fabs(r1[j])), vmax = fabs(G[j]), m = INFINITY;
+    for (i = 0; i <= S; ++i) g[i] = G[(size_t)i * ne + j];
+    for (i = 0; i < S; ++i) {
+      double r = (g[i + 1] - g[i]) * iw[i];
+      k = MAXD(k, fabs(r - prev) * idt[i]);
+      rmax = MAXD(rmax, fabs(r));
+      vmax = MAXD(vmax, fabs(g[i + 1]));
+      prev = r;
     }
-  }
-  for (j = 0; j < ne; ++j) {   /* with an oscillation the rates alias */
-    K[j] = MAXD(MAXD(K[j], fabs(r1[j] - prev[j]) * idt[S]), oscillation_bound(rmax[j], vmax[j]));
-  }
-  for (i = 0; i < S; ++i) {
-    const double *ga = G + (size_t)i * ne, *gb = ga + ne, q = sag[i];
-    for (j = 0; j < ne; ++j) mg[j] = MIND(mg[j], side_margin(ga[j], gb[j], K[j] * q));
+    /* with an oscillation the rates alias */
+    k = MAXD(MAXD(k, fabs(r1[j] - prev) * idt[S]), oscillation_bound(rmax, vmax));
+    for (i = 0; i < S; ++i) m = MIND(m, side_margin(g[i], g[i + 1], k * sag[i]));
+    K[j] = k, mg[j] = m;
   }
 }
 
