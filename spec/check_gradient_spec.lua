@@ -108,8 +108,12 @@ describe("a reference that cannot decide", function()
   end)
 
   it("refines the step when none is given, and then decides", function()
+    -- decided: ok, or (BDF's switching times carry its global error into
+    -- the transient's samples: 1e-5 of the largest component at rtol
+    -- 1e-10, moving with rounding) ill-conditioned; never inconclusive
     local rep = relay_loss():check_gradient{ tol = 1e-6, routes = { "sens" } }
-    assert.are.equal("ok", rep.verdict, tostring(rep))
+    assert.is_true(rep.verdict == "ok" or rep.verdict == "ill-conditioned", tostring(rep))
+    assert.is_true(rep.routes[1].ok or rep.routes[1].ill_conditioned, tostring(rep))
     has(tostring(rep), "refined to")
   end)
 end)
@@ -169,6 +173,24 @@ describe("a gradient its integration error limits", function()
     assert.is_true(ok, tostring(fit))
     assert.is_true(#fit.x == 3)
     has(table.concat(printed, "\n"), "salta.fit: warning: the gradient check at the start is ill-conditioned")
+  end)
+end)
+
+describe("differences in the check", function()
+  it("count as uncertain, not wrong, where they are off by no more than their own error estimate", function()
+    local L = loss(bouncer(), { "g", "e" })
+    local fd_grad = L.fd_grad
+    L.fd_grad = function(self, p, opts)   -- differences whose own estimate admits a 1e-3 error
+      local g, err = fd_grad(self, p, opts)
+      if opts and opts.error and opts.h == nil then
+        g[2], err[2] = g[2] * 1.001, math.abs(g[2]) * 1e-3
+      end
+      return g, err
+    end
+    local rep = L:check_gradient{ routes = { "sens", "fd" } }
+    assert.are.equal("inconclusive", rep.verdict, tostring(rep))
+    assert.is_true(rep.routes[1].ok and rep.routes[2].uncertain, tostring(rep))
+    has(tostring(rep), "but within its own error estimate", "not counted")
   end)
 end)
 

@@ -11,7 +11,8 @@
 --                            -- outputs' integration error carries),
 --                            -- "not differentiable" or "inconclusive" (the
 --                            -- reference's own error exceeds the
---                            -- tolerance: no route can fail)
+--                            -- tolerance, or the differences' route is off
+--                            -- by no more than its own error estimate)
 --
 -- The reference: D(s) = (L(p + s e_k) - L(p - s e_k)) / 2s of the twin
 -- at rtol_ref, Richardson-extrapolated twice, (4 D(s) - D(2s)) / 3 and
@@ -100,8 +101,8 @@ local function routes(loss, p)
     return { name = name, grad = function() return of():grad(p, opts) end,
       residuals = function() return of():residuals(p, resid_opts) end }
   end
-  local fd = route("fd", own)
-  fd.grad = function() return loss:fd_grad(p) end
+  local fd = route("fd", own)   -- with its own error estimate (steps h and h / 2; the gradient from h / 2)
+  fd.grad = function() return loss:fd_grad(p, { error = true }) end
   return {
     route("sens", own, { method = "sens" }),
     route("sens, erk", on("erk"), { method = "sens" }),
@@ -139,7 +140,8 @@ local Report = {}
 Report.__index = Report
 
 -- A route's line: refused, ok, disagreeing, or beyond the tolerance only
--- by what its outputs' integration error carries.
+-- by what its outputs' integration error carries (or, for differences,
+-- by their own error estimate).
 local function route_line(r, rtol)
   if r.error then return ("%s refused: %s"):format(r.name, r.error) end
   local head = ("%s: worst %.3g of the largest component"):format(r.name, r.worst)
@@ -147,6 +149,10 @@ local function route_line(r, rtol)
   if r.ill_conditioned then
     return ("%s (beyond %.3g, but within the %.3g that its outputs' integration error at rtol %g carries: "
       .. "ill-conditioned, a smaller rtol tightens it)"):format(head, r.tol, r.carried_worst, rtol)
+  end
+  if r.uncertain then
+    return ("%s (beyond %.3g, but within its own error estimate %.3g: its step is coarser than the scale the "
+      .. "loss curves on; not counted)"):format(head, r.tol, r.own_worst)
   end
   return ("%s (DISAGREES within %.3g%s)"):format(head, r.tol, r.carried_worst > 0
     and (("; its outputs' integration error carries %.3g"):format(r.carried_worst)) or "")
@@ -183,31 +189,36 @@ end
 
 -- Route r's entry in rep: its gradient against the reference, component
 -- by component (bad beyond tol of the largest, big, and ten times the
--- reference's error), and the error its outputs' integration error
--- carries (J and r_ref: the tight twin's Jacobian and residuals), which
--- makes a route beyond the tolerance ill-conditioned rather than wrong.
+-- reference's error), and what explains a bad component: the error its
+-- outputs' integration error carries (J and r_ref: the tight twin's
+-- Jacobian and residuals), which makes the route ill-conditioned rather
+-- than wrong, or (differences) ten times their own error estimate, which
+-- makes it uncertain.
 local function judge_route(r, rep, big, tol, J, r_ref)
-  local ok, g = pcall(r.grad)
+  local ok, g, own = pcall(r.grad)
   local entry = { name = r.name, bad = {} }
   if not ok then
     entry.error, entry.undefined = tostring(g), require("salta.core").errcode(g) == "nondifferentiable"
     return entry
   end
   local okr, res = pcall(r.residuals)
-  local carried = M.carried_error(J, okr and res, r_ref)
+  local carried, scale = M.carried_error(J, okr and res, r_ref), big > 0 and big or 1
   -- differences at the loss's own tolerance carry its noise over the step
   local t = r.name == "fd" and math.max(tol, rep.rtol / rep.h) or tol
-  entry.grad, entry.worst, entry.ok, entry.tol, entry.carried_worst = g, 0, true, t, 0
-  entry.ill_conditioned = true
+  entry.grad, entry.worst, entry.ok, entry.tol, entry.carried_worst, entry.own_worst = g, 0, true, t, 0, 0
+  local by_carried, by_own = true, true
   for k = 1, #g do
     local diff, allowed = math.abs(g[k] - rep.reference[k]), t * big + 10 * rep.reference_err[k]
-    entry.worst = math.max(entry.worst, big > 0 and diff / big or diff)
-    entry.carried_worst = math.max(entry.carried_worst, (carried[k] or 0) / (big > 0 and big or 1))
+    local c, o = carried[k] or 0, 10 * (own and own[k] or 0)
+    entry.worst = math.max(entry.worst, diff / scale)
+    entry.carried_worst, entry.own_worst = math.max(entry.carried_worst, c / scale), math.max(entry.own_worst, o / scale)
     entry.bad[k] = diff > allowed
     entry.ok = entry.ok and not entry.bad[k]
-    if entry.bad[k] and not (diff <= allowed + (carried[k] or 0)) then entry.ill_conditioned = false end
+    by_carried = by_carried and not (entry.bad[k] and diff > allowed + c)
+    by_own = by_own and not (entry.bad[k] and diff > allowed + o)
   end
-  entry.ill_conditioned = not entry.ok and entry.ill_conditioned
+  entry.ill_conditioned = not entry.ok and by_carried
+  entry.uncertain = not entry.ok and not by_carried and own ~= nil and by_own
   return entry
 end
 
@@ -241,7 +252,8 @@ function M.check(loss, opts)
   for _, r in ipairs(routes(loss, p)) do
     if not keep or keep[r.name] then
       local entry = judge_route(r, rep, big, tol, okJ and J, okr and r_ref)
-      outcome[entry.ok and "ok" or entry.error and "error" or entry.ill_conditioned and "ill" or "bad"] = true
+      outcome[entry.ok and "ok" or entry.error and "error" or entry.ill_conditioned and "ill"
+        or entry.uncertain and "uncertain" or "bad"] = true
       outcome.undefined = outcome.undefined or entry.undefined
       rep.routes[#rep.routes + 1] = entry
     end
@@ -253,7 +265,7 @@ function M.check(loss, opts)
   end
   rep.events = event_structure(loss, p, rtol_ref)
   rep.verdict = outcome.undefined and "not differentiable" or outcome.bad and "disagree"
-    or outcome.ill and "ill-conditioned" or #rep.uncertain > 0 and "inconclusive" or "ok"
+    or outcome.ill and "ill-conditioned" or (#rep.uncertain > 0 or outcome.uncertain) and "inconclusive" or "ok"
   return rep
 end
 
