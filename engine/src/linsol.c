@@ -50,10 +50,10 @@ static int small_factor(int n, double *a, int *ipiv) {
 /* Right-hand sides b (nrhs columns of n) against a small factorisation,
 ** every substitution step applied to all of them in turn: the columns'
 ** chains are independent, so their latencies overlap (one column at a
-** time, a 3 x 3 solve's chain of dependent operations bounded the
-** Cauer's stages). rd holds the reciprocals of U's diagonal. */
-static void small_solve(int n, const double *restrict lu, const int *ipiv, const double *rd, double *restrict b,
-                        int nrhs, int trans) {
+** time, a 3 x 3 solve's chain of dependent operations and divisions
+** bounded the Cauer's stages). Each column gets the operations of a
+** solve of its own, in the same order. */
+static void small_solve(int n, const double *restrict lu, const int *ipiv, double *restrict b, int nrhs, int trans) {
   int i, j, r;
   const size_t N = (size_t)n;
   if (!trans) {
@@ -68,7 +68,7 @@ static void small_solve(int n, const double *restrict lu, const int *ipiv, const
         for (r = 0; r < nrhs; ++r) b[r * N + i] -= l * b[r * N + j];
       }
     for (j = n - 1; j >= 0; --j) {    /* U x = y */
-      for (r = 0; r < nrhs; ++r) b[r * N + j] *= rd[j];
+      for (r = 0; r < nrhs; ++r) b[r * N + j] /= lu[j * N + j];
       for (i = 0; i < j; ++i) {
         const double u = lu[j * N + i];
         for (r = 0; r < nrhs; ++r) b[r * N + i] -= u * b[r * N + j];
@@ -80,7 +80,7 @@ static void small_solve(int n, const double *restrict lu, const int *ipiv, const
         const double u = lu[j * N + i];
         for (r = 0; r < nrhs; ++r) b[r * N + j] -= u * b[r * N + i];
       }
-      for (r = 0; r < nrhs; ++r) b[r * N + j] *= rd[j];
+      for (r = 0; r < nrhs; ++r) b[r * N + j] /= lu[j * N + j];
     }
     for (j = n - 1; j >= 0; --j)      /* L^T x = y */
       for (i = j + 1; i < n; ++i) {
@@ -109,12 +109,9 @@ int salta__lu_factor(int n, double *a, int *ipiv, char *err) {
 }
 
 void salta__lu_solve(int n, const double *lu, const int *ipiv, double *b, int nrhs, int trans) {
-  int r;
   if (n == 0) return;
   if (n <= SMALL_LU) {
-    double rd[SMALL_LU];
-    for (r = 0; r < n; ++r) rd[r] = 1.0 / lu[(size_t)r * n + r];
-    small_solve(n, lu, ipiv, rd, b, nrhs, trans);
+    small_solve(n, lu, ipiv, b, nrhs, trans);
     return;
   }
   /* dgetrs fails only on arguments that are wrong by construction here */
