@@ -191,6 +191,14 @@ describe("differences in the check", function()
     assert.are.equal("inconclusive", rep.verdict, tostring(rep))
     assert.is_true(rep.routes[1].ok and rep.routes[2].uncertain, tostring(rep))
     has(tostring(rep), "but within its own error estimate", "not counted")
+    -- a fit checked at that start warns and goes on
+    local printed, old = {}, _G.print
+    _G.print = function(s) printed[#printed + 1] = tostring(s) end
+    local ok, fit = pcall(salta.fit, { loss = L, start = { 9.81, 0.8 }, check = true, print_every = 0, max_iter = 1 })
+    _G.print = old
+    assert.is_true(ok, tostring(fit))
+    has(table.concat(printed, "\n"), "salta.fit: warning: the gradient check at the start is inconclusive",
+      "the differences at the fit's tolerance")
   end)
 end)
 

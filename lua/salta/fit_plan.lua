@@ -147,7 +147,8 @@ function M.check_start(spec, plan)
   local rep = loss:check_gradient{ at = plan.start, routes = { method, "fd" } }
   if spec.print_every ~= 0 then mpi.print(tostring(rep)) end
   if rep.verdict == "inconclusive" then
-    mpi.print("salta.fit: warning: the gradient check at the start is inconclusive (the reference is uncertain)")
+    mpi.print("salta.fit: warning: the gradient check at the start is inconclusive (the reference, or the "
+      .. "differences at the fit's tolerance, are uncertain)")
   elseif rep.verdict == "ill-conditioned" then
     mpi.print("salta.fit: warning: the gradient check at the start is ill-conditioned (the gradient is off by what "
       .. "the integration error at rtol carries; a smaller rtol tightens it)")
