@@ -192,8 +192,8 @@ end
 -- reference's error), and what explains a bad component: the error its
 -- outputs' integration error carries (J and r_ref: the tight twin's
 -- Jacobian and residuals), which makes the route ill-conditioned rather
--- than wrong, or (differences) ten times their own error estimate, which
--- makes it uncertain.
+-- than wrong, or (differences) that and ten times their own error
+-- estimate, which makes them uncertain.
 local function judge_route(r, rep, big, tol, J, r_ref)
   local ok, g, own = pcall(r.grad)
   local entry = { name = r.name, bad = {} }
@@ -215,7 +215,7 @@ local function judge_route(r, rep, big, tol, J, r_ref)
     entry.bad[k] = diff > allowed
     entry.ok = entry.ok and not entry.bad[k]
     by_carried = by_carried and not (entry.bad[k] and diff > allowed + c)
-    by_own = by_own and not (entry.bad[k] and diff > allowed + o)
+    by_own = by_own and not (entry.bad[k] and diff > allowed + c + o)
   end
   entry.ill_conditioned = not entry.ok and by_carried
   entry.uncertain = not entry.ok and not by_carried and own ~= nil and by_own
