@@ -38,22 +38,22 @@ static size_t sens_arrays(salta__sens *sn, salta__array *list) {
 
 /* The same for the int arrays: the members of a group composed in
 ** sequence, and the directions' parameter columns. */
-#define SEQ_ARRAYS 3
-static size_t seq_arrays(salta__sens *sn, salta__array *list) {
-  salta__array all[SEQ_ARRAYS] = {SALTA__ARRAY(sn->seq_events, (size_t)sn->dae->d->ne),
+#define INT_ARRAYS 3
+static size_t int_arrays(salta__sens *sn, salta__array *list) {
+  salta__array all[INT_ARRAYS] = {SALTA__ARRAY(sn->seq_events, (size_t)sn->dae->d->ne),
                                   SALTA__ARRAY(sn->fp_at, (size_t)sn->ns), SALTA__ARRAY(sn->gp_at, (size_t)sn->ns)};
   memcpy(list, all, sizeof all);
-  return SEQ_ARRAYS;
+  return INT_ARRAYS;
 }
 
 int salta__sens_init(salta__sens *sn, salta__dae *dae, const int *dirs, int ns) {
-  salta__array list[SENS_ARRAYS], seq[SEQ_ARRAYS];
+  salta__array list[SENS_ARRAYS], ints[INT_ARRAYS];
   int k;
   memset(sn, 0, sizeof *sn);
   sn->dae = dae;
   sn->dirs = dirs;
   sn->ns = ns;
-  if (salta__arrays_alloc(list, sens_arrays(sn, list)) || salta__arrays_alloc(seq, seq_arrays(sn, seq))) {
+  if (salta__arrays_alloc(list, sens_arrays(sn, list)) || salta__arrays_alloc(ints, int_arrays(sn, ints))) {
     salta__sens_free(sn);
     return salta__fail(dae->err, SALTA_EMEM, "out of memory");
   }
@@ -67,22 +67,24 @@ int salta__sens_init(salta__sens *sn, salta__dae *dae, const int *dirs, int ns) 
 }
 
 void salta__sens_free(salta__sens *sn) {
-  salta__array list[SENS_ARRAYS], seq[SEQ_ARRAYS];
+  salta__array list[SENS_ARRAYS], ints[INT_ARRAYS];
   if (sn->dae) {
     salta__arrays_free(list, sens_arrays(sn, list));
-    salta__arrays_free(seq, seq_arrays(sn, seq));
+    salta__arrays_free(ints, int_arrays(sn, ints));
   }
   free(sn->seq_pt);
   memset(sn, 0, sizeof *sn);
 }
 
 /* r[row0 ..] += scale (F_x s_x + F_z s_z + F_p[:, j]) along column col (x
-** then z) of direction j (j < 0: no parameter). */
+** then z) of direction j (j < 0: no parameter), F_p's column j starting
+** at entry `at` (< 0: found here). */
 static void add_directional(const salta__sens *sn, const salta_function_def *fn, double *const *vals,
-                            const double *col, int j, double scale, double *r, int row0) {
+                            const double *col, int j, int at, double scale, double *r, int row0) {
+  const salta_sparse_def *fp = &fn->d[SALTA_WRT_P];
   salta__spmv(&fn->d[SALTA_WRT_X], vals[SALTA_WRT_X], scale, col, 0, r, row0);
   salta__spmv(&fn->d[SALTA_WRT_Z], vals[SALTA_WRT_Z], scale, col, sn->dae->nx, r, row0);
-  if (j >= 0) salta__add_column(&fn->d[SALTA_WRT_P], vals[SALTA_WRT_P], j, scale, r, row0);
+  if (j >= 0) salta__add_column_at(fp, vals[SALTA_WRT_P], at >= 0 ? at : salta__column_start(fp, j), j, scale, r, row0);
 }
 
 int salta__sens_check(salta__sens *sn, const double *S, int rows, int ld, double t) {
@@ -117,8 +119,8 @@ int salta__sens_fill_z(salta__sens *sn, double t, const double *w, double *S) {
   salta__spmv_dirs(&g->d[SALTA_WRT_X], sn->jac[0][SALTA_WRT_X], S, (size_t)n, 0, sn->zrhs, (size_t)nz, 0, sn->ns);
   for (k = 0; k < sn->ns; ++k)
     if (salta__sens_pcol(sn, k) >= 0)
-      salta__add_column_at(&g->d[SALTA_WRT_P], sn->jac[0][SALTA_WRT_P], sn->gp_at[k], salta__sens_pcol(sn, k),
-                           sn->zrhs + (size_t)k * nz);
+      salta__add_column_at(&g->d[SALTA_WRT_P], sn->jac[0][SALTA_WRT_P], sn->gp_at[k], salta__sens_pcol(sn, k), 1.0,
+                           sn->zrhs + (size_t)k * nz, 0);
   salta__dae_gz_solve(a, sn->zrhs, sn->ns, 0);
   for (k = 0; k < sn->ns; ++k)
     for (i = 0; i < nz; ++i) S[(size_t)k * n + nx + i] = -sn->zrhs[(size_t)k * nz + i];
@@ -134,8 +136,8 @@ void salta__sens_prime(salta__sens *sn, double t, const double *w, const double 
   salta__spmv_dirs(&f->d[SALTA_WRT_Z], sn->jac[0][SALTA_WRT_Z], S, (size_t)n, sn->dae->nx, Sp, (size_t)n, 0, sn->ns);
   for (k = 0; k < sn->ns; ++k)
     if (salta__sens_pcol(sn, k) >= 0)
-      salta__add_column_at(&f->d[SALTA_WRT_P], sn->jac[0][SALTA_WRT_P], sn->fp_at[k], salta__sens_pcol(sn, k),
-                           Sp + (size_t)k * n);
+      salta__add_column_at(&f->d[SALTA_WRT_P], sn->jac[0][SALTA_WRT_P], sn->fp_at[k], salta__sens_pcol(sn, k), 1.0,
+                           Sp + (size_t)k * n, 0);
 }
 
 int salta__sens_initial(salta__sens *sn, double t0, const double *w, int start_follows_p, double *S) {
@@ -162,8 +164,8 @@ void salta__sens_residual(salta__sens *sn, double t, const double *w, double *co
     int j = salta__sens_pcol(sn, k);
     for (i = 0; i < nx; ++i) r[i] = Sp[k][i];
     for (i = nx; i < n; ++i) r[i] = 0;
-    add_directional(sn, &d->f, sn->jac[0], S[k], j, -1.0, r, 0);
-    add_directional(sn, &d->g, sn->jac[1], S[k], j, 1.0, r, nx);
+    add_directional(sn, &d->f, sn->jac[0], S[k], j, sn->fp_at[k], -1.0, r, 0);
+    add_directional(sn, &d->g, sn->jac[1], S[k], j, sn->gp_at[k], 1.0, r, nx);
   }
 }
 
@@ -177,11 +179,11 @@ void salta__sens_output_along(salta__sens *sn, double t, const double *w, const 
   for (k = 0; k < sn->ns; ++k) {
     double *out = dy + (size_t)k * ny;
     memset(out, 0, sizeof(double) * (size_t)ny);
-    add_directional(sn, h, sn->jac[0], S + (size_t)k * n, salta__sens_pcol(sn, k), 1.0, out, 0);
+    add_directional(sn, h, sn->jac[0], S + (size_t)k * n, salta__sens_pcol(sn, k), -1, 1.0, out, 0);
     if (tau_p) {
       for (i = 0; i < nx; ++i) sn->moved[i] = xdot[i] * tau_p[k];
       for (i = 0; i < sn->dae->nz; ++i) sn->moved[nx + i] = zdot[i] * tau_p[k];
-      add_directional(sn, h, sn->jac[0], sn->moved, -1, 1.0, out, 0);
+      add_directional(sn, h, sn->jac[0], sn->moved, -1, -1, 1.0, out, 0);
       for (i = 0; i < h->d[SALTA_WRT_T].nnz; ++i)
         out[h->d[SALTA_WRT_T].row[i]] += sn->jac[0][SALTA_WRT_T][i] * tau_p[k];
     }

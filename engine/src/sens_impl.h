@@ -57,18 +57,19 @@ static inline int salta__column_start(const salta_sparse_def *sp, int j) {
   return lo;
 }
 
-/* r[row0 + i] += scale K[i, j]: column j of a parameter Jacobian. */
-static inline void salta__add_column(const salta_sparse_def *sp, const double *v, int j, double scale, double *r,
-                                     int row0) {
+/* r[row0 + i] += scale K[i, j] for column j of a parameter Jacobian, whose
+** entries start at `at` (salta__column_start; a direction's fp_at or gp_at
+** in salta__sens, found once per run). */
+static inline void salta__add_column_at(const salta_sparse_def *sp, const double *v, int at, int j, double scale,
+                                        double *r, int row0) {
   int k;
-  for (k = salta__column_start(sp, j); k < sp->nnz && sp->col[k] == j; ++k) r[row0 + sp->row[k]] += scale * v[k];
+  for (k = at; k < sp->nnz && sp->col[k] == j; ++k) r[row0 + sp->row[k]] += scale * v[k];
 }
 
-/* r[i] += K[i, j] from the entry at, where column j starts (a direction's
-** salta__sens fp_at or gp_at). */
-static inline void salta__add_column_at(const salta_sparse_def *sp, const double *v, int at, int j, double *r) {
-  int k;
-  for (k = at; k < sp->nnz && sp->col[k] == j; ++k) r[sp->row[k]] += v[k];
+/* The same, its start found here. */
+static inline void salta__add_column(const salta_sparse_def *sp, const double *v, int j, double scale, double *r,
+                                     int row0) {
+  salta__add_column_at(sp, v, salta__column_start(sp, j), j, scale, r, row0);
 }
 
 #endif
