@@ -189,36 +189,41 @@ end
 
 -- Route r's entry in rep: its gradient against the reference, component
 -- by component (bad beyond tol of the largest, big, and ten times the
--- reference's error), and what explains a bad component: the error its
--- outputs' integration error carries (J and r_ref: the tight twin's
--- Jacobian and residuals), which makes the route ill-conditioned rather
--- than wrong, or (differences) that and ten times their own error
--- estimate, which makes them uncertain.
-local function judge_route(r, rep, big, tol, J, r_ref)
+-- reference's error), and, for a route with a bad component, what explains
+-- it: the error its outputs' integration error carries (tight(): the tight
+-- twin's residual Jacobian and residuals, computed once, when first
+-- needed), which makes the route ill-conditioned rather than wrong, or
+-- (differences) that and ten times their own error estimate, which makes
+-- them uncertain.
+local function judge_route(r, rep, big, tol, tight)
   local ok, g, own = pcall(r.grad)
-  local entry = { name = r.name, bad = {} }
+  local entry = { name = r.name, bad = {}, ok = true, worst = 0, carried_worst = 0, own_worst = 0 }
   if not ok then
     entry.error, entry.undefined = tostring(g), require("salta.core").errcode(g) == "nondifferentiable"
     return entry
   end
-  local okr, res = pcall(r.residuals)
-  local carried, scale = M.carried_error(J, okr and res, r_ref), big > 0 and big or 1
+  local scale = big > 0 and big or 1
   -- differences at the loss's own tolerance carry its noise over the step
-  local t = r.name == "fd" and math.max(tol, rep.rtol / rep.h) or tol
-  entry.grad, entry.worst, entry.ok, entry.tol, entry.carried_worst, entry.own_worst = g, 0, true, t, 0, 0
-  local by_carried, by_own = true, true
+  entry.grad, entry.tol = g, r.name == "fd" and math.max(tol, rep.rtol / rep.h) or tol
+  local diff, allowed = {}, {}
   for k = 1, #g do
-    local diff, allowed = math.abs(g[k] - rep.reference[k]), t * big + 10 * rep.reference_err[k]
-    local c, o = carried[k] or 0, 10 * (own and own[k] or 0)
-    entry.worst = math.max(entry.worst, diff / scale)
-    entry.carried_worst, entry.own_worst = math.max(entry.carried_worst, c / scale), math.max(entry.own_worst, o / scale)
-    entry.bad[k] = diff > allowed
+    diff[k], allowed[k] = math.abs(g[k] - rep.reference[k]), entry.tol * big + 10 * rep.reference_err[k]
+    entry.worst = math.max(entry.worst, diff[k] / scale)
+    entry.bad[k] = diff[k] > allowed[k]
     entry.ok = entry.ok and not entry.bad[k]
-    by_carried = by_carried and not (entry.bad[k] and diff > allowed + c)
-    by_own = by_own and not (entry.bad[k] and diff > allowed + c + o)
   end
-  entry.ill_conditioned = not entry.ok and by_carried
-  entry.uncertain = not entry.ok and not by_carried and own ~= nil and by_own
+  if entry.ok then return entry end
+  local okr, res = pcall(r.residuals)
+  local J, r_ref = tight()
+  local carried, by_carried, by_own = M.carried_error(J, okr and res, r_ref), true, true
+  for k = 1, #g do
+    local c, o = carried[k] or 0, 10 * (own and own[k] or 0)
+    entry.carried_worst, entry.own_worst = math.max(entry.carried_worst, c / scale), math.max(entry.own_worst, o / scale)
+    by_carried = by_carried and not (entry.bad[k] and diff[k] > allowed[k] + c)
+    by_own = by_own and not (entry.bad[k] and diff[k] > allowed[k] + c + o)
+  end
+  entry.ill_conditioned = by_carried
+  entry.uncertain = not by_carried and own ~= nil and by_own
   return entry
 end
 
@@ -246,12 +251,19 @@ function M.check(loss, opts)
   rep.reference, rep.reference_err, rep.h_refined = reference(tight, p, h, tol, not opts.h)
   local big = largest(rep.reference)
   local keep = opts.routes and require("salta.names").index_of(opts.routes)
-  local okJ, J = pcall(tight.jacobian, tight, p)
-  local okr, r_ref = pcall(tight.residuals, tight, p)
+  local tight_side
+  local function tight_jr()   -- for the routes that need it, once
+    if not tight_side then
+      local okJ, J = pcall(tight.jacobian, tight, p)
+      local okr, r_ref = pcall(tight.residuals, tight, p)
+      tight_side = { okJ and J or nil, okr and r_ref or nil }
+    end
+    return tight_side[1], tight_side[2]
+  end
   local outcome = {}
   for _, r in ipairs(routes(loss, p)) do
     if not keep or keep[r.name] then
-      local entry = judge_route(r, rep, big, tol, okJ and J, okr and r_ref)
+      local entry = judge_route(r, rep, big, tol, tight_jr)
       outcome[entry.ok and "ok" or entry.error and "error" or entry.ill_conditioned and "ill"
         or entry.uncertain and "uncertain" or "bad"] = true
       outcome.undefined = outcome.undefined or entry.undefined
