@@ -65,6 +65,8 @@ void salta_l_open_model(lua_State *L);   /* registers the model metatable */
 /* core.loss(...) and the loss metatable (lloss.c) */
 int salta_l_loss_new(lua_State *L);
 void salta_l_open_loss(lua_State *L);
+int salta_l_check_judge(lua_State *L);     /* core.check_judge: salta_check_judge */
+int salta_l_carried_error(lua_State *L);   /* core.carried_error: salta_carried_error */
 
 /* core.lbfgsb and core.lm (loptim.c): adds them to the table on top */
 void salta_l_open_optim(lua_State *L);

@@ -341,6 +341,148 @@ static int loss_grad_fd(lua_State *L) {
   return 2;
 }
 
+/* The check's route and verdict names, as loss:check_gradient writes them. */
+static const char *const ROUTE_NAMES[SALTA_CHECK_NROUTES] = {"sens", "sens, erk", "sens, bdf", "adjoint",
+                                                             "adjoint, erk", "adjoint, bdf", "adjoint_cont", "fd"};
+static const char *const VERDICT_NAMES[] = {"ok", "ill-conditioned", "uncertain", "inconclusive", "disagree",
+                                            "not differentiable", "refused", "skipped"};
+
+/* The routes named in the array at idx (nil: 0, every route). */
+static unsigned check_routes(lua_State *L, int idx) {
+  unsigned bits = 0;
+  int k, r, n;
+  if (lua_isnil(L, idx)) return 0;
+  luaL_checktype(L, idx, LUA_TTABLE);
+  n = (int)luaL_len(L, idx);
+  for (k = 1; k <= n; ++k) {
+    const char *name = (lua_geti(L, idx, k), luaL_checkstring(L, -1));
+    for (r = 0; r < SALTA_CHECK_NROUTES && strcmp(name, ROUTE_NAMES[r]) != 0; ++r) {}
+    if (r == SALTA_CHECK_NROUTES) salta_l_error(L, "salta.lsq: check: no route '%s'", name);
+    bits |= 1u << r;
+    lua_pop(L, 1);
+  }
+  return bits;
+}
+
+/* A route's outcome as a table: name, verdict, worst, carried, own, grad
+** (unless refused), error (its message, when refused). */
+static void push_route(lua_State *L, int r, const salta_check_result *res, const double *g, int ns) {
+  lua_createtable(L, 0, 7);
+  lua_pushstring(L, ROUTE_NAMES[r]);
+  lua_setfield(L, -2, "name");
+  lua_pushstring(L, VERDICT_NAMES[res->verdict]);
+  lua_setfield(L, -2, "verdict");
+  if (res->status) {
+    lua_pushstring(L, res->message);
+    lua_setfield(L, -2, "error");
+    return;
+  }
+  lua_pushnumber(L, res->worst);
+  lua_setfield(L, -2, "worst");
+  lua_pushnumber(L, res->carried);
+  lua_setfield(L, -2, "carried");
+  lua_pushnumber(L, res->own);
+  lua_setfield(L, -2, "own");
+  salta_l_pushvec(L, g, ns);
+  lua_setfield(L, -2, "grad");
+}
+
+/* loss:check(p, x0|nil, {tol, h, rtol_ref, routes = {names}}) -> {verdict,
+** reference, reference_err, routes = {outcome...}} | nil, msg:
+** salta_loss_check (the skipped routes left out). */
+static int loss_check(lua_State *L) {
+  loss_ud *u = check_loss(L, 1);
+  salta_check_options o;
+  salta_check_result res[SALTA_CHECK_NROUTES];
+  salta_verdict verdict;
+  double *p, *x0, *ref = salta_l_scratch(L, u->ns), *err = salta_l_scratch(L, u->ns);
+  double *g = salta_l_scratch(L, SALTA_CHECK_NROUTES * u->ns);
+  int st, r, n = 0;
+  check_point(L, u, 2, &p, &x0);
+  luaL_checktype(L, 4, LUA_TTABLE);
+  salta_check_options_init(&o);
+  o.tol = salta_l_optnumber(L, 4, "tol", 0, "salta.lsq: check");
+  o.h = salta_l_optnumber(L, 4, "h", 0, "salta.lsq: check");
+  o.rtol_ref = salta_l_optnumber(L, 4, "rtol_ref", 0, "salta.lsq: check");
+  lua_getfield(L, 4, "routes");
+  o.routes = check_routes(L, lua_gettop(L));
+  if ((st = salta_loss_check(u->loss, p, x0, &o, ref, err, g, res, &verdict))) {
+    luaL_pushfail(L);
+    salta_l_pusherror(L, st, salta_loss_errmsg(u->loss));
+    return 2;
+  }
+  lua_createtable(L, 0, 4);
+  lua_pushstring(L, VERDICT_NAMES[verdict]);
+  lua_setfield(L, -2, "verdict");
+  salta_l_pushvec(L, ref, u->ns);
+  lua_setfield(L, -2, "reference");
+  salta_l_pushvec(L, err, u->ns);
+  lua_setfield(L, -2, "reference_err");
+  lua_createtable(L, SALTA_CHECK_NROUTES, 0);
+  for (r = 0; r < SALTA_CHECK_NROUTES; ++r)
+    if (res[r].verdict != SALTA_VERDICT_SKIPPED) {
+      push_route(L, r, &res[r], g + (size_t)r * u->ns, u->ns);
+      lua_rawseti(L, -2, ++n);
+    }
+  lua_setfield(L, -2, "routes");
+  return 1;
+}
+
+/* An array argument: its numbers in scratch; n < 0: any length, put in
+** *len, else exactly n. */
+static double *vec_arg(lua_State *L, int idx, int n, int *len, const char *what) {
+  double *v;
+  luaL_checktype(L, idx, LUA_TTABLE);
+  if (n < 0) n = (int)luaL_len(L, idx);
+  if (len) *len = n;
+  v = salta_l_scratch(L, n);
+  salta_l_checkvec(L, idx, v, n, what);
+  return v;
+}
+
+/* core.check_judge(grad, ref, err, tol, carried|nil, own|nil) -> verdict,
+** {bad flags}, worst: salta_check_judge. */
+int salta_l_check_judge(lua_State *L) {
+  int ns = (lua_settop(L, 6), 0), k;
+  double *g = vec_arg(L, 1, -1, &ns, "grad"), *ref, *err, *carried = NULL, *own = NULL, worst;
+  double tol = luaL_checknumber(L, 4);
+  unsigned char *bad = lua_newuserdatauv(L, (size_t)ns + 1, 0);
+  salta_verdict v;
+  ref = vec_arg(L, 2, ns, NULL, "reference");
+  err = vec_arg(L, 3, ns, NULL, "reference error");
+  if (!lua_isnoneornil(L, 5)) carried = vec_arg(L, 5, ns, NULL, "carried error");
+  if (!lua_isnoneornil(L, 6)) own = vec_arg(L, 6, ns, NULL, "own error");
+  v = salta_check_judge(ns, g, ref, err, tol, carried, own, bad, &worst);
+  lua_pushstring(L, VERDICT_NAMES[v]);
+  lua_createtable(L, ns, 0);
+  for (k = 0; k < ns; ++k) {
+    lua_pushboolean(L, bad[k]);
+    lua_rawseti(L, -2, k + 1);
+  }
+  lua_pushnumber(L, worst);
+  return 3;
+}
+
+/* core.carried_error(J (rows), r, r_ref) -> {per component}: salta_carried_error. */
+int salta_l_carried_error(lua_State *L) {
+  lua_settop(L, 3);
+  int nres, ns = 0, i;
+  double *r = vec_arg(L, 2, -1, &nres, "residuals"), *r_ref = vec_arg(L, 3, nres, NULL, "reference residuals"), *J, *out;
+  luaL_checktype(L, 1, LUA_TTABLE);
+  if ((int)luaL_len(L, 1) != nres) salta_l_error(L, "residual Jacobian: expected %d rows, got %d", nres, (int)luaL_len(L, 1));
+  if (nres > 0 && lua_geti(L, 1, 1) == LUA_TTABLE) ns = (int)luaL_len(L, -1);
+  J = salta_l_scratch(L, nres * ns);
+  out = salta_l_scratch(L, ns);
+  for (i = 0; i < nres; ++i) {
+    lua_geti(L, 1, i + 1);
+    salta_l_checkvec(L, lua_gettop(L), J + (size_t)i * ns, ns, "residual Jacobian row");
+    lua_pop(L, 1);
+  }
+  salta_carried_error(nres, ns, J, r, r_ref, out);
+  salta_l_pushvec(L, out, ns);
+  return 1;
+}
+
 /* loss:stats() -> the statistics of the last evaluation's run */
 static int loss_stats(lua_State *L) {
   loss_ud *u = check_loss(L, 1);
@@ -363,6 +505,7 @@ void salta_l_open_loss(lua_State *L) {
     {"eval_adjoint_cont", loss_eval_adjoint_cont},
     {"route", loss_route},
     {"grad_fd", loss_grad_fd},
+    {"check", loss_check},
     {"stats", loss_stats},
     {"close", loss_close},
     {NULL, NULL}

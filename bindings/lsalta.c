@@ -207,6 +207,8 @@ int luaopen_salta_core(lua_State *L) {
     {"errcode", l_errcode},
     {"hash", l_hash},
     {"cc_cached", l_cc_cached},
+    {"carried_error", salta_l_carried_error},
+    {"check_judge", salta_l_check_judge},
     {"cc_background", l_cc_background},
     {"cc_watch", l_cc_watch},
     {"interrupt", l_interrupt},

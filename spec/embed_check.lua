@@ -33,6 +33,19 @@ for k, n in ipairs(free) do   -- the C fd route agrees with the sensitivities
   check(near(c, g[k], 1e-4 * math.abs(g[k]) / (1 + math.abs(g[k]))), ("fd dL/d%s: %s vs %.12e"):format(n, tostring(c), g[k]))
 end
 
+-- the C check's verdict and routes are loss:check_gradient's
+local rep = loss:check_gradient{ at = start, routes = { "sens", "adjoint_cont" } }
+check(lines[17] == "check " .. rep.verdict, ("check: %s vs %s"):format(tostring(lines[17]), rep.verdict))
+local function verdict_of(r)
+  return r.ok and "ok" or r.ill_conditioned and "ill-conditioned" or r.uncertain and "uncertain"
+    or r.undefined and "not differentiable" or r.error and "refused" or "disagree"
+end
+for k, r in ipairs(rep.routes) do
+  local verdict, worst = (lines[17 + k] or ""):match("^route %d+ (%S+) worst (%S+)")
+  check(verdict == verdict_of(r) and math.abs((tonumber(worst) or -1) - r.worst) <= 1e-2 * r.worst,
+    ("route %s: %s vs %s, worst %.3g"):format(r.name, tostring(lines[17 + k]), verdict_of(r), r.worst))
+end
+
 -- run_script.c: the script's numbers, recomputed here
 local out = {}
 for l in io.lines(arg[2]) do out[#out + 1] = tonumber(l) end

@@ -565,14 +565,110 @@ void salta_fd_options_init(salta_fd_options *o);
 int salta_loss_grad_fd(salta_loss *loss, const double *p, const double *x0, const salta_fd_options *o,
                        double *grad, double *err);
 
-/* The gradient check of a C host: the gradient by forward sensitivities
+/* The simplest gradient check: the gradient by forward sensitivities
 ** (grad, ns) against Richardson-extrapolated central differences with the
 ** step rule of salta_loss_grad_fd at step h (ref, ns) and their error
 ** estimate (err, ns): salta_loss_grad_fd's grad and err. A route
 ** agrees where |grad - ref| <= tol * max |ref| + 10 err; the loss's own
-** options (tolerances) apply to both, so check at a tight rtol. */
+** options (tolerances) apply to both, so check at a tight rtol.
+** salta_loss_check below is the whole check, with every route, a tighter
+** reference and a verdict. */
 int salta_loss_check_gradient(salta_loss *loss, const double *p, const double *x0, double h, double *grad,
                               double *ref, double *err);
+
+/* The routes salta_loss_check compares (loss:check_gradient's): forward
+** sensitivities and the discrete adjoint (on the integrator's own steps,
+** consistent) each on the options' method, on ERK and on BDF; the
+** continuous adjoint; differences (salta_loss_grad_fd at its defaults,
+** with their error estimate). */
+typedef enum salta_check_route {
+  SALTA_CHECK_SENS = 0, SALTA_CHECK_SENS_ERK, SALTA_CHECK_SENS_BDF, SALTA_CHECK_ADJOINT, SALTA_CHECK_ADJOINT_ERK,
+  SALTA_CHECK_ADJOINT_BDF, SALTA_CHECK_ADJOINT_CONT, SALTA_CHECK_FD, SALTA_CHECK_NROUTES
+} salta_check_route;
+
+/* A route's verdict, and the check's (the worst over its routes: NOT_
+** DIFFERENTIABLE, DISAGREE, ILL_CONDITIONED, INCONCLUSIVE, OK in that
+** order; a refused route does not count). ILL_CONDITIONED: beyond the
+** tolerance, but within what the route's outputs' integration error
+** carries (salta_carried_error): the model amplifies it, a smaller rtol
+** tightens it. UNCERTAIN (a route): beyond, but within its own error
+** estimate (differences whose step is coarser than the loss's curvature);
+** the check is then INCONCLUSIVE, as it is when the reference's own error
+** estimate exceeds the tolerance. */
+typedef enum salta_verdict {
+  SALTA_VERDICT_OK = 0, SALTA_VERDICT_ILL_CONDITIONED = 1, SALTA_VERDICT_UNCERTAIN = 2,
+  SALTA_VERDICT_INCONCLUSIVE = 3, SALTA_VERDICT_DISAGREE = 4, SALTA_VERDICT_NOT_DIFFERENTIABLE = 5,
+  SALTA_VERDICT_REFUSED = 6,   /* the route failed: its status and message */
+  SALTA_VERDICT_SKIPPED = 7    /* the route was not asked for */
+} salta_verdict;
+
+/* The rule by which a route's gradient grad (ns) agrees with a reference
+** ref (ns) whose error estimate is err (ns), relative tolerance tol:
+** component k is beyond when |grad_k - ref_k| > tol max_j |ref_j| +
+** 10 err_k (bad: NULL, or ns flags set for those). None beyond: OK. Else
+** ILL_CONDITIONED when each beyond is within that bound plus carried_k
+** (carried: NULL, or salta_carried_error's), else UNCERTAIN when each is
+** within it plus carried_k plus 10 own_k (own: NULL, or the route's own
+** error estimate), else DISAGREE. *worst (NULL: not wanted) gets
+** max_k |grad_k - ref_k| / max_j |ref_j| (over 1 when ref is 0). */
+salta_verdict salta_check_judge(int ns, const double *grad, const double *ref, const double *err, double tol,
+                                const double *carried, const double *own, unsigned char *bad, double *worst);
+
+/* What the error of a run's residuals carries into each gradient
+** component: with L = sum r_i^2, errors e_i in the residuals move
+** dL/dp_k by 2 sum_i e_i J_ik; out (ns) gets ten times its bound,
+** 10 * 2 sum_i |resid_i - resid_ref_i| |J_ik|, which covers the
+** sensitivities' own, correlated, error. resid and resid_ref (nres): the
+** residuals of the run and of a tighter one; jac (nres x ns, row-major):
+** the residuals' Jacobian (salta_loss_eval's layout). */
+void salta_carried_error(int nres, int ns, const double *jac, const double *resid, const double *resid_ref,
+                         double *out);
+
+/* salta_loss_check's options (salta_check_options_init: zeros, each the
+** default given). */
+typedef struct salta_check_options {
+  double tol;        /* of the largest reference component (0: max(1000 rtol, 1e-8)); differences get at
+                        least rtol / h, their noise over the reference's step */
+  double h;          /* the reference's relative step (0: 1e-4, retried at h / 10 and h / 100 for a
+                        reference whose error estimate exceeds the tolerance) */
+  double rtol_ref;   /* the reference's rtol (0: rtol / 1000 within [1e-13, 1e-10]); its atol is the
+                        loss's scaled alike */
+  unsigned routes;   /* 1u << route for each route to check; 0: every route */
+} salta_check_options;
+
+void salta_check_options_init(salta_check_options *o);
+
+/* One route's outcome in salta_loss_check. */
+typedef struct salta_check_result {
+  salta_verdict verdict;
+  int status;          /* REFUSED or NOT_DIFFERENTIABLE: the route's status (SALTA_ENODIFF for the
+                          latter), and its message in message; else SALTA_OK */
+  double worst;        /* max |grad - ref| over the largest |ref| */
+  double carried;      /* the largest carried error over the largest |ref|: computed (and nonzero) only
+                          for a route with a component beyond the tolerance */
+  double own;          /* differences: ten times their largest error estimate over the largest |ref| */
+  char message[512];
+} salta_check_result;
+
+/* The gradient check of loss:check_gradient, for a C host: every route
+** asked for against Richardson-extrapolated central differences of the
+** loss at rtol_ref (salta_loss_grad_fd's step rule and error estimate),
+** each route judged by salta_check_judge with the error its outputs'
+** integration error carries (its residuals against those at rtol_ref,
+** the Jacobian at rtol_ref). Caller's room: ref and err (ns), grad
+** (SALTA_CHECK_NROUTES x ns: route r's gradient at grad + r ns), routes
+** (SALTA_CHECK_NROUTES results), *verdict. SALTA_OK when the check ran:
+** *verdict says how it came out; an error code when the reference failed
+** or an argument is bad. The loss's options and route are as they were
+** afterwards, whatever the outcome. Cost: 6 evaluations per free
+** direction for the reference (18 when refined), a gradient per route
+** and, for a route beyond the tolerance, its residuals and (once) the
+** reference's residual Jacobian: a check of every route can take
+** hundreds of evaluations' time (the discrete adjoint on BDF's steps of a
+** long run is the dearest). In the loss's parameter space (log
+** transforms are loss:check_gradient's). */
+int salta_loss_check(salta_loss *loss, const double *p, const double *x0, const salta_check_options *o,
+                     double *ref, double *err, double *grad, salta_check_result *routes, salta_verdict *verdict);
 
 /* The event-split discrete adjoint: the loss of the discrete trajectory
 ** (trapezoidal steps on a mesh of mesh_k uniform nodes per segment, 1 to

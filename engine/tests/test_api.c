@@ -91,6 +91,51 @@ int main(void) {
     CHECK_NEAR(g[0], ref, 1e-7);
     CHECK_FAILS(salta_loss_check_gradient(loss, p, NULL, 1e-4, g, NULL, &err), salta_loss_errmsg(loss), "room");
   }
+  {
+    /* the whole check: every route against the closed form's gradient,
+    ** mean (exp(-k t) - d)^2 over the two data; the loss's options as they
+    ** were afterwards (its value at rtol 1e-8, not at the reference's) */
+    salta_check_options co;
+    salta_check_result res[SALTA_CHECK_NROUTES];
+    salta_verdict verdict;
+    double gr[SALTA_CHECK_NROUTES], ref, err, exact = 0, v0, v1;
+    int r, i;
+    for (i = 0; i < 2; ++i) {
+      double y = exp(-p[0] * times[i]);
+      exact += 2 * (y - data[i]) * (-times[i] * y) / 2;
+    }
+    salta_sim_options_init(&o, 0, 1.0);
+    o.rtol = 1e-8, o.atol = 1e-8;
+    CHECK(salta_loss_set_options(loss, &o) == SALTA_OK);
+    CHECK(salta_loss_eval(loss, p, NULL, &v0, NULL, NULL, NULL) == SALTA_OK);
+    salta_check_options_init(&co);
+    CHECK(salta_loss_check(loss, p, NULL, &co, &ref, &err, gr, res, &verdict) == SALTA_OK);
+    CHECK(verdict == SALTA_VERDICT_OK);
+    CHECK_NEAR(ref, exact, 1e-9 * fabs(exact));
+    for (r = 0; r < SALTA_CHECK_NROUTES; ++r) {
+      CHECK(res[r].verdict == SALTA_VERDICT_OK && res[r].status == SALTA_OK);
+      CHECK_NEAR(gr[r], exact, 1e-5 * fabs(exact));
+    }
+    CHECK(salta_loss_eval(loss, p, NULL, &v1, NULL, NULL, NULL) == SALTA_OK);
+    CHECK(v0 == v1);
+    co.routes = 1u << SALTA_CHECK_FD;
+    CHECK(salta_loss_check(loss, p, NULL, &co, &ref, &err, gr, res, &verdict) == SALTA_OK);
+    CHECK(res[SALTA_CHECK_SENS].verdict == SALTA_VERDICT_SKIPPED && res[SALTA_CHECK_FD].verdict == SALTA_VERDICT_OK);
+    CHECK(res[SALTA_CHECK_FD].own > 0 && res[SALTA_CHECK_FD].own < 1e-6);
+    co.h = -1;
+    CHECK_FAILS(salta_loss_check(loss, p, NULL, &co, &ref, &err, gr, res, &verdict), salta_loss_errmsg(loss),
+                "tol, h and rtol_ref must be finite numbers >= 0 (0: the default), got 0, -1 and 0");
+    CHECK_FAILS(salta_loss_check(loss, p, NULL, NULL, &ref, NULL, gr, res, &verdict), salta_loss_errmsg(loss),
+                "needs parameters and room for the reference, its error");
+    {
+      double bad[] = {NAN};   /* the reference fails (at rtol_ref): the options come back all the same */
+      co.h = 0;
+      CHECK(salta_loss_check(loss, bad, NULL, &co, &ref, &err, gr, res, &verdict) == SALTA_EINPUT);
+      CHECK_CONTAINS(salta_loss_errmsg(loss), "nan");
+    }
+    CHECK(salta_loss_eval(loss, p, NULL, &v1, NULL, NULL, NULL) == SALTA_OK);
+    CHECK(v0 == v1);
+  }
 
   salta_loss_free(&loss);
   salta_sim_free(&sim);

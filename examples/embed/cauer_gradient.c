@@ -3,7 +3,7 @@
 ** the Cauer ladder compiled ahead of time (salta compile models/cauer.lua
 ** -o cauer_model.c), simulated at its nominal parameters to make data, then
 ** the least-squares loss and its gradient by forward sensitivities at the
-** seed paper's biased start.
+** seed paper's biased start, checked against differences.
 **
 **   salta compile models/cauer.lua -o cauer_model.c
 **   cc cauer_gradient.c cauer_model.c $(pkg-config --cflags --libs salta) -o cauer_gradient
@@ -35,6 +35,12 @@ int main(void) {
   salta_loss *loss = NULL;
   salta_sim_options o;
   salta_fd_options fd;
+  salta_check_options co;
+  salta_check_result routes[SALTA_CHECK_NROUTES];
+  salta_verdict verdict;
+  static const char *const verdict_names[] = {"ok", "ill-conditioned", "uncertain", "inconclusive", "disagree",
+                                              "not differentiable", "refused", "skipped"};
+  double ref[NFREE], ref_err[NFREE], route_grad[SALTA_CHECK_NROUTES * NFREE];
   const salta_model_def *d = &salta_model_cauer;
   double times[NT], data[NT * 5], p[64], value, grad[NFREE], grad_fd[NFREE];
   int dirs[NFREE], k, j, st, rc = 1;
@@ -89,6 +95,18 @@ int main(void) {
     goto done;
   }
   for (j = 0; j < NFREE; ++j) printf("fd %s %.12e\n", free_names[j], grad_fd[j]);
+  /* the whole check: sensitivities and the continuous adjoint against
+  ** Richardson differences at a tighter tolerance, with a verdict */
+  salta_check_options_init(&co);
+  co.routes = 1u << SALTA_CHECK_SENS | 1u << SALTA_CHECK_ADJOINT_CONT;
+  if (salta_loss_check(loss, p, NULL, &co, ref, ref_err, route_grad, routes, &verdict)) {
+    fprintf(stderr, "loss: %s\n", salta_loss_errmsg(loss));
+    goto done;
+  }
+  printf("check %s\n", verdict_names[verdict]);
+  for (k = 0; k < SALTA_CHECK_NROUTES; ++k)
+    if (routes[k].verdict != SALTA_VERDICT_SKIPPED)
+      printf("route %d %s worst %.3g\n", k, verdict_names[routes[k].verdict], routes[k].worst);
   rc = 0;
 done:
   salta_loss_free(&loss);

@@ -22,29 +22,23 @@
 -- log space for log-transformed parameters. Without opts.h, a reference
 -- whose error estimate exceeds the tolerance is retried with h / 10 and
 -- h / 100; one still uncertain makes the verdict "inconclusive".
+local core = require("salta.core")
+
 local M = {}
 
 local DEFAULT_H = 1e-4
 
--- The carried error below covers the sensitivities' own error this many
--- times over: it is correlated with the outputs' and of their size.
-local CARRY = 10
-
 -- What the error of a route's residuals carries into each gradient
 -- component: with L = sum r_i^2 and J the residuals' Jacobian, errors e_i
--- in the residuals move dL/dp_k by 2 sum_i e_i J_ik. Per component, CARRY
--- times its bound 2 sum_i |r_i - r_ref_i| |J_ik|, r_ref the residuals of a
--- tighter run; an empty table when one of J, r, r_ref is missing. Where an
--- event's timing moves an output sampled in a fast transient after it, a
--- small integration error there can be a large gradient error.
+-- in the residuals move dL/dp_k by 2 sum_i e_i J_ik; per component, ten
+-- times its bound 2 sum_i |r_i - r_ref_i| |J_ik| (salta_carried_error), r_ref the
+-- residuals of a tighter run; an empty table when one of J, r, r_ref is
+-- missing. Where an event's timing moves an output sampled in a fast
+-- transient after it, a small integration error there can be a large
+-- gradient error.
 function M.carried_error(J, r, r_ref)
-  local out = {}
-  if not (J and r and r_ref) then return out end
-  for i, row in ipairs(J) do
-    local e = math.abs(r[i] - r_ref[i])
-    for k, v in ipairs(row) do out[k] = (out[k] or 0) + CARRY * 2 * e * math.abs(v) end
-  end
-  return out
+  if not (J and r and r_ref) then return {} end
+  return core.carried_error(J, r, r_ref)
 end
 
 -- The reference gradient of a loss at p (Richardson differences from
@@ -187,43 +181,36 @@ function Report:__tostring()
   return table.concat(lines, "\n")
 end
 
--- Route r's entry in rep: its gradient against the reference, component
--- by component (bad beyond tol of the largest, big, and ten times the
--- reference's error), and, for a route with a bad component, what explains
--- it: the error its outputs' integration error carries (tight(): the tight
--- twin's residual Jacobian and residuals, computed once, when first
--- needed), which makes the route ill-conditioned rather than wrong, or
--- (differences) that and ten times their own error estimate, which makes
--- them uncertain.
+-- Route r's entry in rep: its gradient against the reference by the
+-- engine's rule (salta_check_judge: a component is bad beyond tol of the
+-- largest, big, and ten times the reference's error), and, for a route
+-- with a bad component, what explains it: the error its outputs'
+-- integration error carries (tight(): the tight twin's residual Jacobian
+-- and residuals, computed once, when first needed), which makes the route
+-- ill-conditioned rather than wrong, or (differences) that and ten times
+-- their own error estimate, which makes them uncertain.
 local function judge_route(r, rep, big, tol, tight)
   local ok, g, own = pcall(r.grad)
   local entry = { name = r.name, bad = {}, ok = true, worst = 0, carried_worst = 0, own_worst = 0 }
   if not ok then
-    entry.error, entry.undefined = tostring(g), require("salta.core").errcode(g) == "nondifferentiable"
+    entry.error, entry.undefined = tostring(g), core.errcode(g) == "nondifferentiable"
     return entry
   end
   local scale = big > 0 and big or 1
   -- differences at the loss's own tolerance carry its noise over the step
   entry.grad, entry.tol = g, r.name == "fd" and math.max(tol, rep.rtol / rep.h) or tol
-  local diff, allowed = {}, {}
-  for k = 1, #g do
-    diff[k], allowed[k] = math.abs(g[k] - rep.reference[k]), entry.tol * big + 10 * rep.reference_err[k]
-    entry.worst = math.max(entry.worst, diff[k] / scale)
-    entry.bad[k] = diff[k] > allowed[k]
-    entry.ok = entry.ok and not entry.bad[k]
-  end
+  local verdict
+  verdict, entry.bad, entry.worst = core.check_judge(g, rep.reference, rep.reference_err, entry.tol)
+  entry.ok = verdict == "ok"
   if entry.ok then return entry end
   local okr, res = pcall(r.residuals)
   local J, r_ref = tight()
-  local carried, by_carried, by_own = M.carried_error(J, okr and res, r_ref), true, true
-  for k = 1, #g do
-    local c, o = carried[k] or 0, 10 * (own and own[k] or 0)
-    entry.carried_worst, entry.own_worst = math.max(entry.carried_worst, c / scale), math.max(entry.own_worst, o / scale)
-    by_carried = by_carried and not (entry.bad[k] and diff[k] > allowed[k] + c)
-    by_own = by_own and not (entry.bad[k] and diff[k] > allowed[k] + c + o)
-  end
-  entry.ill_conditioned = by_carried
-  entry.uncertain = not by_carried and own ~= nil and by_own
+  local carried = M.carried_error(J, okr and res, r_ref)
+  if #carried == 0 then carried = nil end
+  entry.carried_worst = carried and largest(carried) / scale or 0
+  entry.own_worst = own and 10 * largest(own) / scale or 0
+  verdict = core.check_judge(g, rep.reference, rep.reference_err, entry.tol, carried, own)
+  entry.ill_conditioned, entry.uncertain = verdict == "ill-conditioned", verdict == "uncertain"
   return entry
 end
 
