@@ -75,6 +75,23 @@ describe("loss:check_gradient", function()
     assert.is_true(rep.events.groups >= 1)
   end)
 
+  it("stops when a route is interrupted, rather than counting the route refused", function()
+    local core = require("salta.core")
+    local L = loss(bouncer(), { "g" })
+    local grad = L.grad
+    L.grad = function(self, p, opts)   -- salta.interrupt() arrives during the route
+      core.interrupt()
+      local ok, g = pcall(grad, self, p, opts)
+      core.interrupt_clear()
+      if not ok then error(g, 0) end
+      return g
+    end
+    local ok, e = pcall(L.check_gradient, L, { routes = { "sens", "fd" } })
+    assert.is_false(ok)
+    assert.are.equal("interrupted", core.errcode(e))
+    has(tostring(e), "interrupted at t = ")
+  end)
+
   it("refuses an unknown option", function()
     local L = loss(bouncer(), { "g" })
     has(err_of(L.check_gradient, L, { step = 1e-3 }), "loss:check_gradient: unknown option 'step'")

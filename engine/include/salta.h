@@ -658,8 +658,9 @@ typedef struct salta_check_result {
 ** the Jacobian at rtol_ref). Caller's room: ref and err (ns), grad
 ** (SALTA_CHECK_NROUTES x ns: route r's gradient at grad + r ns), routes
 ** (SALTA_CHECK_NROUTES results), *verdict. SALTA_OK when the check ran:
-** *verdict says how it came out; an error code when the reference failed
-** or an argument is bad. The loss's options and route are as they were
+** *verdict says how it came out (a route that fails is that route's
+** outcome); an error code when the reference failed, an argument is bad,
+** memory ran out or salta_interrupt() stopped it. The loss's options and route are as they were
 ** afterwards, whatever the outcome. Cost: 6 evaluations per free
 ** direction for the reference (18 when refined), a gradient per route
 ** and, for a route beyond the tolerance, its residuals and (once) the

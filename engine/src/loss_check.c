@@ -180,8 +180,10 @@ static void carried_of(check *c, int r) {
   if (ok) salta_carried_error(c->nres, c->ns, c->jac, c->resid, c->resid_ref, c->carried);
 }
 
-/* Route r: its gradient into g and its outcome into res. */
-static void run_route(check *c, int r, const double *ref, const double *err, double *g, salta_check_result *res) {
+/* Route r: its gradient into g and its outcome into res; an interrupt or
+** a lack of memory stops the check (the status returned), any other
+** failure is the route's. */
+static int run_route(check *c, int r, const double *ref, const double *err, double *g, salta_check_result *res) {
   salta_loss *l = c->l;
   double big = largest(ref, c->ns), scale = big > 0 ? big : 1, tol = c->tol;
   const double *own = ROUTES[r].kind == FD ? c->fd_err : NULL;
@@ -190,19 +192,21 @@ static void run_route(check *c, int r, const double *ref, const double *err, dou
   l->opts = c->own;
   if (ROUTES[r].on) l->opts.method = ROUTES[r].method;
   if ((st = route_grad(c, r, g))) {
+    if (st == SALTA_EINTR || st == SALTA_EMEM) return st;
     res->verdict = st == SALTA_ENODIFF ? SALTA_VERDICT_NOT_DIFFERENTIABLE : SALTA_VERDICT_REFUSED;
     res->status = st;
     snprintf(res->message, sizeof res->message, "%s", salta_loss_errmsg(l));
-    return;
+    return SALTA_OK;
   }
   /* differences at the loss's own tolerance carry its noise over the step */
   if (ROUTES[r].kind == FD) tol = fmax(tol, c->own.rtol / c->h);
   if (own) res->own = 10 * largest(own, c->ns) / scale;
   res->verdict = salta_check_judge(c->ns, g, ref, err, tol, NULL, NULL, NULL, &res->worst);
-  if (res->verdict == SALTA_VERDICT_OK) return;
+  if (res->verdict == SALTA_VERDICT_OK) return SALTA_OK;
   carried_of(c, r);
   res->carried = largest(c->carried, c->ns) / scale;
   res->verdict = salta_check_judge(c->ns, g, ref, err, tol, c->carried, own, NULL, NULL);
+  return SALTA_OK;
 }
 
 /* The check's verdict from its routes' and the reference's uncertainty. */
@@ -243,7 +247,7 @@ int salta_loss_check(salta_loss *l, const double *p, const double *x0, const sal
       routes[r].verdict = SALTA_VERDICT_SKIPPED;
       continue;
     }
-    run_route(&c, r, ref, err, grad + (size_t)r * c.ns, &routes[r]);
+    st = run_route(&c, r, ref, err, grad + (size_t)r * c.ns, &routes[r]);
   }
   if (st == SALTA_OK) *verdict = overall(&c, ref, err, routes);
   l->opts = c.own;

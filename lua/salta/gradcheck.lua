@@ -193,7 +193,9 @@ local function judge_route(r, rep, big, tol, tight)
   local ok, g, own = pcall(r.grad)
   local entry = { name = r.name, bad = {}, ok = true, worst = 0, carried_worst = 0, own_worst = 0 }
   if not ok then
-    entry.error, entry.undefined = tostring(g), core.errcode(g) == "nondifferentiable"
+    local code = core.errcode(g)
+    if code == "interrupted" or code == "memory" then error(g, 0) end   -- the check stops, not the route
+    entry.error, entry.undefined = tostring(g), code == "nondifferentiable"
     return entry
   end
   local scale = big > 0 and big or 1
