@@ -667,7 +667,10 @@ typedef struct salta_check_result {
 ** reference's residual Jacobian: a check of every route can take
 ** hundreds of evaluations' time (the discrete adjoint on BDF's steps of a
 ** long run is the dearest). In the loss's parameter space (log
-** transforms are loss:check_gradient's). */
+** transforms are loss:check_gradient's). The event structure at p (the
+** groups, cascade rounds and near-grazing crossings loss:check_gradient
+** names) is in the event records of salta_loss_sim after an evaluation at
+** p (the check's last evaluation is at a point of its own). */
 int salta_loss_check(salta_loss *loss, const double *p, const double *x0, const salta_check_options *o,
                      double *ref, double *err, double *grad, salta_check_result *routes, salta_verdict *verdict);
 
