@@ -2,24 +2,11 @@
 -- core): the same routes, reference, rule and verdicts as
 -- loss:check_gradient, whose rule (salta_check_judge) and carried error
 -- (salta_carried_error) are the engine's.
-local salta = require("salta")
 local core = require("salta.core")
 local H = require("spec.helpers")
 local has = H.has
 
-local function bouncer_loss(rtol)
-  local m = salta.dae{ name = "bouncer", states = { { "h", 1 }, { "v", 0 } },
-    params = { { "g", 9.81 }, { "e", 0.8 }, { "b", 1e-3 } },
-    f = function(t, x, z, p) return { x.v, -p.g - p.b * x.v * x.v * x.v } end,
-    events = { { name = "floor", direction = "down", guard = function(t, x) return x.h end,
-      reset = function(t, x, z, p) return { v = -p.e * x.v } end } } }
-  local times = H.uniform(2, 40)
-  local tr = m:simulate{ tf = 2, times = times, rtol = 1e-12, atol = 1e-12 }
-  local data = {}
-  for i, v in ipairs(tr.y.h) do data[i] = v * 1.02 end
-  return salta.lsq{ model = m, times = times, data = { h = data }, free = { "g", "e", "b" }, rtol = rtol or 1e-8,
-    atol = rtol or 1e-8 }
-end
+local function bouncer_loss() return H.bouncer_loss(H.bouncer(), { "g", "e", "b" }) end
 
 -- C's check at the loss's nominal point, as a table.
 local function c_check(L, opts)
@@ -54,15 +41,7 @@ describe("salta_loss_check", function()
   end)
 
   it("is ill-conditioned where loss:check_gradient is, each route within what it carries", function()
-    local m = H.model("cauer_ladder", { N = 6 })
-    local times = H.uniform(20, 40)
-    local tr = m:simulate{ tf = 20, times = times, rtol = 1e-12, atol = 1e-12 }
-    local data = { vN = {}, v1 = {} }
-    for _, n in ipairs({ "vN", "v1" }) do
-      for k, v in ipairs(tr.y[n]) do data[n][k] = 1.01 * v + 0.01 end
-    end
-    local L = salta.lsq{ model = m, times = times, data = data, free = { "L", "C", "R" }, rtol = 1e-10, atol = 1e-10,
-      tf = 20 }
+    local L = H.ladder_loss(1e-10)
     local rep = c_check(L, { tol = 1e-6, routes = { "sens, erk", "sens, bdf" } })
     assert.are.equal("ill-conditioned", rep.verdict)
     assert.are.equal(2, #rep.routes)
@@ -73,20 +52,7 @@ describe("salta_loss_check", function()
   end)
 
   it("names a route the point refuses, and says the point is not differentiable", function()
-    local m = salta.dae{ name = "coupled", states = { { "x1", 1 }, { "v1", 0 }, { "x2", 1 }, { "v2", 0 } },
-      params = { { "k1", 4 }, { "k2", 4 }, { "e", 0.7 } },
-      f = function(t, x, z, p)
-        return { x.v1 + 0.3 * (x.v2 - x.v1), -p.k1 * x.x1, x.v2 + 0.3 * (x.v1 - x.v2), -p.k2 * x.x2 }
-      end,
-      events = {
-        { name = "stop1", direction = "down", guard = function(t, x) return x.x1 end,
-          reset = function(t, x, z, p) return { v1 = -p.e * x.v1 } end },
-        { name = "stop2", direction = "down", guard = function(t, x) return x.x2 end,
-          reset = function(t, x, z, p) return { v2 = -p.e * x.v2 } end },
-      } }
-    local times = H.uniform(3, 30)
-    local tr = m:simulate{ tf = 3, times = times }
-    local L = salta.lsq{ model = m, times = times, data = { x1 = tr.y.x1 }, free = { "k1" }, rtol = 1e-8, atol = 1e-8 }
+    local L = H.coupled_stops_loss()
     local rep = c_check(L, { routes = { "sens", "fd" } })
     assert.are.equal("not differentiable", rep.verdict)
     assert.are.equal("not differentiable", rep.routes[1].verdict)

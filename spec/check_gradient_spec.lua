@@ -6,24 +6,7 @@ local salta = require("salta")
 local H = require("spec.helpers")
 local has, err_of = H.has, H.err_of
 
--- a damped bouncing mass with a small friction parameter b (1e-3): an
--- absolute difference step of 2e-5 would be 2 % of it
-local function bouncer()
-  return salta.dae{ name = "bouncer", states = { { "h", 1 }, { "v", 0 } },
-    params = { { "g", 9.81 }, { "e", 0.8 }, { "b", 1e-3 } },
-    f = function(t, x, z, p) return { x.v, -p.g - p.b * x.v * x.v * x.v } end,
-    events = { { name = "floor", direction = "down", guard = function(t, x) return x.h end,
-      reset = function(t, x, z, p) return { v = -p.e * x.v } end } } }
-end
-
-local function loss(m, free, rtol)
-  local times = H.uniform(2, 40)
-  local tr = m:simulate{ tf = 2, times = times, rtol = 1e-12, atol = 1e-12 }
-  local data = {}
-  for i, v in ipairs(tr.y.h) do data[i] = v * 1.02 end
-  return salta.lsq{ model = m, times = times, data = { h = data }, free = free, rtol = rtol or 1e-8,
-    atol = rtol or 1e-8 }
-end
+local bouncer, loss = H.bouncer, H.bouncer_loss
 
 describe("loss:check_gradient", function()
   it("agrees on every route at a point with bounces, and says so", function()
@@ -55,20 +38,7 @@ describe("loss:check_gradient", function()
   end)
 
   it("names a point that is not differentiable (a group whose members do not commute)", function()
-    local m = salta.dae{ name = "coupled", states = { { "x1", 1 }, { "v1", 0 }, { "x2", 1 }, { "v2", 0 } },
-      params = { { "k1", 4 }, { "k2", 4 }, { "e", 0.7 } },
-      f = function(t, x, z, p)
-        return { x.v1 + 0.3 * (x.v2 - x.v1), -p.k1 * x.x1, x.v2 + 0.3 * (x.v1 - x.v2), -p.k2 * x.x2 }
-      end,
-      events = {
-        { name = "stop1", direction = "down", guard = function(t, x) return x.x1 end,
-          reset = function(t, x, z, p) return { v1 = -p.e * x.v1 } end },
-        { name = "stop2", direction = "down", guard = function(t, x) return x.x2 end,
-          reset = function(t, x, z, p) return { v2 = -p.e * x.v2 } end },
-      } }
-    local times = H.uniform(3, 30)
-    local tr = m:simulate{ tf = 3, times = times }
-    local L = salta.lsq{ model = m, times = times, data = { x1 = tr.y.x1 }, free = { "k1" }, rtol = 1e-8, atol = 1e-8 }
+    local L = H.coupled_stops_loss()
     local rep = L:check_gradient{ routes = { "sens" } }
     assert.are.equal("not differentiable", rep.verdict)
     has(rep.routes[1].error, "events 'stop1' and 'stop2' fire together", "parameter 'k1'", "do not commute")
@@ -140,17 +110,7 @@ describe("a gradient its integration error limits", function()
   -- integration error, so that at rtol 1e-10 the sensitivities are 2e-6
   -- (ERK) and 6.5e-5 (BDF) of the largest component from the reference,
   -- and converge to it with rtol (1e-8 and 6e-7 at rtol 1e-12)
-  local function ladder_loss(rtol)
-    local m = H.model("cauer_ladder", { N = 6 })
-    local times = H.uniform(20, 40)
-    local tr = m:simulate{ tf = 20, times = times, rtol = 1e-12, atol = 1e-12 }
-    local data = { vN = {}, v1 = {} }
-    for _, n in ipairs({ "vN", "v1" }) do
-      for k, v in ipairs(tr.y[n]) do data[n][k] = 1.01 * v + 0.01 end
-    end
-    return salta.lsq{ model = m, times = times, data = data, free = { "L", "C", "R" }, rtol = rtol, atol = rtol,
-      tf = 20 }
-  end
+  local ladder_loss = H.ladder_loss
   local routes = { "sens, erk", "sens, bdf" }
 
   it("is ill-conditioned, each route within what its outputs' error carries, and ok at a smaller rtol", function()

@@ -191,4 +191,62 @@ function H.relay()
     } }
 end
 
+-- The gradient check's cases (check_gradient_spec, check_c_spec).
+-- A damped bouncing mass with a small friction parameter b (1e-3): an
+-- absolute difference step of 2e-5 would be 2 % of it; its loss on 40
+-- samples of h over [0, 2], data 2 % above a run at rtol 1e-12.
+function H.bouncer()
+  local salta = require("salta")
+  return salta.dae{ name = "bouncer", states = { { "h", 1 }, { "v", 0 } },
+    params = { { "g", 9.81 }, { "e", 0.8 }, { "b", 1e-3 } },
+    f = function(t, x, z, p) return { x.v, -p.g - p.b * x.v * x.v * x.v } end,
+    events = { { name = "floor", direction = "down", guard = function(t, x) return x.h end,
+      reset = function(t, x, z, p) return { v = -p.e * x.v } end } } }
+end
+
+function H.bouncer_loss(m, free, rtol)
+  local times = H.uniform(2, 40)
+  local tr = m:simulate{ tf = 2, times = times, rtol = 1e-12, atol = 1e-12 }
+  local data = {}
+  for i, v in ipairs(tr.y.h) do data[i] = v * 1.02 end
+  return require("salta").lsq{ model = m, times = times, data = { h = data }, free = free, rtol = rtol or 1e-8,
+    atol = rtol or 1e-8 }
+end
+
+-- The Cauer ladder N = 6 over 20 s (136 clamp resets amplify the
+-- integration error), free L, C, R, at rtol: data 1.01 y + 0.01 of vN and
+-- v1 from a run at rtol 1e-12.
+function H.ladder_loss(rtol)
+  local m = H.model("cauer_ladder", { N = 6 })
+  local times = H.uniform(20, 40)
+  local tr = m:simulate{ tf = 20, times = times, rtol = 1e-12, atol = 1e-12 }
+  local data = { vN = {}, v1 = {} }
+  for _, n in ipairs({ "vN", "v1" }) do
+    for k, v in ipairs(tr.y[n]) do data[n][k] = 1.01 * v + 0.01 end
+  end
+  return require("salta").lsq{ model = m, times = times, data = data, free = { "L", "C", "R" }, rtol = rtol,
+    atol = rtol, tf = 20 }
+end
+
+-- Two coupled oscillators with stops, started alike, so that the stops
+-- fire together; their resets do not commute once k1 moves them apart (a
+-- point that is not differentiable in k1): a loss on x1, free k1.
+function H.coupled_stops_loss()
+  local salta = require("salta")
+  local m = salta.dae{ name = "coupled", states = { { "x1", 1 }, { "v1", 0 }, { "x2", 1 }, { "v2", 0 } },
+    params = { { "k1", 4 }, { "k2", 4 }, { "e", 0.7 } },
+    f = function(t, x, z, p)
+      return { x.v1 + 0.3 * (x.v2 - x.v1), -p.k1 * x.x1, x.v2 + 0.3 * (x.v1 - x.v2), -p.k2 * x.x2 }
+    end,
+    events = {
+      { name = "stop1", direction = "down", guard = function(t, x) return x.x1 end,
+        reset = function(t, x, z, p) return { v1 = -p.e * x.v1 } end },
+      { name = "stop2", direction = "down", guard = function(t, x) return x.x2 end,
+        reset = function(t, x, z, p) return { v2 = -p.e * x.v2 } end },
+    } }
+  local times = H.uniform(3, 30)
+  local tr = m:simulate{ tf = 3, times = times }
+  return salta.lsq{ model = m, times = times, data = { x1 = tr.y.x1 }, free = { "k1" }, rtol = 1e-8, atol = 1e-8 }
+end
+
 return H
