@@ -647,7 +647,7 @@ typedef struct salta_check_result {
   double carried;      /* the largest carried error over the largest |ref|: computed (and nonzero) only
                           for a route with a component beyond the tolerance */
   double own;          /* differences: ten times their largest error estimate over the largest |ref| */
-  char message[512];
+  char message[1024];  /* REFUSED or NOT_DIFFERENTIABLE: the route's message, whole; else empty */
 } salta_check_result;
 
 /* The gradient check of loss:check_gradient, for a C host: every route

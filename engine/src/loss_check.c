@@ -12,6 +12,9 @@
 #include "errors.h"
 #include "loss_impl.h"
 
+/* A route's message is kept whole. */
+_Static_assert(sizeof(((salta_check_result *)0)->message) >= SALTA_ERRMSG_SIZE, "a check result's message is short");
+
 /* The reference's relative step, and the carried error's multiple of its
 ** bound (it covers the sensitivities' own, correlated, error). */
 #define CHECK_H 1e-4
