@@ -31,10 +31,10 @@ local DEFAULT_H = 1e-4
 -- What the error of a route's residuals carries into each gradient
 -- component: with L = sum r_i^2 and J the residuals' Jacobian, errors e_i
 -- in the residuals move dL/dp_k by 2 sum_i e_i J_ik; per component, ten
--- times its bound 2 sum_i |r_i - r_ref_i| |J_ik| (salta_carried_error), r_ref the
--- residuals of a tighter run; an empty table when one of J, r, r_ref is
--- missing. Where an event's timing moves an output sampled in a fast
--- transient after it, a small integration error there can be a large
+-- times its bound 2 sum_i |r_i - r_ref_i| |J_ik| (salta_carried_error),
+-- r_ref the residuals of a tighter run; an empty table when one of J, r,
+-- r_ref is missing. Where an event's timing moves an output sampled in a
+-- fast transient after it, a small integration error there can be a large
 -- gradient error.
 function M.carried_error(J, r, r_ref)
   if not (J and r and r_ref) then return {} end
