@@ -90,6 +90,8 @@ typedef struct check {
   double *trial, *trial_err, *resid, *resid_ref, *jac, *carried, *fd_err;
 } check;
 
+/* The options, their defaults resolved against the loss's tolerances as
+** loss:check_gradient resolves them, and the loss as it came. */
 static int resolve(check *c, const salta_check_options *o) {
   salta_loss *l = c->l;
   double rtol = l->opts.rtol, rtol_ref;
@@ -108,6 +110,7 @@ static int resolve(check *c, const salta_check_options *o) {
   return SALTA_OK;
 }
 
+/* The scratch block (see struct check). */
 static int alloc_scratch(check *c) {
   size_t ns = (size_t)c->ns, nres = (size_t)c->nres, total = 4 * ns + 2 * nres + nres * ns;
   double *b = malloc(sizeof(double) * (total > 0 ? total : 1));
