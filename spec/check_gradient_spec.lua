@@ -62,6 +62,18 @@ describe("loss:check_gradient", function()
     has(tostring(e), "interrupted at t = ")
   end)
 
+  it("says how far it is, with each step's time, when asked", function()
+    local lines = {}
+    local rep = loss(bouncer(), { "g" }):check_gradient{ routes = { "sens", "fd" },
+      progress = function(line) lines[#lines + 1] = line end }
+    assert.are.equal(3, #lines, table.concat(lines, "\n"))
+    assert.is_truthy(lines[1]:match("^check_gradient: the reference %(differences at rtol 1e%-11%): [%d.]+ s$"), lines[1])
+    assert.is_truthy(lines[2]:match("^check_gradient: sens: ok, [%d.]+ s$"), lines[2])
+    assert.is_truthy(lines[3]:match("^check_gradient: fd: ok, [%d.]+ s$"), lines[3])
+    assert.are.equal("ok", rep.verdict)
+    has(err_of(loss(bouncer(), { "g" }).check_gradient, loss(bouncer(), { "g" }), { progress = 1 }), "progress")
+  end)
+
   it("refuses an unknown option", function()
     local L = loss(bouncer(), { "g" })
     has(err_of(L.check_gradient, L, { step = 1e-3 }), "loss:check_gradient: unknown option 'step'")

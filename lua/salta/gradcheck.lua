@@ -216,12 +216,45 @@ local function judge_route(r, rep, big, tol, tight)
   return entry
 end
 
+-- A route's state in one word: ok, refused, ill-conditioned, uncertain or
+-- disagrees.
+local function state_of(entry)
+  return entry.ok and "ok" or entry.error and "refused" or entry.ill_conditioned and "ill-conditioned"
+    or entry.uncertain and "uncertain" or "disagrees"
+end
+
+-- Judges the routes kept into rep.routes, saying each when say is given;
+-- returns the set of their states (and `undefined` for a point a route
+-- found not differentiable).
+local function run_routes(loss, p, rep, keep, tight_jr, say)
+  local outcome, big = {}, largest(rep.reference)
+  for _, r in ipairs(routes(loss, p)) do
+    if not keep or keep[r.name] then
+      local t0 = core.clock()
+      local entry = judge_route(r, rep, big, rep.tol, tight_jr)
+      outcome[state_of(entry)] = true
+      outcome.undefined = outcome.undefined or entry.undefined
+      rep.routes[#rep.routes + 1] = entry
+      if say then say(("check_gradient: %s: %s, %.2f s"):format(entry.name, state_of(entry), core.clock() - t0)) end
+    end
+  end
+  return outcome
+end
+
+-- Where progress lines go: nowhere, print, or the user's function.
+local function progress_log(progress)
+  if progress == true then return print end
+  if type(progress) == "function" then return progress end
+  return nil
+end
+
 -- check(loss, opts): opts.at (free values; default the loss's nominal
 -- ones), h (relative step, default 1e-4), rtol_ref (default rtol / 1000,
 -- at most 1e-10 and at least 1e-13), tol (default max(1000 rtol, 1e-8):
 -- the sensitivities' error grows with the integration's through the
 -- events; the "fd" route gets rtol / h, its noise over the step), routes
--- (names to keep).
+-- (names to keep), progress (true: a line per step of the check as it
+-- ends, through print; a function: through it).
 function M.check(loss, opts)
   opts = opts or {}
   require("salta.options").check("check_gradient", opts, "loss:check_gradient")
@@ -231,15 +264,16 @@ function M.check(loss, opts)
   local rtol_ref = opts.rtol_ref or math.max(1e-13, math.min(1e-10, rtol / 1000))
   local tol = opts.tol or math.max(1e3 * rtol, 1e-8)
   local h = opts.h or DEFAULT_H
+  local say = progress_log(opts.progress)
   local tight = loss:twin({ rtol = rtol_ref, atol = (loss.spec.atol or rtol) * rtol_ref / rtol })
   local rep = setmetatable({ parameters = loss.free, at = p, rtol = rtol, rtol_ref = rtol_ref, tol = tol, h = h,
     reference = {}, reference_err = {}, routes = {} }, Report)
   local texts = {}
   for k, n in ipairs(loss.free) do texts[k] = ("%s = %.6g"):format(n, p[k]) end
   rep.point_text = table.concat(texts, ", ")
+  local t0 = core.clock()
   rep.reference, rep.reference_err, rep.h_refined = reference(tight, p, h, tol, not opts.h)
-  local big = largest(rep.reference)
-  local keep = opts.routes and require("salta.names").index_of(opts.routes)
+  if say then say(("check_gradient: the reference (differences at rtol %g): %.2f s"):format(rtol_ref, core.clock() - t0)) end
   local tight_side
   local function tight_jr()   -- for the routes that need it, once
     if not tight_side then
@@ -249,24 +283,17 @@ function M.check(loss, opts)
     end
     return tight_side[1], tight_side[2]
   end
-  local outcome = {}
-  for _, r in ipairs(routes(loss, p)) do
-    if not keep or keep[r.name] then
-      local entry = judge_route(r, rep, big, tol, tight_jr)
-      outcome[entry.ok and "ok" or entry.error and "error" or entry.ill_conditioned and "ill"
-        or entry.uncertain and "uncertain" or "bad"] = true
-      outcome.undefined = outcome.undefined or entry.undefined
-      rep.routes[#rep.routes + 1] = entry
-    end
-  end
+  local outcome = run_routes(loss, p, rep, opts.routes and require("salta.names").index_of(opts.routes), tight_jr, say)
   -- a reference whose own error exceeds the tolerance cannot fail a route
   rep.uncertain = {}
+  local big = largest(rep.reference)
   for k, n in ipairs(loss.free) do
     if rep.reference_err[k] > tol * big then rep.uncertain[#rep.uncertain + 1] = n end
   end
   rep.events = event_structure(loss, p, rtol_ref)
-  rep.verdict = outcome.undefined and "not differentiable" or outcome.bad and "disagree"
-    or outcome.ill and "ill-conditioned" or (#rep.uncertain > 0 or outcome.uncertain) and "inconclusive" or "ok"
+  rep.verdict = outcome.undefined and "not differentiable" or outcome.disagrees and "disagree"
+    or outcome["ill-conditioned"] and "ill-conditioned"
+    or (#rep.uncertain > 0 or outcome.uncertain) and "inconclusive" or "ok"
   return rep
 end
 

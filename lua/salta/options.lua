@@ -240,6 +240,7 @@ local TOPICS = {
     { "rtol_ref", "number", "rtol / 1000 in [1e-13, 1e-10]", RTOL, "the reference differences' tolerance" },
     { "tol", "number", "max(1000 rtol, 1e-8)", POSITIVE, "a route agrees within tol of the largest component (plus 10 times the reference's error estimate; fd: at least rtol / h)" },
     { "routes", "table", "all", nil, "the routes compared: \"sens\", \"sens, erk\", \"sens, bdf\", \"adjoint\", \"adjoint, erk\", \"adjoint, bdf\", \"adjoint_cont\", \"fd\"" },
+    { "progress", "boolean|function", "false", nil, "a line as the reference and each route end, with its time: true prints it, a function is called with it" },
   } },
   { "waterfall", "fit:waterfall(path, opts)", {
     { "title", "string", '"multi-start: <n> starts"', nil, "the figure's title" },
