@@ -6,7 +6,8 @@ local core = require("salta.core")
 local H = require("spec.helpers")
 local has = H.has
 
-local function bouncer_loss() return H.bouncer_loss(H.bouncer(), { "g", "e", "b" }) end
+-- three parameters and a start value
+local function bouncer_loss() return H.bouncer_loss(H.bouncer(), { "g", "e", "b", "x0.h" }) end
 
 -- C's check at the loss's nominal point, as a table.
 local function c_check(L, opts)
@@ -28,11 +29,11 @@ describe("salta_loss_check", function()
     for k, r in ipairs(rep.routes) do
       assert.are.equal(lua.routes[k].name, r.name)
       assert.are.equal("ok", r.verdict, r.name)
-      for j = 1, 3 do
+      for j = 1, 4 do
         assert.is_true(math.abs(r.grad[j] - lua.routes[k].grad[j]) <= 1e-9 * math.abs(lua.reference[j]), r.name)
       end
     end
-    for j = 1, 3 do
+    for j = 1, 4 do
       assert.is_true(math.abs(rep.reference[j] - lua.reference[j]) <= 1e-12 * math.abs(lua.reference[j]))
     end
     -- the loss's own options and route are back: the value at rtol 1e-8 as before
@@ -62,7 +63,7 @@ describe("salta_loss_check", function()
 
   it("refuses bad options and an unknown route, naming them", function()
     local L = bouncer_loss()
-    local P, X = L:point({ 9.81, 0.8, 1e-3 })
+    local P, X = L:point({ 9.81, 0.8, 1e-3, 1 })
     local rep, msg = L.core:check(P, X, { tol = -1 })
     assert.is_nil(rep)
     has(tostring(msg), "the check's tol, h and rtol_ref must be finite numbers >= 0", "got -1")
