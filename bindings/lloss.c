@@ -443,11 +443,13 @@ static double *vec_arg(lua_State *L, int idx, int n, int *len, const char *what)
 /* core.check_judge(grad, ref, err, tol, carried|nil, own|nil) -> verdict,
 ** {bad flags}, worst: salta_check_judge. */
 int salta_l_check_judge(lua_State *L) {
-  int ns = (lua_settop(L, 6), 0), k;
-  double *g = vec_arg(L, 1, -1, &ns, "grad"), *ref, *err, *carried = NULL, *own = NULL, worst;
-  double tol = luaL_checknumber(L, 4);
-  unsigned char *bad = lua_newuserdatauv(L, (size_t)ns + 1, 0);
+  int ns, k;
+  double *g, *ref, *err, *carried = NULL, *own = NULL, worst, tol = luaL_checknumber(L, 4);
+  unsigned char *bad;
   salta_verdict v;
+  lua_settop(L, 6);   /* the scratch below stays clear of the optional arguments */
+  g = vec_arg(L, 1, -1, &ns, "grad");
+  bad = lua_newuserdatauv(L, (size_t)ns + 1, 0);
   ref = vec_arg(L, 2, ns, NULL, "reference");
   err = vec_arg(L, 3, ns, NULL, "reference error");
   if (!lua_isnoneornil(L, 5)) carried = vec_arg(L, 5, ns, NULL, "carried error");
@@ -465,12 +467,14 @@ int salta_l_check_judge(lua_State *L) {
 
 /* core.carried_error(J (rows), r, r_ref) -> {per component}: salta_carried_error. */
 int salta_l_carried_error(lua_State *L) {
-  lua_settop(L, 3);
   int nres, ns = 0, i;
-  double *r = vec_arg(L, 2, -1, &nres, "residuals"), *r_ref = vec_arg(L, 3, nres, NULL, "reference residuals"), *J, *out;
+  double *r, *r_ref, *J, *out;
+  lua_settop(L, 3);
   luaL_checktype(L, 1, LUA_TTABLE);
+  r = vec_arg(L, 2, -1, &nres, "residuals");
+  r_ref = vec_arg(L, 3, nres, NULL, "reference residuals");
   if ((int)luaL_len(L, 1) != nres) salta_l_error(L, "residual Jacobian: expected %d rows, got %d", nres, (int)luaL_len(L, 1));
-  if (nres > 0 && lua_geti(L, 1, 1) == LUA_TTABLE) ns = (int)luaL_len(L, -1);
+  if (nres > 0 && lua_geti(L, 1, 1) == LUA_TTABLE) ns = (int)luaL_len(L, -1);   /* the rows' length, from the first */
   J = salta_l_scratch(L, nres * ns);
   out = salta_l_scratch(L, ns);
   for (i = 0; i < nres; ++i) {

@@ -16,6 +16,7 @@
 #include "errors.h"
 #include "sim_plan.h"
 #include "start.h"
+#include "tol.h"
 
 /* ---- data and segments ----------------------------------------------------------- */
 
@@ -158,18 +159,11 @@ static int transpose_as(salta__cadj *a, const salta_event_record *r0, const salt
   return SALTA_OK;
 }
 
-static double max_abs(const double *v, int n) {
-  double m = 0;
-  int i;
-  for (i = 0; i < n; ++i) m = fmax(m, fabs(v[i]));
-  return m;
-}
-
 /* Whether the transposes in slots i and j agree to 1e-8 of their sizes. */
 static int agree(const salta__cadj *a, int i, int j) {
   const double *vi = a->alt_v + (size_t)i * a->n, *vj = a->alt_v + (size_t)j * a->n;
   const double *gi = a->alt_g + (size_t)i * a->np, *gj = a->alt_g + (size_t)j * a->np;
-  double sv = fmax(max_abs(vi, a->n), max_abs(vj, a->n)), sg = fmax(max_abs(gi, a->np), max_abs(gj, a->np));
+  double sv = fmax(salta__max_abs(vi, a->n), salta__max_abs(vj, a->n)), sg = fmax(salta__max_abs(gi, a->np), salta__max_abs(gj, a->np));
   int k;
   for (k = 0; k < a->n; ++k)
     if (fabs(vi[k] - vj[k]) > 1e-8 * sv) return 0;

@@ -11,6 +11,7 @@
 
 #include "errors.h"
 #include "loss_impl.h"
+#include "tol.h"
 
 /* A route's message is kept whole. */
 _Static_assert(sizeof(((salta_check_result *)0)->message) >= SALTA_ERRMSG_SIZE, "a check result's message is short");
@@ -20,16 +21,9 @@ _Static_assert(sizeof(((salta_check_result *)0)->message) >= SALTA_ERRMSG_SIZE, 
 #define CHECK_H 1e-4
 #define CARRY 10.0
 
-static double largest(const double *v, int n) {
-  double big = 0;
-  int k;
-  for (k = 0; k < n; ++k) big = fmax(big, fabs(v[k]));
-  return big;
-}
-
 salta_verdict salta_check_judge(int ns, const double *grad, const double *ref, const double *err, double tol,
                                 const double *carried, const double *own, unsigned char *bad, double *worst) {
-  double big = largest(ref, ns), scale = big > 0 ? big : 1, w = 0;
+  double big = salta__max_abs(ref, ns), scale = big > 0 ? big : 1, w = 0;
   int k, any = 0, by_carried = 1, by_own = own != NULL;
   for (k = 0; k < ns; ++k) {
     double diff = fabs(grad[k] - ref[k]), allowed = tol * big + 10 * err[k], c = carried ? carried[k] : 0;
@@ -120,6 +114,16 @@ static int alloc_scratch(check *c) {
   return SALTA_OK;
 }
 
+/* Whether some reference's error estimate exceeds the tolerance (then no
+** route can fail against it). */
+static int reference_uncertain(const check *c, const double *ref, const double *err) {
+  double bound = c->tol * salta__max_abs(ref, c->ns);
+  int k;
+  for (k = 0; k < c->ns; ++k)
+    if (err[k] > bound) return 1;
+  return 0;
+}
+
 /* The reference at rtol_ref and its error estimate; refined, a
 ** parameter whose estimate exceeds the tolerance is retried at h / 10 and
 ** h / 100, keeping its least uncertain reference. */
@@ -129,17 +133,19 @@ static int reference(check *c, double *ref, double *err) {
   salta_fd_options_init(&fd);
   fd.h = c->h;
   if ((st = salta_loss_grad_fd(c->l, c->p, c->x0, &fd, ref, err))) return st;
-  for (tries = c->refine ? 2 : 0; tries > 0; --tries) {
-    double bound = c->tol * largest(ref, c->ns);
-    int uncertain = 0;
-    for (k = 0; k < c->ns; ++k) uncertain = uncertain || err[k] > bound;
-    if (!uncertain) break;
+  for (tries = c->refine ? 2 : 0; tries > 0 && reference_uncertain(c, ref, err); --tries) {
     fd.h /= 10;
     if ((st = salta_loss_grad_fd(c->l, c->p, c->x0, &fd, c->trial, c->trial_err))) return st;
     for (k = 0; k < c->ns; ++k)
       if (c->trial_err[k] < err[k]) ref[k] = c->trial[k], err[k] = c->trial_err[k];
   }
   return SALTA_OK;
+}
+
+/* The loss's options for route r: its own, on the route's method. */
+static void use_route_options(check *c, int r) {
+  c->l->opts = c->own;
+  if (ROUTES[r].on) c->l->opts.method = ROUTES[r].method;
 }
 
 /* Route r's gradient into g (the differences' own estimate into fd_err),
@@ -173,17 +179,14 @@ static int route_resid(check *c, int r) {
 ** fail: nothing then explains a disagreement). */
 static void carried_of(check *c, int r) {
   salta_loss *l = c->l;
-  int ok;
   memset(c->carried, 0, sizeof(double) * (size_t)c->ns);
   if (!c->tight_ready) {
     l->opts = c->tight;
     c->tight_ready = salta_loss_eval(l, c->p, c->x0, NULL, NULL, c->resid_ref, c->jac) == SALTA_OK ? 1 : -1;
   }
   if (c->tight_ready < 0) return;
-  l->opts = c->own;
-  if (ROUTES[r].on) l->opts.method = ROUTES[r].method;
-  ok = route_resid(c, r) == SALTA_OK;
-  if (ok) salta_carried_error(c->nres, c->ns, c->jac, c->resid, c->resid_ref, c->carried);
+  use_route_options(c, r);
+  if (route_resid(c, r) == SALTA_OK) salta_carried_error(c->nres, c->ns, c->jac, c->resid, c->resid_ref, c->carried);
 }
 
 /* Route r: its gradient into g and its outcome into res; an interrupt or
@@ -191,12 +194,11 @@ static void carried_of(check *c, int r) {
 ** failure is the route's. */
 static int run_route(check *c, int r, const double *ref, const double *err, double *g, salta_check_result *res) {
   salta_loss *l = c->l;
-  double big = largest(ref, c->ns), scale = big > 0 ? big : 1, tol = c->tol;
+  double big = salta__max_abs(ref, c->ns), scale = big > 0 ? big : 1, tol = c->tol;
   const double *own = ROUTES[r].kind == FD ? c->fd_err : NULL;
   int st;
   memset(res, 0, sizeof *res);
-  l->opts = c->own;
-  if (ROUTES[r].on) l->opts.method = ROUTES[r].method;
+  use_route_options(c, r);
   if ((st = route_grad(c, r, g))) {
     if (st == SALTA_EINTR || st == SALTA_EMEM) return st;
     res->verdict = st == SALTA_ENODIFF ? SALTA_VERDICT_NOT_DIFFERENTIABLE : SALTA_VERDICT_REFUSED;
@@ -206,11 +208,11 @@ static int run_route(check *c, int r, const double *ref, const double *err, doub
   }
   /* differences at the loss's own tolerance carry its noise over the step */
   if (ROUTES[r].kind == FD) tol = fmax(tol, c->own.rtol / c->h);
-  if (own) res->own = 10 * largest(own, c->ns) / scale;
+  if (own) res->own = 10 * salta__max_abs(own, c->ns) / scale;
   res->verdict = salta_check_judge(c->ns, g, ref, err, tol, NULL, NULL, NULL, &res->worst);
   if (res->verdict == SALTA_VERDICT_OK) return SALTA_OK;
   carried_of(c, r);
-  res->carried = largest(c->carried, c->ns) / scale;
+  res->carried = salta__max_abs(c->carried, c->ns) / scale;
   res->verdict = salta_check_judge(c->ns, g, ref, err, tol, c->carried, own, NULL, NULL);
   return SALTA_OK;
 }
@@ -219,16 +221,13 @@ static int run_route(check *c, int r, const double *ref, const double *err, doub
 static salta_verdict overall(const check *c, const double *ref, const double *err, const salta_check_result *routes) {
   static const salta_verdict order[] = {SALTA_VERDICT_NOT_DIFFERENTIABLE, SALTA_VERDICT_DISAGREE,
                                         SALTA_VERDICT_ILL_CONDITIONED};
-  double bound = c->tol * largest(ref, c->ns);
-  int q, r, k;
+  int q, r;
   for (q = 0; q < 3; ++q)
     for (r = 0; r < SALTA_CHECK_NROUTES; ++r)
       if (routes[r].verdict == order[q]) return order[q];
   for (r = 0; r < SALTA_CHECK_NROUTES; ++r)
     if (routes[r].verdict == SALTA_VERDICT_UNCERTAIN) return SALTA_VERDICT_INCONCLUSIVE;
-  for (k = 0; k < c->ns; ++k)
-    if (err[k] > bound) return SALTA_VERDICT_INCONCLUSIVE;
-  return SALTA_VERDICT_OK;
+  return reference_uncertain(c, ref, err) ? SALTA_VERDICT_INCONCLUSIVE : SALTA_VERDICT_OK;
 }
 
 int salta_loss_check(salta_loss *l, const double *p, const double *x0, const salta_check_options *o, double *ref,

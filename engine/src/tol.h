@@ -62,4 +62,12 @@ static inline int salta__all_finite(const double *v, size_t n) {
   return least != 0;
 }
 
+/* max |v[k]| over v[0..n) (0 when n is 0; fmax passes over a NaN). */
+static inline double salta__max_abs(const double *v, int n) {
+  double m = 0;
+  int k;
+  for (k = 0; k < n; ++k) m = fmax(m, fabs(v[k]));
+  return m;
+}
+
 #endif

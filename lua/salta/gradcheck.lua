@@ -223,11 +223,12 @@ local function state_of(entry)
     or entry.uncertain and "uncertain" or "disagrees"
 end
 
--- Judges the routes kept into rep.routes, saying each when say is given;
+-- Judges the routes kept into rep.routes (big: the reference's largest
+-- component), saying each when say is given;
 -- returns the set of their states (and `undefined` for a point a route
 -- found not differentiable).
-local function run_routes(loss, p, rep, keep, tight_jr, say)
-  local outcome, big = {}, largest(rep.reference)
+local function run_routes(loss, p, rep, big, keep, tight_jr, say)
+  local outcome = {}
   for _, r in ipairs(routes(loss, p)) do
     if not keep or keep[r.name] then
       local t0 = core.clock()
@@ -283,10 +284,11 @@ function M.check(loss, opts)
     end
     return tight_side[1], tight_side[2]
   end
-  local outcome = run_routes(loss, p, rep, opts.routes and require("salta.names").index_of(opts.routes), tight_jr, say)
+  local big = largest(rep.reference)
+  local keep = opts.routes and require("salta.names").index_of(opts.routes)
+  local outcome = run_routes(loss, p, rep, big, keep, tight_jr, say)
   -- a reference whose own error exceeds the tolerance cannot fail a route
   rep.uncertain = {}
-  local big = largest(rep.reference)
   for k, n in ipairs(loss.free) do
     if rep.reference_err[k] > tol * big then rep.uncertain[#rep.uncertain + 1] = n end
   end
