@@ -9,7 +9,7 @@
 #ifndef SALTA_KERNEL_H
 #define SALTA_KERNEL_H
 
-#define SALTA_ABI_VERSION 9
+#define SALTA_ABI_VERSION 10
 
 /*
 ** A kernel evaluates one vector function or one sparse Jacobian at a point.
@@ -50,12 +50,23 @@ typedef struct salta_sparse_def {
 /* Which argument a Jacobian differentiates by (the index into d[]). */
 typedef enum salta_wrt { SALTA_WRT_X = 0, SALTA_WRT_Z = 1, SALTA_WRT_P = 2, SALTA_WRT_T = 3 } salta_wrt;
 
+/* A Jacobian of a function times ns columns at once (a directional
+** kernel): column k of R (the function's n rows, at R + k ldr) gains the
+** Jacobian by x (or by z) times column k of V (an x or z vector, at V + k
+** ldv). The sparse product of the Jacobian kernel unrolled, its entries
+** computed once for every column: row i receives its terms in increasing
+** column, the sums of that product in its order. V and R do not overlap. */
+typedef void (*salta_dirs_fn)(double t, const double *x, const double *z, const double *p,
+                              const double *V, int ldv, int ns, double *R, int ldr);
+
 /* A vector function of n rows with its four Jacobians (by x, z, p, t; the
-** t-Jacobian has one column). */
+** t-Jacobian has one column), and its directional kernels by x and by z
+** (NULL where not generated: the engine multiplies by d[] instead). */
 typedef struct salta_function_def {
   int n;
   salta_kernel_fn eval;
   salta_sparse_def d[4];
+  salta_dirs_fn dirs_x, dirs_z;
 } salta_function_def;
 
 /* Event flags (salta_model_def.e_flags): a terminal event ends the run; a

@@ -49,7 +49,8 @@ typedef struct erk {
   int clear_steps;       /* ... and of clear ones since */
   double *z;             /* algebraics where the last right-hand side was (the warm start) */
   double *w;             /* [x; z] of a right-hand side */
-  double *S, *Sp;        /* n x ns: full sensitivities of a right-hand side */
+  double *S;             /* n x ns: full sensitivities (a step's stage, its end) */
+  double *Sz;            /* nz x ns: the z rows of a right-hand side's sensitivities */
   double t, h;           /* where the integration is; the next step size */
   double t_old, h_old;   /* the last accepted step, for the dense output */
   double errn;           /* its error norm */
@@ -110,7 +111,7 @@ static void combine(double *restrict out, const double *c, double *const *K, int
 ** branch, from the last ones. */
 static int rhs(erk *r, double t, const double *Y, double *Yp) {
   salta__dae *a = r->env.dae;
-  int nx = r->nx, i, k, st;
+  int nx = r->nx, i, st;
   r->rhs_evals++;
   memcpy(r->w, Y, sizeof(double) * (size_t)nx);
   memcpy(r->w + nx, r->z, sizeof(double) * (size_t)r->nz);
@@ -123,16 +124,10 @@ static int rhs(erk *r, double t, const double *Y, double *Yp) {
         return salta__fail(err_of(r), SALTA_ESOLVER, "model '%s': f for state '%s' is %g at t = %.17g",
                            a->d->name, a->d->x_names[i], Yp[i], t);
   if (r->ns == 0) return SALTA_OK;
-  if (r->nz == 0) {   /* Y's sensitivity rows are S as it is, and Yp's are S' */
-    salta__sens_prime(r->env.sens, t, r->w, Y + nx, Yp + nx);
-    return SALTA_OK;
-  }
-  unpack_S(r, Y, r->S);
-  if (salta__sens_fill_z(r->env.sens, t, r->w, r->S))
+  /* Y's sensitivity rows are the x rows of S, and Yp's those of S' */
+  if (salta__sens_z_from_x(r->env.sens, t, r->w, Y + nx, nx, r->Sz, r->nz))
     return salta__fail(err_of(r), SALTA_ESOLVER, "model '%s': g_z is singular at t = %.17g", a->d->name, t);
-  salta__sens_prime(r->env.sens, t, r->w, r->S, r->Sp);
-  for (k = 0; k < r->ns; ++k)
-    memcpy(Yp + (size_t)(k + 1) * nx, r->Sp + (size_t)k * r->n, sizeof(double) * (size_t)nx);
+  salta__sens_prime_at(r->env.sens, t, r->w, Y + nx, nx, r->Sz, r->nz, Yp + nx, nx);
   return SALTA_OK;
 }
 
@@ -407,7 +402,7 @@ static size_t erk_arrays(erk *r, salta__array *list) {
     SALTA__ARRAY(r->K[2], m), SALTA__ARRAY(r->K[3], m), SALTA__ARRAY(r->K[4], m), SALTA__ARRAY(r->K[5], m),
     SALTA__ARRAY(r->K[6], m), SALTA__ARRAY(r->stage, m), SALTA__ARRAY(r->err, m), SALTA__ARRAY(r->atol, m),
     SALTA__ARRAY(r->dense, 5 * m), SALTA__ARRAY(r->acc, m), SALTA__ARRAY(r->y6, m), SALTA__ARRAY(r->z, (size_t)r->nz),
-    SALTA__ARRAY(r->w, n), SALTA__ARRAY(r->S, n * ns), SALTA__ARRAY(r->Sp, n * ns)};
+    SALTA__ARRAY(r->w, n), SALTA__ARRAY(r->S, n * ns), SALTA__ARRAY(r->Sz, (size_t)r->nz * ns)};
   memcpy(list, all, sizeof all);
   return ERK_ARRAYS;
 }

@@ -107,37 +107,64 @@ int salta__sens_check(salta__sens *sn, const double *S, int rows, int ld, double
   return SALTA_OK;
 }
 
-int salta__sens_fill_z(salta__sens *sn, double t, const double *w, double *S) {
+/* R (rows per column, at R + k ldr) += the Jacobian block w of fn times
+** V's columns (at V + k ldv): by the directional kernel where the model
+** has one, else by the Jacobian kernel's values (into vals). */
+static void add_product(salta__sens *sn, const salta_function_def *fn, int w, double t, const double *x,
+                        const double *V, int ldv, double *R, int ldr, double *vals) {
+  salta__dae *a = sn->dae;
+  salta_dirs_fn dirs = w == SALTA_WRT_X ? fn->dirs_x : fn->dirs_z;
+  if (fn->d[w].nnz == 0) return;
+  if (dirs) {
+    dirs(t, x, x + a->nx, a->p, V, ldv, sn->ns, R, ldr);
+    return;
+  }
+  salta__dae_eval_jac(a, &fn->d[w], t, x, vals);
+  salta__spmv_dirs(&fn->d[w], vals, V, (size_t)ldv, 0, R, (size_t)ldr, 0, sn->ns);
+}
+
+int salta__sens_z_from_x(salta__sens *sn, double t, const double *w, const double *Sx, int ldx, double *Sz, int ldz) {
   salta__dae *a = sn->dae;
   const salta_function_def *g = &a->d->g;
-  int k, i, n = a->n, nx = a->nx, nz = a->nz, st;
+  int k, i, nz = a->nz, st;
+  double *b = ldz == nz ? Sz : sn->zrhs;   /* solved in place where Sz is packed */
   if (nz == 0) return SALTA_OK;
   if ((st = salta__dae_factor_gz(a, t, w))) return st;
-  salta__dae_eval_jac(a, &g->d[SALTA_WRT_X], t, w, sn->jac[0][SALTA_WRT_X]);
   salta__dae_eval_jac(a, &g->d[SALTA_WRT_P], t, w, sn->jac[0][SALTA_WRT_P]);
-  memset(sn->zrhs, 0, sizeof(double) * (size_t)nz * sn->ns);
-  salta__spmv_dirs(&g->d[SALTA_WRT_X], sn->jac[0][SALTA_WRT_X], S, (size_t)n, 0, sn->zrhs, (size_t)nz, 0, sn->ns);
+  memset(b, 0, sizeof(double) * (size_t)nz * sn->ns);
+  add_product(sn, g, SALTA_WRT_X, t, w, Sx, ldx, b, nz, sn->jac[0][SALTA_WRT_X]);
   for (k = 0; k < sn->ns; ++k)
     if (salta__sens_pcol(sn, k) >= 0)
       salta__add_column_at(&g->d[SALTA_WRT_P], sn->jac[0][SALTA_WRT_P], sn->gp_at[k], salta__sens_pcol(sn, k), 1.0,
-                           sn->zrhs + (size_t)k * nz, 0);
-  salta__dae_gz_solve(a, sn->zrhs, sn->ns, 0);
+                           b + (size_t)k * nz, 0);
+  salta__dae_gz_solve(a, b, sn->ns, 0);
   for (k = 0; k < sn->ns; ++k)
-    for (i = 0; i < nz; ++i) S[(size_t)k * n + nx + i] = -sn->zrhs[(size_t)k * nz + i];
+    for (i = 0; i < nz; ++i) Sz[(size_t)k * ldz + i] = -b[(size_t)k * nz + i];
   return SALTA_OK;
 }
 
-void salta__sens_prime(salta__sens *sn, double t, const double *w, const double *S, double *Sp) {
+int salta__sens_fill_z(salta__sens *sn, double t, const double *w, double *S) {
+  return salta__sens_z_from_x(sn, t, w, S, sn->dae->n, S + sn->dae->nx, sn->dae->n);
+}
+
+void salta__sens_prime_at(salta__sens *sn, double t, const double *w, const double *Sx, int ldx, const double *Sz,
+                          int ldz, double *Sp, int ldp) {
   const salta_function_def *f = &sn->dae->d->f;
-  int k, n = sn->dae->n;
-  salta__sens_eval_blocks(sn, f, 3, t, w, sn->jac[0]);
-  memset(Sp, 0, sizeof(double) * (size_t)n * sn->ns);
-  salta__spmv_dirs(&f->d[SALTA_WRT_X], sn->jac[0][SALTA_WRT_X], S, (size_t)n, 0, Sp, (size_t)n, 0, sn->ns);
-  salta__spmv_dirs(&f->d[SALTA_WRT_Z], sn->jac[0][SALTA_WRT_Z], S, (size_t)n, sn->dae->nx, Sp, (size_t)n, 0, sn->ns);
+  int k, nx = sn->dae->nx;
+  for (k = 0; k < sn->ns; ++k) memset(Sp + (size_t)k * ldp, 0, sizeof(double) * (size_t)nx);
+  salta__dae_eval_jac(sn->dae, &f->d[SALTA_WRT_P], t, w, sn->jac[0][SALTA_WRT_P]);
+  add_product(sn, f, SALTA_WRT_X, t, w, Sx, ldx, Sp, ldp, sn->jac[0][SALTA_WRT_X]);
+  add_product(sn, f, SALTA_WRT_Z, t, w, Sz, ldz, Sp, ldp, sn->jac[0][SALTA_WRT_Z]);
   for (k = 0; k < sn->ns; ++k)
     if (salta__sens_pcol(sn, k) >= 0)
       salta__add_column_at(&f->d[SALTA_WRT_P], sn->jac[0][SALTA_WRT_P], sn->fp_at[k], salta__sens_pcol(sn, k), 1.0,
-                           Sp + (size_t)k * n, 0);
+                           Sp + (size_t)k * ldp, 0);
+}
+
+void salta__sens_prime(salta__sens *sn, double t, const double *w, const double *S, double *Sp) {
+  int n = sn->dae->n, nx = sn->dae->nx;
+  memset(Sp, 0, sizeof(double) * (size_t)n * sn->ns);
+  salta__sens_prime_at(sn, t, w, S, n, S + nx, n, Sp, n);
 }
 
 int salta__sens_initial(salta__sens *sn, double t0, const double *w, int start_follows_p, double *S) {

@@ -354,6 +354,57 @@ local function double_array(name, vals)
   return "static const double " .. name .. "[] = {" .. table.concat(s, ", ") .. "};"
 end
 
+-- dirs_kernel(out, name, jac): a directional kernel (salta_dirs_fn) of
+-- the Jacobian entries jac: the entries computed once, then for each
+-- column row i's products in increasing column -- the sums of the sparse
+-- product, in its order.
+local DIRS_SIG = "(double t, const double *x, const double *z, const double *p, const double *restrict V, int ldv, "
+  .. "int ns, double *restrict R, int ldr)"
+
+local function dirs_kernel(out, cname, jac)
+  local em, terms, rows = new_emitter("  "), {}, {}
+  for _, ent in ipairs(jac) do
+    if not terms[ent.row] then terms[ent.row] = {}; rows[#rows + 1] = ent.row end
+    local list = terms[ent.row]
+    list[#list + 1] = ("%s * v[%d]"):format(em:emit(ent.expr), ent.col - 1)
+  end
+  table.sort(rows)
+  local parts = { "  (void)t; (void)x; (void)z; (void)p;" }
+  for _, l in ipairs(em.scopes[1].lines) do parts[#parts + 1] = l end
+  parts[#parts + 1] = "  for (int k = 0; k < ns; ++k) {"
+  parts[#parts + 1] = "    const double *v = V + (long)k * ldv;"
+  parts[#parts + 1] = "    double *r = R + (long)k * ldr;"
+  for _, i in ipairs(rows) do
+    parts[#parts + 1] = ("    r[%d] = r[%d] + %s;"):format(i - 1, i - 1, table.concat(terms[i], " + "))
+  end
+  parts[#parts + 1] = "  }"
+  add_fn(out, "void", cname, DIRS_SIG, table.concat(parts, "\n"))
+end
+
+-- Directional kernels are generated for f and g up to this many entries
+-- of their x and z Jacobians (beyond, the kernels' text grows with the
+-- model while their gain, a call per stage, does not; a spec sets 0 to
+-- compare against the sparse products).
+M.DIRS_MAX_ENTRIES = 4096
+
+-- The directional kernels of a function with Jacobian patterns pat, or
+-- nil when too large or implicit (its Newton could fail): the
+-- initialiser's fields.
+local function emit_dirs(out, prefix, pat)
+  local seen, fields = {}, {}
+  if #pat.x + #pat.z > M.DIRS_MAX_ENTRIES then return nil end
+  for _, w in ipairs({ "x", "z" }) do
+    for _, ent in ipairs(pat[w]) do if has_implicit(ent.expr, seen) then return nil end end
+  end
+  for _, w in ipairs({ "x", "z" }) do
+    if #pat[w] > 0 then
+      dirs_kernel(out, prefix .. "_d" .. w, pat[w])
+      fields[#fields + 1] = (".dirs_%s = %s_d%s"):format(w, prefix, w)
+    end
+  end
+  return #fields > 0 and table.concat(fields, ", ") or nil
+end
+
 local WRT = { "x", "z", "p", "t" }
 local ARG_BIT = { t = 1, x = 2, z = 4, p = 8 }   -- SALTA_ARG_*
 
@@ -366,13 +417,13 @@ local function independent_of(jac)
   return 15 & ~used
 end
 
--- function_def(prefix, exprs, vars, out [, rows, n]): emits the value
--- kernel and its four Jacobian kernels into out, and returns the C
+-- function_def(prefix, exprs, vars, out [, rows, n, dirs]): emits the
+-- value kernel and its four Jacobian kernels into out, and returns the C
 -- initialiser of a salta_function_def plus the Jacobian patterns. With
 -- rows (a sorted list of row indices) and n (the function's length), exprs
 -- has only those rows: the kernel writes and the Jacobians keep only them,
--- at a cost in those rows alone.
-local function function_def(prefix, exprs, vars, out, rows, n)
+-- at a cost in those rows alone. With dirs, also its directional kernels.
+local function function_def(prefix, exprs, vars, out, rows, n, dirs)
   kernel(out, prefix, exprs, rows)
   local inits, patterns = {}, {}
   for k, w in ipairs(WRT) do
@@ -393,8 +444,9 @@ local function function_def(prefix, exprs, vars, out, rows, n)
       inits[k] = ("[SALTA_WRT_%s] = {.indep = 15}"):format(w:upper())
     end
   end
-  return ("{.n = %d, .eval = %s,\n    .d = {%s}}"):format(n or #exprs, prefix, table.concat(inits, ",\n          ")),
-    patterns
+  local dirs_init = dirs and emit_dirs(out, prefix, patterns)
+  return ("{.n = %d, .eval = %s,\n    .d = {%s}%s}"):format(n or #exprs, prefix, table.concat(inits, ",\n          "),
+    dirs_init and ",\n    " .. dirs_init or ""), patterns
 end
 
 -- The def's field name = value, for a list of them.
@@ -479,7 +531,9 @@ static inline double salta_sign_(double u) { return (double)((u > 0) - (u < 0));
 -- out: their salta_function_def initialisers and e_one's.
 local function emit_functions(m, vars, out)
   local defs = {}
-  for _, fn in ipairs({ "f", "g", "h", "e" }) do defs[fn] = function_def("k_" .. fn, m[fn], vars, out) end
+  for _, fn in ipairs({ "f", "g", "h", "e" }) do
+    defs[fn] = function_def("k_" .. fn, m[fn], vars, out, nil, nil, fn == "f" or fn == "g")
+  end
   local implicit, seen = false, {}
   for _, e in ipairs(m.e) do implicit = implicit or has_implicit(e, seen) end
   defs.e_one = "0"
