@@ -59,14 +59,20 @@ typedef enum salta_wrt { SALTA_WRT_X = 0, SALTA_WRT_Z = 1, SALTA_WRT_P = 2, SALT
 typedef void (*salta_dirs_fn)(double t, const double *x, const double *z, const double *p,
                               const double *V, int ldv, int ns, double *R, int ldr);
 
+/* The same by p, whose directions are its columns: column k of R gains
+** column col[k] of the Jacobian by p (nothing where col[k] < 0). */
+typedef void (*salta_dirs_p_fn)(double t, const double *x, const double *z, const double *p,
+                                const int *col, int ns, double *R, int ldr);
+
 /* A vector function of n rows with its four Jacobians (by x, z, p, t; the
-** t-Jacobian has one column), and its directional kernels by x and by z
+** t-Jacobian has one column), and its directional kernels by x, z and p
 ** (NULL where not generated: the engine multiplies by d[] instead). */
 typedef struct salta_function_def {
   int n;
   salta_kernel_fn eval;
   salta_sparse_def d[4];
   salta_dirs_fn dirs_x, dirs_z;
+  salta_dirs_p_fn dirs_p;
 } salta_function_def;
 
 /* Event flags (salta_model_def.e_flags): a terminal event ends the run; a

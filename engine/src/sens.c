@@ -123,6 +123,25 @@ static void add_product(salta__sens *sn, const salta_function_def *fn, int w, do
   salta__spmv_dirs(&fn->d[w], vals, V, (size_t)ldv, 0, R, (size_t)ldr, 0, sn->ns);
 }
 
+/* R's column k (at R + k ldr) += the column of fn's Jacobian by p that
+** direction k moves (none for a start value's), by the directional kernel
+** where the model has one; at[k]: where that column starts in d[p]. */
+static void add_p_columns(salta__sens *sn, const salta_function_def *fn, double t, const double *x, double *R,
+                          int ldr, const int *at) {
+  const salta_sparse_def *sp = &fn->d[SALTA_WRT_P];
+  double *vals = sn->jac[0][SALTA_WRT_P];
+  int k;
+  if (sp->nnz == 0) return;
+  if (fn->dirs_p) {
+    fn->dirs_p(t, x, x + sn->dae->nx, sn->dae->p, sn->dirs, sn->ns, R, ldr);
+    return;
+  }
+  salta__dae_eval_jac(sn->dae, sp, t, x, vals);
+  for (k = 0; k < sn->ns; ++k)
+    if (salta__sens_pcol(sn, k) >= 0)
+      salta__add_column_at(sp, vals, at[k], salta__sens_pcol(sn, k), 1.0, R + (size_t)k * ldr, 0);
+}
+
 int salta__sens_z_from_x(salta__sens *sn, double t, const double *w, const double *Sx, int ldx, double *Sz, int ldz) {
   salta__dae *a = sn->dae;
   const salta_function_def *g = &a->d->g;
@@ -130,13 +149,9 @@ int salta__sens_z_from_x(salta__sens *sn, double t, const double *w, const doubl
   double *b = ldz == nz ? Sz : sn->zrhs;   /* solved in place where Sz is packed */
   if (nz == 0) return SALTA_OK;
   if ((st = salta__dae_factor_gz(a, t, w))) return st;
-  salta__dae_eval_jac(a, &g->d[SALTA_WRT_P], t, w, sn->jac[0][SALTA_WRT_P]);
   memset(b, 0, sizeof(double) * (size_t)nz * sn->ns);
   add_product(sn, g, SALTA_WRT_X, t, w, Sx, ldx, b, nz, sn->jac[0][SALTA_WRT_X]);
-  for (k = 0; k < sn->ns; ++k)
-    if (salta__sens_pcol(sn, k) >= 0)
-      salta__add_column_at(&g->d[SALTA_WRT_P], sn->jac[0][SALTA_WRT_P], sn->gp_at[k], salta__sens_pcol(sn, k), 1.0,
-                           b + (size_t)k * nz, 0);
+  add_p_columns(sn, g, t, w, b, nz, sn->gp_at);
   salta__dae_gz_solve(a, b, sn->ns, 0);
   for (k = 0; k < sn->ns; ++k)
     for (i = 0; i < nz; ++i) Sz[(size_t)k * ldz + i] = -b[(size_t)k * nz + i];
@@ -152,13 +167,9 @@ void salta__sens_prime_at(salta__sens *sn, double t, const double *w, const doub
   const salta_function_def *f = &sn->dae->d->f;
   int k, nx = sn->dae->nx;
   for (k = 0; k < sn->ns; ++k) memset(Sp + (size_t)k * ldp, 0, sizeof(double) * (size_t)nx);
-  salta__dae_eval_jac(sn->dae, &f->d[SALTA_WRT_P], t, w, sn->jac[0][SALTA_WRT_P]);
   add_product(sn, f, SALTA_WRT_X, t, w, Sx, ldx, Sp, ldp, sn->jac[0][SALTA_WRT_X]);
   add_product(sn, f, SALTA_WRT_Z, t, w, Sz, ldz, Sp, ldp, sn->jac[0][SALTA_WRT_Z]);
-  for (k = 0; k < sn->ns; ++k)
-    if (salta__sens_pcol(sn, k) >= 0)
-      salta__add_column_at(&f->d[SALTA_WRT_P], sn->jac[0][SALTA_WRT_P], sn->fp_at[k], salta__sens_pcol(sn, k), 1.0,
-                           Sp + (size_t)k * ldp, 0);
+  add_p_columns(sn, f, t, w, Sp, ldp, sn->fp_at);
 }
 
 void salta__sens_prime(salta__sens *sn, double t, const double *w, const double *S, double *Sp) {

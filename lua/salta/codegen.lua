@@ -381,8 +381,35 @@ local function dirs_kernel(out, cname, jac)
   add_fn(out, "void", cname, DIRS_SIG, table.concat(parts, "\n"))
 end
 
+-- dirs_p_kernel(out, name, jac): the directional kernel by p
+-- (salta_dirs_p_fn): a case per column of jac, each computing its entries.
+local DIRS_P_SIG = "(double t, const double *x, const double *z, const double *p, const int *col, int ns, "
+  .. "double *restrict R, int ldr)"
+
+local function dirs_p_kernel(out, cname, jac)
+  local parts = { "  (void)t; (void)x; (void)z; (void)p;", "  for (int k = 0; k < ns; ++k) {",
+                  "    double *r = R + (long)k * ldr;", "    switch (col[k]) {" }
+  local q = 1
+  while q <= #jac do
+    local j, em, sums = jac[q].col, new_emitter("      "), {}
+    while q <= #jac and jac[q].col == j do
+      sums[#sums + 1] = ("      r[%d] = r[%d] + %s;"):format(jac[q].row - 1, jac[q].row - 1, em:emit(jac[q].expr))
+      q = q + 1
+    end
+    parts[#parts + 1] = ("    case %d: {"):format(j - 1)
+    for _, l in ipairs(em.scopes[1].lines) do parts[#parts + 1] = l end
+    for _, l in ipairs(sums) do parts[#parts + 1] = l end
+    parts[#parts + 1] = "      break;"
+    parts[#parts + 1] = "    }"
+  end
+  parts[#parts + 1] = "    default: break;"
+  parts[#parts + 1] = "    }"
+  parts[#parts + 1] = "  }"
+  add_fn(out, "void", cname, DIRS_P_SIG, table.concat(parts, "\n"))
+end
+
 -- Directional kernels are generated for f and g up to this many entries
--- of their x and z Jacobians (beyond, the kernels' text grows with the
+-- of their x, z and p Jacobians (beyond, the kernels' text grows with the
 -- model while their gain, a call per stage, does not; a spec sets 0 to
 -- compare against the sparse products).
 M.DIRS_MAX_ENTRIES = 4096
@@ -392,13 +419,13 @@ M.DIRS_MAX_ENTRIES = 4096
 -- initialiser's fields.
 local function emit_dirs(out, prefix, pat)
   local seen, fields = {}, {}
-  if #pat.x + #pat.z > M.DIRS_MAX_ENTRIES then return nil end
-  for _, w in ipairs({ "x", "z" }) do
+  if #pat.x + #pat.z + #pat.p > M.DIRS_MAX_ENTRIES then return nil end
+  for _, w in ipairs({ "x", "z", "p" }) do
     for _, ent in ipairs(pat[w]) do if has_implicit(ent.expr, seen) then return nil end end
   end
-  for _, w in ipairs({ "x", "z" }) do
+  for _, w in ipairs({ "x", "z", "p" }) do
     if #pat[w] > 0 then
-      dirs_kernel(out, prefix .. "_d" .. w, pat[w])
+      (w == "p" and dirs_p_kernel or dirs_kernel)(out, prefix .. "_d" .. w, pat[w])
       fields[#fields + 1] = (".dirs_%s = %s_d%s"):format(w, prefix, w)
     end
   end
