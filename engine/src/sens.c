@@ -146,6 +146,7 @@ int salta__sens_z_from_x(salta__sens *sn, double t, const double *w, const doubl
   salta__dae *a = sn->dae;
   const salta_function_def *g = &a->d->g;
   int k, i, nz = a->nz, st;
+  size_t q;
   double *b = ldz == nz ? Sz : sn->zrhs;   /* solved in place where Sz is packed */
   if (nz == 0) return SALTA_OK;
   if ((st = salta__dae_factor_gz(a, t, w))) return st;
@@ -153,8 +154,11 @@ int salta__sens_z_from_x(salta__sens *sn, double t, const double *w, const doubl
   add_product(sn, g, SALTA_WRT_X, t, w, Sx, ldx, b, nz, sn->jac[0][SALTA_WRT_X]);
   add_p_columns(sn, g, t, w, b, nz, sn->gp_at);
   salta__dae_gz_solve(a, b, sn->ns, 0);
-  for (k = 0; k < sn->ns; ++k)
-    for (i = 0; i < nz; ++i) Sz[(size_t)k * ldz + i] = -b[(size_t)k * nz + i];
+  if (b == Sz)
+    for (q = 0; q < (size_t)nz * sn->ns; ++q) Sz[q] = -Sz[q];
+  else
+    for (k = 0; k < sn->ns; ++k)
+      for (i = 0; i < nz; ++i) Sz[(size_t)k * ldz + i] = -b[(size_t)k * nz + i];
   return SALTA_OK;
 }
 
@@ -166,7 +170,8 @@ void salta__sens_prime_at(salta__sens *sn, double t, const double *w, const doub
                           int ldz, double *Sp, int ldp) {
   const salta_function_def *f = &sn->dae->d->f;
   int k, nx = sn->dae->nx;
-  for (k = 0; k < sn->ns; ++k) memset(Sp + (size_t)k * ldp, 0, sizeof(double) * (size_t)nx);
+  if (ldp == nx) memset(Sp, 0, sizeof(double) * (size_t)nx * sn->ns);
+  else for (k = 0; k < sn->ns; ++k) memset(Sp + (size_t)k * ldp, 0, sizeof(double) * (size_t)nx);
   add_product(sn, f, SALTA_WRT_X, t, w, Sx, ldx, Sp, ldp, sn->jac[0][SALTA_WRT_X]);
   add_product(sn, f, SALTA_WRT_Z, t, w, Sz, ldz, Sp, ldp, sn->jac[0][SALTA_WRT_Z]);
   add_p_columns(sn, f, t, w, Sp, ldp, sn->fp_at);
