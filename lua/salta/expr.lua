@@ -498,9 +498,7 @@ function M.diff(n, v)
     elseif op == "add" then r = add(d(a), d(b))
     elseif op == "neg" then r = neg(d(a))
     elseif op == "mul" then r = add(mul(d(a), b), mul(a, d(b)))
-    -- (a' - (a / b) b') / b: no b * b to overflow (b beyond 1e154) or
-    -- round, and a' / b where b does not depend on v
-    elseif op == "div" then r = div(sub(d(a), mul(e, d(b))), b)
+    elseif op == "div" then r = div(sub(mul(d(a), b), mul(a, d(b))), mul(b, b))
     elseif op == "pow" then
       if not deps(b)[v] then
         r = mul(mul(b, pow(a, sub(b, ONE))), d(a))
