@@ -252,14 +252,18 @@ static int stiff(erk *r, double h) {
 }
 
 /* A step whose error norm is NaN: non-finite sensitivities (a Jacobian
-** kernel's NaN or inf) are an error naming where, not a step to shrink. */
+** kernel's NaN or inf) are an error naming where, not a step to shrink.
+** The first such stage is evaluated again, so that its point (r->w) is
+** at hand for the message. */
 static int nonfinite_sensitivities(erk *r) {
   int k, st;
   for (k = 0; k < 7; ++k) {
-    const double *Kx = r->K[k] + r->nx;
-    if (salta__all_finite(Kx, (size_t)(r->m - r->nx))) continue;
+    const double tk = r->t + DP_C[k] * r->h;
+    if (salta__all_finite(r->K[k] + r->nx, (size_t)(r->m - r->nx))) continue;
+    if (k > 0) combine(r->stage, DP_A[k], r->K, k, r->m, r->Y, r->h);
+    if ((st = rhs(r, tk, k > 0 ? r->stage : r->Y, r->K[k]))) return st;
     unpack_S(r, r->K[k], r->S);
-    if ((st = salta__sens_check(r->env.sens, r->S, r->nx, r->n, r->t + DP_C[k] * r->h))) return st;
+    if ((st = salta__sens_check(r->env.sens, r->S, r->nx, r->n, tk, r->w))) return st;
   }
   return SALTA_OK;
 }

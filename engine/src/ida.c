@@ -169,7 +169,7 @@ static int set_derivatives(ida *c, double t) {
   memset(wp + c->nx, 0, sizeof(double) * (size_t)(c->n - c->nx));
   if (c->ns > 0) {
     salta__sens_prime(c->env.sens, t, w, c->S, c->Sp);
-    if (salta__sens_check(c->env.sens, c->Sp, c->nx, c->n, t)) return SALTA_ESOLVER;
+    if (salta__sens_check(c->env.sens, c->Sp, c->nx, c->n, t, w)) return SALTA_ESOLVER;
     to_vectors(c, c->S, c->yS);
     to_vectors(c, c->Sp, c->ypS);
   }

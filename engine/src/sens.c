@@ -87,13 +87,18 @@ static void add_directional(const salta__sens *sn, const salta_function_def *fn,
   if (j >= 0) salta__add_column_at(fp, vals[SALTA_WRT_P], at >= 0 ? at : salta__column_start(fp, j), j, scale, r, row0);
 }
 
-int salta__sens_check(salta__sens *sn, const double *S, int rows, int ld, double t) {
-  const salta__dae *a = sn->dae;
+int salta__sens_check(salta__sens *sn, const double *S, int rows, int ld, double t, const double *w) {
+  salta__dae *a = sn->dae;
   const salta_model_def *d = a->d;
   char cause[512], dir[160];
   int k, i, ok = 1;
   for (k = 0; k < sn->ns && ok; ++k) ok = salta__all_finite(S + (size_t)k * ld, (size_t)rows);
   if (ok) return SALTA_OK;
+  /* the directional kernels record nothing: the Jacobian kernels at w do */
+  for (k = SALTA_WRT_X; w && k <= SALTA_WRT_P; ++k) {
+    salta__dae_eval_jac(a, &d->f.d[k], t, w, sn->jac[0][k]);
+    salta__dae_eval_jac(a, &d->g.d[k], t, w, sn->jac[1][k]);
+  }
   for (k = 0; k < sn->ns; ++k)
     for (i = 0; i < rows; ++i) {
       double v = S[(size_t)k * ld + i];

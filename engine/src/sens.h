@@ -89,6 +89,8 @@ void salta__sens_output_along(salta__sens *sn, double t, const double *w, const 
                               const double *zdot, const double *tau_p, double *dy);
 /* S's first `rows` rows of every column (ld apart) finite at t, or an
 ** error naming the direction, the variable, the time and the first
-** non-finite Jacobian kernel value seen (the likely cause). */
-int salta__sens_check(salta__sens *sn, const double *S, int rows, int ld, double t);
+** non-finite Jacobian kernel value seen (the likely cause; with w, the
+** point where S was computed, f's and g's kernels are evaluated there,
+** since their directional kernels record no value). */
+int salta__sens_check(salta__sens *sn, const double *S, int rows, int ld, double t, const double *w);
 #endif

@@ -138,7 +138,7 @@ static int fire_round(salta_sim *s, double tau) {
     memcpy(run->S, run->S_step, sizeof(double) * (size_t)s->n * s->ns);
     if ((st = salta__sens_jump(&s->sens, tau, &lm, run->w_plus, ev->fire, nfire, cascade ? run->tau_p0 : NULL,
                                run->S, &run->jump)) ||
-        (st = salta__sens_check(&s->sens, run->S, s->n, s->n, tau)) || (st = store_jump(s, nfire)))
+        (st = salta__sens_check(&s->sens, run->S, s->n, s->n, tau, run->w_plus)) || (st = store_jump(s, nfire)))
       return st;
     /* the first round's instant, which event iteration keeps */
     if (!cascade) memcpy(run->tau_p0, run->jump.tau_p, sizeof(double) * (size_t)s->ns);
@@ -413,7 +413,7 @@ static int run_with(salta_sim *s, const salta_sim_options *o, salta_method metho
   if ((st = consistent_start(s, o, x0)) || (st = store_step(s, o->t0, s->run.w))) return st;
   if (s->ns > 0 && ((st = salta__sens_init(&s->sens, &s->dae, s->dirs, s->ns)) ||
                     (st = salta__sens_initial(&s->sens, o->t0, s->run.w, s->run.start_follows_p, s->run.S)) ||
-                    (st = salta__sens_check(&s->sens, s->run.S, s->n, s->n, o->t0))))
+                    (st = salta__sens_check(&s->sens, s->run.S, s->n, s->n, o->t0, s->run.w))))
     return st;
   env.dae = &s->dae;
   env.sens = s->ns > 0 ? &s->sens : NULL;
