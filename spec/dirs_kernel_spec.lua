@@ -9,15 +9,17 @@ local H = require("helpers")
 local salta = require("salta")
 local codegen = require("salta.codegen")
 
-local function without_dirs(make)
+local function with_limit(limit, make)
   local saved = codegen.DIRS_MAX_ENTRIES
-  codegen.DIRS_MAX_ENTRIES = 0
+  codegen.DIRS_MAX_ENTRIES = limit
   local ok, m = pcall(make)
   codegen.DIRS_MAX_ENTRIES = saved
   assert(ok, m)
   return m
 end
 
+-- the ladder of 150 sections: 300 rows of f, kernels cut into parts when
+-- the limit lets them be generated at all
 local CASES = {
   { "cauer", {}, 20, { "R1_R", "C3_C", "L1_L" } },
   { "spring_latch", {}, 10 },
@@ -25,6 +27,7 @@ local CASES = {
   { "bouncing_balls", { N = 3 }, 1.9, { "g", "e_g", "e_b" } },
   { "cauer_ladder", { N = 4 }, 10 },
   { "pendulum", {}, 5 },
+  { "cauer_ladder", { N = 150 }, 5, nil, 1e6 },
 }
 
 local function loss_of(m, c)
@@ -45,18 +48,20 @@ describe("directional kernels", function()
     local with = codegen.generate(m.symbolic, "", "def")
     assert.truthy(with:find("k_f_dx(", 1, true) and with:find("k_g_dx(", 1, true) and with:find(".dirs_z = k_f_dz", 1, true))
     assert.is_nil(with:find("k_h_dx(", 1, true))
-    local saved = codegen.DIRS_MAX_ENTRIES
-    codegen.DIRS_MAX_ENTRIES = 0
-    local without = codegen.generate(m.symbolic, "", "def")
-    codegen.DIRS_MAX_ENTRIES = saved
+    assert.is_nil(with:find("k_g_dz(", 1, true))   -- g_z is factorised, never multiplied
+    local big = dofile("models/cauer_ladder.lua"){ N = 150 }
+    assert.is_nil(codegen.generate(big.symbolic, "", "def"):find("k_f_dx(", 1, true))
+    local cut = with_limit(1e6, function() return codegen.generate(big.symbolic, "", "def") end)
+    assert.truthy(cut:find("k_f_dx_part2(", 1, true))
+    local without = with_limit(0, function() return codegen.generate(m.symbolic, "", "def") end)
     assert.is_nil(without:find("dirs_x", 1, true))
   end)
 
   for _, c in ipairs(CASES) do
-    it("give the sparse products' bits: " .. c[1], function()
+    it("give the sparse products' bits: " .. c[1] .. (c[2].N and " N = " .. c[2].N or ""), function()
       local file = "models/" .. c[1] .. ".lua"
-      local a = dofile(file)(c[2])
-      local b = without_dirs(function() return dofile(file)(c[2]) end)
+      local a = with_limit(c[5] or codegen.DIRS_MAX_ENTRIES, function() return dofile(file)(c[2]) end)
+      local b = with_limit(0, function() return dofile(file)(c[2]) end)
       local La, free = loss_of(a, c)
       local Lb = loss_of(b, c)
       local p = {}

@@ -354,39 +354,44 @@ local function double_array(name, vals)
   return "static const double " .. name .. "[] = {" .. table.concat(s, ", ") .. "};"
 end
 
--- dirs_kernel(out, name, jac): a directional kernel (salta_dirs_fn) of
--- the Jacobian entries jac: the entries computed once, then for each
--- column row i's products in increasing column -- the sums of the sparse
--- product, in its order.
+-- The directional kernels (salta_kernel.h): dirs_part(out, name, jac)
+-- for the Jacobian entries jac by x or z, dirs_p_part for those by p; a
+-- kernel of more than CHUNK rows is cut into parts of CHUNK rows each,
+-- called in turn (a function's compile time grows faster than its length).
 local DIRS_SIG = "(double t, const double *x, const double *z, const double *p, const double *restrict V, int ldv, "
   .. "int ns, double *restrict R, int ldr)"
+local DIRS_P_SIG = "(double t, const double *x, const double *z, const double *p, const int *col, int ns, "
+  .. "double *restrict R, int ldr)"
 
-local function dirs_kernel(out, cname, jac)
-  local em, terms, rows = new_emitter("  "), {}, {}
+-- The entries computed once, then for each column row i's products in
+-- increasing column: the sums of the sparse product, in its order.
+local function dirs_part(out, cname, jac)
+  local em, terms, rows, used, cols = new_emitter("  "), {}, {}, {}, {}
   for _, ent in ipairs(jac) do
     if not terms[ent.row] then terms[ent.row] = {}; rows[#rows + 1] = ent.row end
+    if not used[ent.col] then used[ent.col] = true; cols[#cols + 1] = ent.col end
     local list = terms[ent.row]
-    list[#list + 1] = ("%s * v[%d]"):format(em:emit(ent.expr), ent.col - 1)
+    list[#list + 1] = ("%s * v%d"):format(em:emit(ent.expr), ent.col - 1)
   end
   table.sort(rows)
+  table.sort(cols)
   local parts = { "  (void)t; (void)x; (void)z; (void)p;" }
   for _, l in ipairs(em.scopes[1].lines) do parts[#parts + 1] = l end
   parts[#parts + 1] = "  for (int k = 0; k < ns; ++k) {"
   parts[#parts + 1] = "    const double *v = V + (long)k * ldv;"
   parts[#parts + 1] = "    double *r = R + (long)k * ldr;"
+  -- every load before the first store: the compiler's alias walks stay short
+  for _, j in ipairs(cols) do parts[#parts + 1] = ("    const double v%d = v[%d];"):format(j - 1, j - 1) end
   for _, i in ipairs(rows) do
-    parts[#parts + 1] = ("    r[%d] = r[%d] + %s;"):format(i - 1, i - 1, table.concat(terms[i], " + "))
+    parts[#parts + 1] = ("    const double r%d = r[%d] + %s;"):format(i - 1, i - 1, table.concat(terms[i], " + "))
   end
+  for _, i in ipairs(rows) do parts[#parts + 1] = ("    r[%d] = r%d;"):format(i - 1, i - 1) end
   parts[#parts + 1] = "  }"
   add_fn(out, "void", cname, DIRS_SIG, table.concat(parts, "\n"))
 end
 
--- dirs_p_kernel(out, name, jac): the directional kernel by p
--- (salta_dirs_p_fn): a case per column of jac, each computing its entries.
-local DIRS_P_SIG = "(double t, const double *x, const double *z, const double *p, const int *col, int ns, "
-  .. "double *restrict R, int ldr)"
-
-local function dirs_p_kernel(out, cname, jac)
+-- A case per column of jac (sorted by column), each computing its entries.
+local function dirs_p_part(out, cname, jac)
   local parts = { "  (void)t; (void)x; (void)z; (void)p;", "  for (int k = 0; k < ns; ++k) {",
                   "    double *r = R + (long)k * ldr;", "    switch (col[k]) {" }
   local q = 1
@@ -408,24 +413,49 @@ local function dirs_p_kernel(out, cname, jac)
   add_fn(out, "void", cname, DIRS_P_SIG, table.concat(parts, "\n"))
 end
 
--- Directional kernels are generated for f and g up to this many entries
--- of their x, z and p Jacobians (beyond, the kernels' text grows with the
--- model while their gain, a call per stage, does not; a spec sets 0 to
--- compare against the sparse products).
-M.DIRS_MAX_ENTRIES = 4096
+-- The kernel name of jac's entries (column-major) by emit_part, in parts
+-- of CHUNK rows when it has more; each part keeps jac's order.
+local function dirs_kernel(out, cname, jac, emit_part, sig, args)
+  local chunks, order = {}, {}
+  for _, ent in ipairs(jac) do
+    local c = (ent.row - 1) // CHUNK + 1
+    if not chunks[c] then chunks[c] = {}; order[#order + 1] = c end
+    chunks[c][#chunks[c] + 1] = ent
+  end
+  if #order == 1 then return emit_part(out, cname, jac) end
+  table.sort(order)
+  local calls = {}
+  for _, c in ipairs(order) do
+    emit_part(out, cname .. "_part" .. c, chunks[c])
+    calls[#calls + 1] = ("  %s_part%d%s;"):format(cname, c, args)
+  end
+  out.main[#out.main + 1] = "static void " .. cname .. sig .. " {\n" .. table.concat(calls, "\n") .. "\n}"
+end
 
--- The directional kernels of a function with Jacobian patterns pat, or
--- nil when too large or implicit (its Newton could fail): the
--- initialiser's fields.
-local function emit_dirs(out, prefix, pat)
-  local seen, fields = {}, {}
-  if #pat.x + #pat.z + #pat.p > M.DIRS_MAX_ENTRIES then return nil end
-  for _, w in ipairs({ "x", "z", "p" }) do
+-- Directional kernels are generated for f and g up to this many entries
+-- of the Jacobians they multiply by: their gain is a call's overhead per
+-- stage, large against a small model's products, while cc's time grows
+-- with their length (the Cauer ladder of 1,500 equations: 1.7 s without
+-- them, 4.5 s with). A spec sets 0 to compare with the sparse products.
+M.DIRS_MAX_ENTRIES = 256
+
+-- The directional kernels by the arguments blocks of a function with
+-- Jacobian patterns pat, or nil when too large or implicit (its Newton
+-- could fail): the initialiser's fields.
+local function emit_dirs(out, prefix, pat, blocks)
+  local seen, fields, entries = {}, {}, 0
+  for _, w in ipairs(blocks) do
+    entries = entries + #pat[w]
     for _, ent in ipairs(pat[w]) do if has_implicit(ent.expr, seen) then return nil end end
   end
-  for _, w in ipairs({ "x", "z", "p" }) do
+  if entries > M.DIRS_MAX_ENTRIES then return nil end
+  for _, w in ipairs(blocks) do
     if #pat[w] > 0 then
-      (w == "p" and dirs_p_kernel or dirs_kernel)(out, prefix .. "_d" .. w, pat[w])
+      if w == "p" then
+        dirs_kernel(out, prefix .. "_dp", pat.p, dirs_p_part, DIRS_P_SIG, "(t, x, z, p, col, ns, R, ldr)")
+      else
+        dirs_kernel(out, prefix .. "_d" .. w, pat[w], dirs_part, DIRS_SIG, "(t, x, z, p, V, ldv, ns, R, ldr)")
+      end
       fields[#fields + 1] = (".dirs_%s = %s_d%s"):format(w, prefix, w)
     end
   end
@@ -449,7 +479,8 @@ end
 -- initialiser of a salta_function_def plus the Jacobian patterns. With
 -- rows (a sorted list of row indices) and n (the function's length), exprs
 -- has only those rows: the kernel writes and the Jacobians keep only them,
--- at a cost in those rows alone. With dirs, also its directional kernels.
+-- at a cost in those rows alone. With dirs (a list of "x", "z", "p"), also
+-- its directional kernels by those.
 local function function_def(prefix, exprs, vars, out, rows, n, dirs)
   kernel(out, prefix, exprs, rows)
   local inits, patterns = {}, {}
@@ -471,7 +502,7 @@ local function function_def(prefix, exprs, vars, out, rows, n, dirs)
       inits[k] = ("[SALTA_WRT_%s] = {.indep = 15}"):format(w:upper())
     end
   end
-  local dirs_init = dirs and emit_dirs(out, prefix, patterns)
+  local dirs_init = dirs and emit_dirs(out, prefix, patterns, dirs)
   return ("{.n = %d, .eval = %s,\n    .d = {%s}%s}"):format(n or #exprs, prefix, table.concat(inits, ",\n          "),
     dirs_init and ",\n    " .. dirs_init or ""), patterns
 end
@@ -553,13 +584,17 @@ static inline double salta_sigmoid_(double u) { return 1.0 / (1.0 + exp(-u)); }
 static inline double salta_sign_(double u) { return (double)((u > 0) - (u < 0)); }
 ]]
 
+-- The directional kernels the engine multiplies by: f's in S' = f_x s_x +
+-- f_z s_z + f_p, g's in s_z = -g_z^-1 (g_x s_x + g_p).
+local DIRS_OF = { f = { "x", "z", "p" }, g = { "x", "p" } }
+
 -- The kernels of f, g, h and the guards (and of one guard alone, unless a
 -- guard is implicit: its Newton can fail, so it stays in k_e) into
 -- out: their salta_function_def initialisers and e_one's.
 local function emit_functions(m, vars, out)
   local defs = {}
   for _, fn in ipairs({ "f", "g", "h", "e" }) do
-    defs[fn] = function_def("k_" .. fn, m[fn], vars, out, nil, nil, fn == "f" or fn == "g")
+    defs[fn] = function_def("k_" .. fn, m[fn], vars, out, nil, nil, DIRS_OF[fn])
   end
   local implicit, seen = false, {}
   for _, e in ipairs(m.e) do implicit = implicit or has_implicit(e, seen) end
