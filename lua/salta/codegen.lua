@@ -357,7 +357,7 @@ end
 -- The directional kernels (salta_kernel.h): dirs_part(out, name, jac)
 -- for the Jacobian entries jac by x or z, dirs_p_part for those by p; a
 -- kernel of more than CHUNK rows is cut into parts of CHUNK rows each,
--- called in turn (a function's compile time grows faster than its length).
+-- called in turn, as kernel() cuts the others.
 local DIRS_SIG = "(double t, const double *x, const double *z, const double *p, const double *restrict V, int ldv, "
   .. "int ns, double *restrict R, int ldr)"
 local DIRS_P_SIG = "(double t, const double *x, const double *z, const double *p, const int *col, int ns, "
@@ -436,7 +436,8 @@ end
 -- of the Jacobians they multiply by: their gain is a call's overhead per
 -- stage, large against a small model's products, while cc's time grows
 -- with their length (the Cauer ladder of 1,500 equations: 1.7 s without
--- them, 4.5 s with). A spec sets 0 to compare with the sparse products.
+-- them, 4.5 s with them up to 4,096 entries). A spec sets 0 to compare
+-- with the sparse products.
 M.DIRS_MAX_ENTRIES = 256
 
 -- The directional kernels by the arguments blocks of a function with
