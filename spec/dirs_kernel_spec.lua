@@ -9,14 +9,7 @@ local H = require("helpers")
 local salta = require("salta")
 local codegen = require("salta.codegen")
 
-local function with_limit(limit, make)
-  local saved = codegen.DIRS_MAX_ENTRIES
-  codegen.DIRS_MAX_ENTRIES = limit
-  local ok, m = pcall(make)
-  codegen.DIRS_MAX_ENTRIES = saved
-  assert(ok, m)
-  return m
-end
+local function with_limit(limit, make) return H.with_field(codegen, "DIRS_MAX_ENTRIES", limit, make) end
 
 -- the ladder of 150 sections: 300 rows of f, kernels cut into parts when
 -- the limit lets them be generated at all

@@ -105,6 +105,17 @@ function H.gradient_case_loss(c, rtol, atol)
     tf = c[3] }
 end
 
+-- fn() with t[key] = value meanwhile (t[key] restored whatever happens):
+-- its result.
+function H.with_field(t, key, value, fn)
+  local saved = t[key]
+  t[key] = value
+  local ok, r = pcall(fn)
+  t[key] = saved
+  assert(ok, r)
+  return r
+end
+
 -- A deterministic pseudo-random generator (tests must be repeatable).
 function H.rng(seed)
   local s = seed or 12345

@@ -227,11 +227,7 @@ describe("every shipped model", function()
   -- salta.dae without the structural compiler, for the models' own files
   local function plain(build)
     local dae = salta.dae
-    salta.dae = function(spec) spec.structural = false; return dae(spec) end
-    local ok, m = pcall(build)
-    salta.dae = dae
-    assert(ok, m)
-    return m
+    return H.with_field(salta, "dae", function(spec) spec.structural = false; return dae(spec) end, build)
   end
   local cases = {
     { "cauer", function() return dofile("models/cauer.lua")() end, 20 },
