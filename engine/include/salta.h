@@ -727,9 +727,10 @@ int salta_loss_set_route(salta_loss *loss, salta_route route);
 salta_route salta_loss_route(const salta_loss *loss);
 /* The rule AUTO follows, for nfree free directions of a model of n
 ** unknowns (nx + nz): the continuous adjoint from SALTA_ROUTE_CROSSOVER
-** free directions on, where make bench measures it the faster (about 100
-** on Cauer ladders of 150 and 1,500 unknowns alike: both routes' costs
-** grow with n, so n does not move it). */
+** free directions on, where make bench measures it the faster (131 on a
+** Cauer ladder of 1,500 unknowns; both routes' costs grow with n, but a
+** model small enough for directional kernels keeps sens the faster longer:
+** a ladder of 150 unknowns up to its 103 parameters). */
 #define SALTA_ROUTE_CROSSOVER 100
 salta_route salta_route_for(int nfree, int n);
 
