@@ -731,7 +731,7 @@ salta_route salta_loss_route(const salta_loss *loss);
 ** Cauer ladder of 1,500 unknowns; both routes' costs grow with n, but a
 ** model small enough for directional kernels keeps sens the faster longer:
 ** a ladder of 150 unknowns up to its 103 parameters). */
-#define SALTA_ROUTE_CROSSOVER 100
+#define SALTA_ROUTE_CROSSOVER 130
 salta_route salta_route_for(int nfree, int n);
 
 /* The simulation of the last evaluation: owned by the loss (do not free
