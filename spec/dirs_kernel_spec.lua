@@ -1,15 +1,16 @@
 -- The directional kernels (salta_kernel.h: dirs_x, dirs_z of f and g) are
 -- the sparse products of the Jacobian kernels unrolled, with the same
 -- terms summed in the same order: a model compiled with them and the same
--- model compiled without (codegen.DIRS_MAX_ENTRIES = 0) give the same
+-- model compiled without (codegen_dirs.MAX_ENTRIES = 0) give the same
 -- loss and forward-sensitivity gradient to the last bit, on ERK (every
 -- stage multiplies by f_x, f_z and g_x) and on BDF (the derivatives at
 -- each restart and the z rows after each event).
 local H = require("helpers")
 local salta = require("salta")
 local codegen = require("salta.codegen")
+local codegen_dirs = require("salta.codegen_dirs")
 
-local function with_limit(limit, make) return H.with_field(codegen, "DIRS_MAX_ENTRIES", limit, make) end
+local function with_limit(limit, make) return H.with_field(codegen_dirs, "MAX_ENTRIES", limit, make) end
 
 -- the ladder of 150 sections: 300 rows of f, kernels cut into parts when
 -- the limit lets them be generated at all
@@ -36,7 +37,7 @@ local function loss_of(m, c)
 end
 
 describe("directional kernels", function()
-  it("are generated for f and g, and not beyond DIRS_MAX_ENTRIES", function()
+  it("are generated for f and g, and not beyond MAX_ENTRIES", function()
     local m = dofile("models/cauer.lua")()
     local with = codegen.generate(m.symbolic, "", "def")
     assert.truthy(with:find("k_f_dx(", 1, true) and with:find("k_g_dx(", 1, true) and with:find(".dirs_z = k_f_dz", 1, true))
@@ -53,7 +54,7 @@ describe("directional kernels", function()
   for _, c in ipairs(CASES) do
     it("give the sparse products' bits: " .. c[1] .. (c[2].N and " N = " .. c[2].N or ""), function()
       local file = "models/" .. c[1] .. ".lua"
-      local a = with_limit(c[5] or codegen.DIRS_MAX_ENTRIES, function() return dofile(file)(c[2]) end)
+      local a = with_limit(c[5] or codegen_dirs.MAX_ENTRIES, function() return dofile(file)(c[2]) end)
       local b = with_limit(0, function() return dofile(file)(c[2]) end)
       local La, free = loss_of(a, c)
       local Lb = loss_of(b, c)

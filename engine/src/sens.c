@@ -183,9 +183,9 @@ void salta__sens_prime_at(salta__sens *sn, double t, const double *w, const doub
 }
 
 void salta__sens_prime(salta__sens *sn, double t, const double *w, const double *S, double *Sp) {
-  int n = sn->dae->n, nx = sn->dae->nx;
-  memset(Sp, 0, sizeof(double) * (size_t)n * sn->ns);
-  salta__sens_prime_at(sn, t, w, S, n, S + nx, n, Sp, n);
+  int k, n = sn->dae->n, nx = sn->dae->nx;
+  salta__sens_prime_at(sn, t, w, S, n, S + nx, n, Sp, n);   /* clears the x rows */
+  for (k = 0; k < sn->ns; ++k) memset(Sp + (size_t)k * n + nx, 0, sizeof(double) * (size_t)(n - nx));
 }
 
 int salta__sens_initial(salta__sens *sn, double t0, const double *w, int start_follows_p, double *S) {

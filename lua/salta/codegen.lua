@@ -7,6 +7,7 @@
 -- and caches one by one, while tcc and `salta compile` read it whole.
 
 local expr = require("salta.expr")
+local codegen_dirs = require("salta.codegen_dirs")
 
 local M = {}
 
@@ -354,114 +355,8 @@ local function double_array(name, vals)
   return "static const double " .. name .. "[] = {" .. table.concat(s, ", ") .. "};"
 end
 
--- The directional kernels (salta_kernel.h): dirs_part(out, name, jac)
--- for the Jacobian entries jac by x or z, dirs_p_part for those by p; a
--- kernel of more than CHUNK rows is cut into parts of CHUNK rows each,
--- called in turn, as kernel() cuts the others.
-local DIRS_SIG = "(double t, const double *x, const double *z, const double *p, const double *restrict V, int ldv, "
-  .. "int ns, double *restrict R, int ldr)"
-local DIRS_P_SIG = "(double t, const double *x, const double *z, const double *p, const int *col, int ns, "
-  .. "double *restrict R, int ldr)"
-
--- The entries computed once, then for each column row i's products in
--- increasing column: the sums of the sparse product, in its order.
-local function dirs_part(out, cname, jac)
-  local em, terms, rows, used, cols = new_emitter("  "), {}, {}, {}, {}
-  for _, ent in ipairs(jac) do
-    if not terms[ent.row] then terms[ent.row] = {}; rows[#rows + 1] = ent.row end
-    if not used[ent.col] then used[ent.col] = true; cols[#cols + 1] = ent.col end
-    local list = terms[ent.row]
-    list[#list + 1] = ("%s * v%d"):format(em:emit(ent.expr), ent.col - 1)
-  end
-  table.sort(rows)
-  table.sort(cols)
-  local parts = { "  (void)t; (void)x; (void)z; (void)p;" }
-  for _, l in ipairs(em.scopes[1].lines) do parts[#parts + 1] = l end
-  parts[#parts + 1] = "  for (int k = 0; k < ns; ++k) {"
-  parts[#parts + 1] = "    const double *v = V + (long)k * ldv;"
-  parts[#parts + 1] = "    double *r = R + (long)k * ldr;"
-  -- every load before the first store: the compiler's alias walks stay short
-  for _, j in ipairs(cols) do parts[#parts + 1] = ("    const double v%d = v[%d];"):format(j - 1, j - 1) end
-  for _, i in ipairs(rows) do
-    parts[#parts + 1] = ("    const double r%d = r[%d] + %s;"):format(i - 1, i - 1, table.concat(terms[i], " + "))
-  end
-  for _, i in ipairs(rows) do parts[#parts + 1] = ("    r[%d] = r%d;"):format(i - 1, i - 1) end
-  parts[#parts + 1] = "  }"
-  add_fn(out, "void", cname, DIRS_SIG, table.concat(parts, "\n"))
-end
-
--- A case per column of jac (sorted by column), each computing its entries.
-local function dirs_p_part(out, cname, jac)
-  local parts = { "  (void)t; (void)x; (void)z; (void)p;", "  for (int k = 0; k < ns; ++k) {",
-                  "    double *r = R + (long)k * ldr;", "    switch (col[k]) {" }
-  local q = 1
-  while q <= #jac do
-    local j, em, sums = jac[q].col, new_emitter("      "), {}
-    while q <= #jac and jac[q].col == j do
-      sums[#sums + 1] = ("      r[%d] = r[%d] + %s;"):format(jac[q].row - 1, jac[q].row - 1, em:emit(jac[q].expr))
-      q = q + 1
-    end
-    parts[#parts + 1] = ("    case %d: {"):format(j - 1)
-    for _, l in ipairs(em.scopes[1].lines) do parts[#parts + 1] = l end
-    for _, l in ipairs(sums) do parts[#parts + 1] = l end
-    parts[#parts + 1] = "      break;"
-    parts[#parts + 1] = "    }"
-  end
-  parts[#parts + 1] = "    default: break;"
-  parts[#parts + 1] = "    }"
-  parts[#parts + 1] = "  }"
-  add_fn(out, "void", cname, DIRS_P_SIG, table.concat(parts, "\n"))
-end
-
--- The kernel name of jac's entries (column-major) by emit_part, in parts
--- of CHUNK rows when it has more; each part keeps jac's order.
-local function dirs_kernel(out, cname, jac, emit_part, sig, args)
-  local chunks, order = {}, {}
-  for _, ent in ipairs(jac) do
-    local c = (ent.row - 1) // CHUNK + 1
-    if not chunks[c] then chunks[c] = {}; order[#order + 1] = c end
-    chunks[c][#chunks[c] + 1] = ent
-  end
-  if #order == 1 then return emit_part(out, cname, jac) end
-  table.sort(order)
-  local calls = {}
-  for _, c in ipairs(order) do
-    emit_part(out, cname .. "_part" .. c, chunks[c])
-    calls[#calls + 1] = ("  %s_part%d%s;"):format(cname, c, args)
-  end
-  out.main[#out.main + 1] = "static void " .. cname .. sig .. " {\n" .. table.concat(calls, "\n") .. "\n}"
-end
-
--- Directional kernels are generated for f and g up to this many entries
--- of the Jacobians they multiply by: their gain is a call's overhead per
--- stage, large against a small model's products, while cc's time grows
--- with their length (the Cauer ladder of 1,500 equations: 1.7 s without
--- them, 4.5 s with them up to 4,096 entries). A spec sets 0 to compare
--- with the sparse products.
-M.DIRS_MAX_ENTRIES = 256
-
--- The directional kernels by the arguments blocks of a function with
--- Jacobian patterns pat, or nil when too large or implicit (its Newton
--- could fail): the initialiser's fields.
-local function emit_dirs(out, prefix, pat, blocks)
-  local seen, fields, entries = {}, {}, 0
-  for _, w in ipairs(blocks) do
-    entries = entries + #pat[w]
-    for _, ent in ipairs(pat[w]) do if has_implicit(ent.expr, seen) then return nil end end
-  end
-  if entries > M.DIRS_MAX_ENTRIES then return nil end
-  for _, w in ipairs(blocks) do
-    if #pat[w] > 0 then
-      if w == "p" then
-        dirs_kernel(out, prefix .. "_dp", pat.p, dirs_p_part, DIRS_P_SIG, "(t, x, z, p, col, ns, R, ldr)")
-      else
-        dirs_kernel(out, prefix .. "_d" .. w, pat[w], dirs_part, DIRS_SIG, "(t, x, z, p, V, ldv, ns, R, ldr)")
-      end
-      fields[#fields + 1] = (".dirs_%s = %s_d%s"):format(w, prefix, w)
-    end
-  end
-  return #fields > 0 and table.concat(fields, ", ") or nil
-end
+-- What salta.codegen_dirs emits its kernels with.
+local TOOLS = { new_emitter = new_emitter, add_fn = add_fn, has_implicit = has_implicit, CHUNK = CHUNK }
 
 local WRT = { "x", "z", "p", "t" }
 local ARG_BIT = { t = 1, x = 2, z = 4, p = 8 }   -- SALTA_ARG_*
@@ -503,7 +398,7 @@ local function function_def(prefix, exprs, vars, out, rows, n, dirs)
       inits[k] = ("[SALTA_WRT_%s] = {.indep = 15}"):format(w:upper())
     end
   end
-  local dirs_init = dirs and emit_dirs(out, prefix, patterns, dirs)
+  local dirs_init = dirs and codegen_dirs.emit(out, prefix, patterns, dirs, TOOLS)
   return ("{.n = %d, .eval = %s,\n    .d = {%s}%s}"):format(n or #exprs, prefix, table.concat(inits, ",\n          "),
     dirs_init and ",\n    " .. dirs_init or ""), patterns
 end
