@@ -93,7 +93,9 @@ int salta__alg_init(salta__alg *s, const salta_model_def *d, char *err) {
   if (!s->sparse) {
     s->gz = malloc(sizeof(double) * (size_t)s->nz * s->nz);
     s->gz_piv = malloc(sizeof(int) * (size_t)s->nz);
-    if (!s->gz || !s->gz_piv) return salta__fail(err, SALTA_EMEM, "out of memory");
+    if (s->nz <= SALTA__GZ_INVERSE) s->gz_inv = malloc(sizeof(double) * (size_t)s->nz * s->nz);
+    if (!s->gz || !s->gz_piv || (s->nz <= SALTA__GZ_INVERSE && !s->gz_inv))
+      return salta__fail(err, SALTA_EMEM, "out of memory");
   }
   return SALTA_OK;
 }
@@ -102,7 +104,7 @@ void salta__alg_free(salta__alg *s) {
   free(s->block_ptr), free(s->block_var), free(s->block_ent_ptr), free(s->block_ent), free(s->block_pos);
   free(s->stage_ptr), free(s->stage_block), free(s->bstate), free(s->bdprev);
   free(s->bj), free(s->bj_off), free(s->bpiv), free(s->bstep), free(s->gres), free(s->gzv);
-  free(s->gz), free(s->gz_piv);
+  free(s->gz), free(s->gz_piv), free(s->gz_inv);
   salta__sparselu_free(s->klu);
   salta__pattern_free(&s->gz_pat);
   memset(s, 0, sizeof *s);
@@ -269,13 +271,52 @@ int salta__alg_solve(salta__alg *s, double t, const double *x, double *z, const 
 
 /* ---- g_z ----------------------------------------------------------------- */
 
-int salta__alg_factor(salta__alg *s, const double *vals) {
+int salta__alg_factor(salta__alg *s, const double *vals, int reused) {
   const salta_sparse_def *gz = &s->d->g.d[SALTA_WRT_Z];
-  int nz = s->nz, k;
+  int nz = s->nz, k, st;
+  s->inv_ready = 0;
   if (s->sparse) return salta__sparselu_factor(s->klu, vals, s->err);
   memset(s->gz, 0, sizeof(double) * (size_t)nz * nz);
   for (k = 0; k < gz->nnz; ++k) s->gz[(size_t)gz->col[k] * nz + gz->row[k]] = vals[k];
-  return salta__lu_factor(nz, s->gz, s->gz_piv, s->err);
+  if ((st = salta__lu_factor(nz, s->gz, s->gz_piv, s->err))) return st;
+  if (reused && s->gz_inv) {
+    memset(s->gz_inv, 0, sizeof(double) * (size_t)nz * nz);
+    for (k = 0; k < nz; ++k) s->gz_inv[(size_t)k * nz + k] = 1.0;
+    salta__lu_solve(nz, s->gz, s->gz_piv, s->gz_inv, nz, 0);
+    s->inv_ready = 1;
+  }
+  return SALTA_OK;
+}
+
+/* b := A b column by column, for the n x n inverse A; inline so that each
+** small n gets its own unrolled copy. */
+static inline void inverse_apply_n(const int n, const double *restrict A, double *restrict b, int nrhs) {
+  double c[SALTA__GZ_INVERSE];
+  int q, i, k;
+  for (q = 0; q < nrhs; ++q) {
+    double *col = b + (size_t)q * n;
+    for (k = 0; k < n; ++k) c[k] = col[k];
+    for (i = 0; i < n; ++i) {
+      double acc = 0;
+      for (k = 0; k < n; ++k) acc += A[(size_t)k * n + i] * c[k];
+      col[i] = acc;
+    }
+  }
+}
+
+static void inverse_apply(int n, const double *A, double *b, int nrhs) {
+  switch (n) {
+    case 1: inverse_apply_n(1, A, b, nrhs); break;
+    case 2: inverse_apply_n(2, A, b, nrhs); break;
+    case 3: inverse_apply_n(3, A, b, nrhs); break;
+    case 4: inverse_apply_n(4, A, b, nrhs); break;
+    default: inverse_apply_n(n, A, b, nrhs); break;
+  }
+}
+
+void salta__alg_gz_apply(const salta__alg *s, double *b, int nrhs) {
+  if (s->inv_ready) inverse_apply(s->nz, s->gz_inv, b, nrhs);
+  else salta__alg_gz_solve(s, b, nrhs, 0);
 }
 
 void salta__alg_gz_solve(const salta__alg *s, double *b, int nrhs, int trans) {

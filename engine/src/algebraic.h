@@ -50,6 +50,9 @@ typedef struct salta__alg {
   int sparse;           /* factored by KLU (else dense LU in gz) */
   double *gz;           /* nz x nz, LU-factored in place (dense) */
   int *gz_piv;
+  double *gz_inv;       /* nz x nz: g_z's inverse, for a small g_z factored to be
+                           reused (nz <= SALTA__GZ_INVERSE); else NULL */
+  int inv_ready;        /* gz_inv holds the inverse of the factorisation in gz */
   salta__pattern gz_pat;
   salta__sparselu *klu;
   long newton_iters;    /* Newton iterations since the last reset of the count */
@@ -73,10 +76,23 @@ void salta__alg_free(salta__alg *s);
 ** at once, though Newton would converge there. */
 int salta__alg_solve(salta__alg *s, double t, const double *x, double *z, const double *p, salta__zfail *why);
 
-/* Factors g_z from the values of its kernel (in its entry order):
+/* The largest dense g_z whose inverse is formed when its factorisation
+** is reused (see salta__alg_gz_apply). */
+#define SALTA__GZ_INVERSE 8
+
+/* Factors g_z from the values of its kernel (in its entry order), and
+** forms its inverse when reused is set and it is small and dense:
 ** SALTA_OK, or SALTA_ESOLVER when it is singular. */
-int salta__alg_factor(salta__alg *s, const double *vals);
-/* b := g_z^-1 b (trans: g_z^-T b), nrhs columns of nz. */
+int salta__alg_factor(salta__alg *s, const double *vals, int reused);
+/* b := g_z^-1 b (trans: g_z^-T b), nrhs columns of nz, by the
+** factorisation (backward stable). */
 void salta__alg_gz_solve(const salta__alg *s, double *b, int nrhs, int trans);
+/* b := g_z^-1 b by the inverse formed with the factorisation where there is
+** one, else as salta__alg_gz_solve: nz^2 independent multiply-adds per
+** column instead of two triangular chains with nz divisions, for solves
+** repeated thousands of times per run (the explicit stages' sensitivities:
+** the Cauer's 3 x 3 g_z, for every direction at every stage). Not backward
+** stable: a product with an inverse of a well-conditioned small g_z. */
+void salta__alg_gz_apply(const salta__alg *s, double *b, int nrhs);
 
 #endif

@@ -223,7 +223,7 @@ static int factor_gz_xz(salta__dae *a, double t, const double *x, const double *
   const salta_sparse_def *sp = &a->d->g.d[SALTA_WRT_Z];
   if (a->gz_ready) return SALTA_OK;
   a->saw_bad = 0;
-  if (sp->nnz == 0 || (eval_kernel(a, sp, t, x, z), a->saw_bad) || salta__alg_factor(&a->alg, a->jv))
+  if (sp->nnz == 0 || (eval_kernel(a, sp, t, x, z), a->saw_bad) || salta__alg_factor(&a->alg, a->jv, a->gz_fixed))
     return salta__fail(a->err, SALTA_ESOLVER, "model '%s': g_z is singular or not finite at t = %.17g", a->d->name, t);
   a->gz_ready = a->gz_fixed;
   return SALTA_OK;
@@ -236,6 +236,8 @@ int salta__dae_factor_gz(salta__dae *a, double t, const double *w) {
 void salta__dae_gz_solve(const salta__dae *a, double *b, int nrhs, int trans) {
   salta__alg_gz_solve(&a->alg, b, nrhs, trans);
 }
+
+void salta__dae_gz_apply(const salta__dae *a, double *b, int nrhs) { salta__alg_gz_apply(&a->alg, b, nrhs); }
 
 int salta__dae_solve_z(salta__dae *a, double t, const double *x, double *z, salta__zfail *why) {
   return salta__alg_solve(&a->alg, t, x, z, a->p, why);

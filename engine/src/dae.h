@@ -97,6 +97,8 @@ int salta__dae_iter_sparse(salta__dae *a, const salta__pattern *pat, double t, c
 int salta__dae_factor_gz(salta__dae *a, double t, const double *w);
 /* b := g_z^-1 b (trans: g_z^-T b), nrhs columns of nz. */
 void salta__dae_gz_solve(const salta__dae *a, double *b, int nrhs, int trans);
+/* b := g_z^-1 b, by its inverse where one is formed (salta__alg_gz_apply). */
+void salta__dae_gz_apply(const salta__dae *a, double *b, int nrhs);
 /* The flow at (t, w): x' = f and z' = -g_z^-1 (g_x x' + g_t); leaves g_z
 ** factored at w. SALTA_OK, or SALTA_ESOLVER when g_z is singular. */
 int salta__dae_flow(salta__dae *a, double t, const double *w, double *xdot, double *zdot);

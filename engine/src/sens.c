@@ -147,7 +147,10 @@ static void add_p_columns(salta__sens *sn, const salta_function_def *fn, double 
       salta__add_column_at(sp, vals, at[k], salta__sens_pcol(sn, k), 1.0, R + (size_t)k * ldr, 0);
 }
 
-int salta__sens_z_from_x(salta__sens *sn, double t, const double *w, const double *Sx, int ldx, double *Sz, int ldz) {
+/* S's z rows from its x rows; by g_z's inverse where one is formed when
+** by_inverse (the stages), else by its factorisation. */
+static int z_from_x(salta__sens *sn, double t, const double *w, const double *Sx, int ldx, double *Sz, int ldz,
+                    int by_inverse) {
   salta__dae *a = sn->dae;
   const salta_function_def *g = &a->d->g;
   int k, i, nz = a->nz, st;
@@ -158,7 +161,8 @@ int salta__sens_z_from_x(salta__sens *sn, double t, const double *w, const doubl
   memset(b, 0, sizeof(double) * (size_t)nz * sn->ns);
   add_product(sn, g, SALTA_WRT_X, t, w, Sx, ldx, b, nz, sn->jac[0][SALTA_WRT_X]);
   add_p_columns(sn, g, t, w, b, nz, sn->gp_at);
-  salta__dae_gz_solve(a, b, sn->ns, 0);
+  if (by_inverse) salta__dae_gz_apply(a, b, sn->ns);
+  else salta__dae_gz_solve(a, b, sn->ns, 0);
   if (b == Sz)
     for (q = 0; q < (size_t)nz * sn->ns; ++q) Sz[q] = -Sz[q];
   else
@@ -167,8 +171,12 @@ int salta__sens_z_from_x(salta__sens *sn, double t, const double *w, const doubl
   return SALTA_OK;
 }
 
+int salta__sens_z_from_x(salta__sens *sn, double t, const double *w, const double *Sx, int ldx, double *Sz, int ldz) {
+  return z_from_x(sn, t, w, Sx, ldx, Sz, ldz, 1);
+}
+
 int salta__sens_fill_z(salta__sens *sn, double t, const double *w, double *S) {
-  return salta__sens_z_from_x(sn, t, w, S, sn->dae->n, S + sn->dae->nx, sn->dae->n);
+  return z_from_x(sn, t, w, S, sn->dae->n, S + sn->dae->nx, sn->dae->n, 0);
 }
 
 void salta__sens_prime_at(salta__sens *sn, double t, const double *w, const double *Sx, int ldx, const double *Sz,

@@ -65,11 +65,12 @@ void salta__sens_free(salta__sens *sn);
 ** start function's d x0 / dp on parameter directions when the start
 ** follows p, z rows from the implicit function theorem. */
 int salta__sens_initial(salta__sens *sn, double t0, const double *w, int start_follows_p, double *S);
-/* S's z rows from its x rows at (t, w): SALTA_OK, or SALTA_ESOLVER when
-** g_z is singular. */
+/* S's z rows from its x rows at (t, w), by g_z's factorisation (starts,
+** restarts, jumps): SALTA_OK, or SALTA_ESOLVER when g_z is singular. */
 int salta__sens_fill_z(salta__sens *sn, double t, const double *w, double *S);
-/* The same with the x rows and z rows apart: column k's at Sx + k ldx and
-** Sz + k ldz. */
+/* The same for an explicit stage, with the x rows and z rows apart (column
+** k's at Sx + k ldx and Sz + k ldz), by g_z's inverse where one is formed
+** (salta__dae_gz_apply): the solve that runs at every stage. */
 int salta__sens_z_from_x(salta__sens *sn, double t, const double *w, const double *Sx, int ldx, double *Sz, int ldz);
 /* Sp's x rows = f_x s_x + f_z s_z + f_p; z rows 0. */
 void salta__sens_prime(salta__sens *sn, double t, const double *w, const double *S, double *Sp);
