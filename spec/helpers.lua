@@ -67,7 +67,9 @@ end
 
 -- The shipped models a gradient is checked on: name, model, horizon,
 -- free parameters (default: the first three), fitted outputs (default:
--- the first and last) and loss:check_gradient's options.
+-- the first and last) and loss:check_gradient's options; ill_conditioned:
+-- the routes that may be beyond the tolerance when within the error their
+-- outputs carry (the check's "ill-conditioned").
 H.GRADIENT_CASES = {
   { "cauer", function() return H.model("cauer") end, 20, { "R1_R", "C3_C", "L1_L" }, { "C1_v", "L2_i" } },
   { "spring_latch", function() return H.model("spring_latch") end, 10 },
@@ -80,9 +82,13 @@ H.GRADIENT_CASES = {
   -- differences need steps below it (the check refines them, and are still
   -- 1.3e-6 off the closed form there), differences at the loss's own
   -- tolerance 4e-2, so only the sensitivities are held to 1e-6 here;
-  -- spec/stiff_relay_spec.lua checks every route against the closed form
+  -- spec/stiff_relay_spec.lua checks every route against the closed form.
+  -- BDF's (the default route's) error at rtol 1e-10 moves from 4e-7 to 3e-5
+  -- of the largest component as rtol moves by 1 % (where its steps fall
+  -- against that transient), within the error its outputs carry: its
+  -- routes are held to that (ill_conditioned), ERK's to 1e-6
   { "stiff_relay", function() return H.model("stiff_relay") end, 3, { "R", "Rl", "v_hi" }, { "v", "i" },
-    { routes = { "sens", "sens, erk", "sens, bdf" } } },
+    { routes = { "sens", "sens, erk", "sens, bdf" } }, ill_conditioned = { ["sens"] = true, ["sens, bdf"] = true } },
   -- the fitted speed (the current jumps at every switching)
   { "dcmotor", function() return H.model("dcmotor") end, 10, { "K", "R", "J" }, { "w" } },
 }

@@ -205,8 +205,11 @@ int salta_model_swap_def(salta_model *model, const salta_model_def *def);
 int salta_model_rows(const salta_model *model, salta_fn fn);
 
 /* Evaluates fn at (t, x, z, p) into out (rows(fn) values). `event` selects
-** the event for SALTA_FN_R and is ignored otherwise. Writes nothing of
-** the model: threads may evaluate one model at once. */
+** the event for SALTA_FN_R and is ignored otherwise. p holds the np
+** parameters: the values the kernels derive from them (salta_kernel.h,
+** np_derived) are computed here, in memory of the call's own (SALTA_EMEM
+** when there is none). Writes nothing of the model: threads may evaluate
+** one model at once. */
 int salta_model_eval(const salta_model *model, salta_fn fn, int event, double t,
                      const double *x, const double *z, const double *p,
                      double *out);

@@ -9,12 +9,13 @@
 #ifndef SALTA_KERNEL_H
 #define SALTA_KERNEL_H
 
-#define SALTA_ABI_VERSION 10
+#define SALTA_ABI_VERSION 11
 
 /*
 ** A kernel evaluates one vector function or one sparse Jacobian at a point.
 ** x: differential states (nx), z: algebraic variables (nz), p: parameters
-** (np). out: the values, dense (length n) for a function, in pattern order
+** (np), then the model's derived values (np_derived: see salta_model_def).
+** out: the values, dense (length n) for a function, in pattern order
 ** (length nnz) for a Jacobian. Returns 0, or nonzero when an implicit reset
 ** equation's Newton iteration failed (the only way a kernel can fail).
 ** Kernels allocate nothing, keep no state and are safe to call from any
@@ -97,6 +98,12 @@ typedef struct salta_model_def {
   const double *x_start;
   const double *z_start;
   const double *p_nominal;
+  /* Subexpressions of the parameters alone, computed once per parameter
+  ** vector instead of at every call: every p given to a kernel holds
+  ** np + np_derived values, the last np_derived written by derive from the
+  ** first np (derive is NULL when np_derived is 0). */
+  int np_derived;
+  void (*derive)(double *p);
   const int *e_direction;      /* SALTA_DIR_* per event */
   salta_function_def f;        /* x' = f(t,x,z,p), n = nx */
   salta_function_def g;        /* 0 = g(t,x,z,p), n = nz */

@@ -635,12 +635,12 @@ int salta__adj_eval(salta__adj_work *w, salta__targets *tg, salta_sim *sim, cons
   a.resid = resid;
   a.dae = &w->dae;
   a.d = w->dae.d;
-  a.p = p;
   a.x0 = x0;
   a.nx = a.d->nx, a.nz = a.d->nz, a.n = a.nx + a.nz, a.np = a.d->np;
   a.err = err;
   a.o = &o;
   salta__dae_set_params(a.dae, p);
+  a.p = a.dae->p;   /* with the derived values the kernels read */
   if (!(gp = malloc(sizeof(double) * (size_t)(a.np + a.nx + 1)))) st = salta__fail(err, SALTA_EMEM, "out of memory");
   else if ((st = forward_run(&a, tg, sim, mesh_k, &o)) == SALTA_OK &&
            (st = solve_and_sweep(&a, sim, &o, mesh_k, consistent, &v, gp, grad != NULL)) == SALTA_OK && grad)

@@ -110,7 +110,7 @@ int salta__cadj_eval(salta__cadj_work *w, salta__targets *tg, salta_sim *sim, co
   int st;
   memset(&a, 0, sizeof a);
   a.w = w, a.dae = &w->dae, a.d = w->dae.d, a.tg = tg, a.sim = sim, a.o = o, a.err = w->err;
-  a.p = p, a.x0 = x0, a.dirs = dirs, a.ns = ns;
+  a.x0 = x0, a.dirs = dirs, a.ns = ns;
   a.nx = a.d->nx, a.n = a.d->nx + a.d->nz, a.np = a.d->np, a.ne = a.d->ne;
   if (tg->beta > 0)
     return salta__fail(a.err, SALTA_EINPUT, "model '%s': the continuous adjoint does not blend (blend = %g); use "
@@ -123,6 +123,7 @@ int salta__cadj_eval(salta__cadj_work *w, salta__targets *tg, salta_sim *sim, co
                        "(event_data); use method = \"sens\" or \"adjoint\"", a.d->name);
   if (salta__arrays_alloc(list, cadj_arrays(&a, list))) return salta__fail(a.err, SALTA_EMEM, "out of memory");
   salta__dae_set_params(a.dae, p);
+  a.p = a.dae->p;   /* with the derived values the kernels read */
   st = forward(&a, &v);
   if (st == SALTA_OK && grad) st = backward(&a, grad);
   if (st == SALTA_OK && value) *value = v;

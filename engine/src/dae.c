@@ -11,6 +11,7 @@
 #include "dae.h"
 #include "errors.h"
 #include "linsol.h"
+#include "params.h"
 #include "tol.h"
 
 static int max_nnz(const salta_model_def *d) {
@@ -34,10 +35,11 @@ static int build_guard_rows(salta__dae *a) {
 }
 
 /* The scratch arrays of a (lengths for the allocation). */
-#define DAE_ARRAYS 4
+#define DAE_ARRAYS 5
 static size_t dae_arrays(salta__dae *a, salta__array *list) {
   salta__array all[DAE_ARRAYS] = {SALTA__ARRAY(a->jv, (size_t)a->maxnnz), SALTA__ARRAY(a->reset_out, (size_t)a->nx),
-                                  SALTA__ARRAY(a->writer, (size_t)a->nx), SALTA__ARRAY(a->z_polish, (size_t)a->nz)};
+                                  SALTA__ARRAY(a->writer, (size_t)a->nx), SALTA__ARRAY(a->z_polish, (size_t)a->nz),
+                                  SALTA__ARRAY(a->p_full, a->np_full)};
   memcpy(list, all, sizeof all);
   return DAE_ARRAYS;
 }
@@ -52,6 +54,7 @@ int salta__dae_init(salta__dae *a, const salta_model_def *d, char *err) {
   a->err = err;
   a->nx = d->nx, a->nz = d->nz, a->n = d->nx + d->nz, a->np = d->np, a->ne = d->ne;
   a->maxnnz = max_nnz(d);
+  a->np_full = salta__params_len(d);
   a->gz_fixed = (d->g.d[SALTA_WRT_Z].indep & (SALTA_ARG_T | SALTA_ARG_X | SALTA_ARG_Z)) ==
                 (SALTA_ARG_T | SALTA_ARG_X | SALTA_ARG_Z);
   if ((st = salta__arrays_alloc(list, dae_arrays(a, list)) ? salta__fail(err, SALTA_EMEM, "out of memory") : SALTA_OK) ||
@@ -61,8 +64,13 @@ int salta__dae_init(salta__dae *a, const salta_model_def *d, char *err) {
 }
 
 void salta__dae_set_params(salta__dae *a, const double *p) {
-  a->p = p;
   a->gz_ready = 0;
+  if (!p || a->d->np_derived == 0) {
+    a->p = p;
+    return;
+  }
+  salta__params_fill(a->d, p, a->p_full);
+  a->p = a->p_full;
 }
 
 void salta__dae_free(salta__dae *a) {

@@ -22,7 +22,10 @@ typedef struct salta__dae_bad {
 
 typedef struct salta__dae {
   const salta_model_def *d;
-  const double *p;          /* the parameters of the current run (borrowed) */
+  const double *p;          /* the parameters of the current run, with their derived
+                               values (p_full, or borrowed when the model derives none) */
+  double *p_full;           /* np + np_derived */
+  size_t np_full;
   int nx, nz, n, np, ne;
   int maxnnz;               /* the largest Jacobian kernel of the model */
   double *jv;               /* one kernel's values (maxnnz) */
@@ -45,8 +48,10 @@ void salta__dae_free(salta__dae *a);
 /* Points a at the kernels d, compiled from the source of a's (by another
 ** compiler): what a built from its def stays valid. */
 void salta__dae_bind(salta__dae *a, const salta_model_def *d);
-/* The parameters of a run (borrowed until the next call; NULL after it):
-** forgets what was computed for the previous ones. */
+/* The parameters of a run (np values; borrowed until the next call when
+** the model derives no values from them, else copied with those values
+** into p_full; NULL after the run): forgets what was computed for the
+** previous ones. a->p is what the kernels are given. */
 void salta__dae_set_params(salta__dae *a, const double *p);
 
 /* ---- Newton on g ------------------------------------------------------- */

@@ -13,6 +13,7 @@
 #include "arrays.h"
 #include "errors.h"
 #include "loss_impl.h"
+#include "params.h"
 #include "salta.h"
 #include "sens.h"
 #include "sim_plan.h"
@@ -30,7 +31,7 @@ int salta_loss_create(salta_loss **out, salta_model *model, const double *times,
   d = l->d = salta_model_def_get(model);
   if ((st = salta__targets_init(&l->tg, model ? d : NULL, times, nt, outputs, nout, data, weights, l->err)))
     return st;
-  if (!(l->coef = calloc((size_t)l->tg.nt * l->tg.nout + 1, sizeof(double))) || !(l->last_p = malloc(sizeof(double) * (d->np + 1))) ||
+  if (!(l->coef = calloc((size_t)l->tg.nt * l->tg.nout + 1, sizeof(double))) || !(l->last_p = malloc(sizeof(double) * (salta__params_len(d) + 1))) ||
       !(l->last_x0 = malloc(sizeof(double) * (d->nx + 1))) || salta_sim_create(&l->sim, model) ||
       salta_sim_create(&l->vsim, model))
     return salta__fail(l->err, SALTA_EMEM, "out of memory");
@@ -445,7 +446,7 @@ static int planned_run(salta_loss *l, int need_sens, const double *p, const doub
   salta_sim_stats st;
   int status;
   l->last = need_sens ? l->sim : l->vsim;
-  memcpy(l->last_p, p, sizeof(double) * (size_t)l->d->np);
+  salta__params_fill(l->d, p, l->last_p);   /* the outputs' kernels read it */
   if ((l->last_has_x0 = x0 != NULL)) memcpy(l->last_x0, x0, sizeof(double) * (size_t)l->d->nx);
   l->last_opts = l->opts;
   l->pending = 1;

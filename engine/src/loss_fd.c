@@ -10,6 +10,7 @@
 
 #include "errors.h"
 #include "loss_impl.h"
+#include "params.h"
 #include "sens.h"
 #include "start.h"
 
@@ -98,18 +99,24 @@ int salta_loss_grad_fd(salta_loss *l, const double *p, const double *x0, const s
                        double *err) {
   const salta_model_def *d;
   salta_fd_options o;
-  double *pv;
+  double *pv, *pf;
   int k, st, has_x0;
   if (!l) return SALTA_EINPUT;
   d = l->d;
   if (opts) o = *opts;
   else salta_fd_options_init(&o);
   if ((st = check_fd(l, p, &o, grad))) return st;
-  if (!(pv = malloc(sizeof(double) * (size_t)(d->np + d->nx + 1)))) return salta__fail(l->err, SALTA_EMEM, "out of memory");
+  if (!(pv = malloc(sizeof(double) * (size_t)(d->np + d->nx + 1))) ||
+      !(pf = malloc(sizeof(double) * (salta__params_len(d) + 1)))) {
+    free(pv);
+    return salta__fail(l->err, SALTA_EMEM, "out of memory");
+  }
   memcpy(pv, p, sizeof(double) * (size_t)d->np);
+  salta__params_fill(d, p, pf);
   /* a parameter moves the start with it when the start follows p; a start
   ** value moves alone (from the start it has at p) */
-  st = salta__start_values(d, l->opts.t0, l->opts.tf, p, x0, pv + d->np, l->err);
+  st = salta__start_values(d, l->opts.t0, l->opts.tf, pf, x0, pv + d->np, l->err);
+  free(pf);
   for (k = 0; k < l->ns && st == SALTA_OK; ++k) {
     has_x0 = x0 != NULL || l->dirs[k] < 0;
     st = direction(l, &o, k, pv, has_x0, &grad[k], err ? &err[k] : NULL);

@@ -11,6 +11,7 @@
 
 #include "errors.h"
 #include "matching.h"
+#include "params.h"
 #include "salta.h"
 
 struct salta_model {
@@ -185,6 +186,9 @@ static int check_def(salta_model *m) {
     snprintf(what, sizeof what, "reset of event %d", j);
     if ((st = check_function(m, &d->r[j], d->nx, what))) return st;
   }
+  if (d->np_derived < 0 || (d->np_derived > 0 && !d->derive))
+    return salta__fail(m->err, SALTA_EINPUT, "model '%s': %d derived parameter values without their kernel", d->name,
+                       d->np_derived);
   if (d->npivots < 0 || (d->npivots > 0 && !d->pivots))
     return salta__fail(m->err, SALTA_EINPUT, "model '%s': %d dummy pivots without their kernel", d->name, d->npivots);
   if ((st = check_names(m, d->pivot_dummy, d->npivots, "dummy")) ||
@@ -280,18 +284,33 @@ static int kernel_failed(const salta_model *m, const salta_model_def *d, salta_f
   return eval_fail(m, SALTA_EKERNEL, "model '%s': kernel %s failed at t = %.17g", d->name, fn_names[fn], t);
 }
 
+/* The parameters as the kernels read them: p itself when d derives no
+** values from them, else a copy with those values (*owned, for the
+** caller to free); NULL when out of memory. */
+static const double *full_params(const salta_model_def *d, const double *p, double **owned) {
+  *owned = NULL;
+  if (d->np_derived == 0) return p;
+  if (!(*owned = malloc(sizeof(double) * salta__params_len(d)))) return NULL;
+  salta__params_fill(d, p, *owned);
+  return *owned;
+}
+
 int salta_model_eval(const salta_model *model, salta_fn fn, int event, double t,
                      const double *x, const double *z, const double *p,
                      double *out) {
   const salta_model_def *d;
   const salta_function_def *f;
+  double *pf;
+  int st;
   if (!model) return SALTA_EINPUT;
   d = def_of(model);
   if (!(f = select_fn(model, d, fn, event))) return SALTA_EINPUT;
   if (f->n == 0) return SALTA_OK;
   if (fn == SALTA_FN_R) memcpy(out, x, sizeof(double) * (size_t)f->n);   /* the states it keeps */
-  if (f->eval(t, x, z, p, out)) return kernel_failed(model, d, fn, event, t);
-  return SALTA_OK;
+  if (!(p = full_params(d, p, &pf))) return eval_fail(model, SALTA_EMEM, "out of memory");
+  st = f->eval(t, x, z, p, out);
+  free(pf);
+  return st ? kernel_failed(model, d, fn, event, t) : SALTA_OK;
 }
 
 int salta_model_pattern(const salta_model *model, salta_fn fn, int event,
@@ -309,12 +328,16 @@ int salta_model_pattern(const salta_model *model, salta_fn fn, int event,
 static int jac_of(const salta_model *model, const salta_model_def *d, salta_fn fn, int event, salta_wrt wrt,
                   double t, const double *x, const double *z, const double *p, double *vals) {
   const salta_function_def *f;
+  double *pf;
+  int st;
   if ((unsigned)wrt > SALTA_WRT_T)
     return eval_fail(model, SALTA_EINPUT, "model '%s': unknown Jacobian argument %d", d->name, (int)wrt);
   if (!(f = select_fn(model, d, fn, event))) return SALTA_EINPUT;
   if (f->d[wrt].nnz == 0) return SALTA_OK;
-  if (f->d[wrt].eval(t, x, z, p, vals)) return kernel_failed(model, d, fn, event, t);
-  return SALTA_OK;
+  if (!(p = full_params(d, p, &pf))) return eval_fail(model, SALTA_EMEM, "out of memory");
+  st = f->d[wrt].eval(t, x, z, p, vals);
+  free(pf);
+  return st ? kernel_failed(model, d, fn, event, t) : SALTA_OK;
 }
 
 int salta_model_jac(const salta_model *model, salta_fn fn, int event, salta_wrt wrt,

@@ -516,7 +516,7 @@ int salta__sim_run_planned(salta_sim *s, const salta_sim_options *o, const doubl
   s->dae.alg.newton_iters = 0;
   s->dae.bad.sp = NULL;
   s->run.start_follows_p = salta__start_follows_p(d, x0);
-  st = salta__start_values(d, o->t0, o->tf, p, x0, s->run.x0, s->err);
+  st = salta__start_values(d, o->t0, o->tf, s->dae.p, x0, s->run.x0, s->err);
   if (st == SALTA_OK) st = run_chosen(s, o, s->run.x0, times, nt);
   if (st == SALTA_OK && s->ns > 0) st = store_t_end(s);
   s->stats.guard_evals = s->events.probes;

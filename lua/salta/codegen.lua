@@ -89,9 +89,12 @@ local cfun = {
 local Emitter = {}
 Emitter.__index = Emitter
 
-local function new_emitter(indent)
+-- derived (optional): the model's derived values (see new_out); the
+-- emitter reads a subexpression of the parameters alone from there.
+local function new_emitter(indent, derived)
   return setmetatable({
     ntemp = 0,
+    derived = derived,
     scopes = { { lines = {}, names = {}, unknown = nil, indent = indent or "  " } },
   }, Emitter)
 end
@@ -132,29 +135,80 @@ local function leaf_c(n)
   return s
 end
 
+-- Whether n holds an implicit node; whether it reads the parameters
+-- alone (no t, x, z, no implicit unknown). Once per node.
+local implicit_memo = setmetatable({}, { __mode = "k" })
+local function contains_implicit(n)
+  local v = implicit_memo[n]
+  if v == nil then
+    v = n.op == "implicit"
+    for i = 1, #n do
+      if not v and type(n[i]) == "table" and contains_implicit(n[i]) then v = true end
+    end
+    implicit_memo[n] = v
+  end
+  return v
+end
+
+local params_memo = setmetatable({}, { __mode = "k" })
+local function params_only(n)
+  local v = params_memo[n]
+  if v == nil then
+    v = true
+    for leaf in pairs(expr.deps(n)) do
+      if leaf.kind ~= "p" then v = false; break end
+    end
+    v = v and not contains_implicit(n)
+    params_memo[n] = v
+  end
+  return v
+end
+
+-- n's place among the derived values dv, taken on first use.
+local function derived_slot(dv, n)
+  local k = dv.at[n]
+  if not k then
+    k = #dv.list + 1
+    dv.list[k], dv.at[n] = n, k
+  end
+  return "p[" .. (dv.np + k - 1) .. "]"
+end
+
+-- The C text of node n from its operands' texts a.
+local function c_text(n, a)
+  local op = n.op
+  if op == "add" then return a[1] .. " + " .. a[2] end
+  if op == "mul" then return a[1] .. " * " .. a[2] end
+  if op == "div" then return a[1] .. " / " .. a[2] end
+  if op == "neg" then return "-" .. a[1] end
+  if op == "pow" then
+    local b = n[2]
+    if b.op == "const" and b.value == 2 then return a[1] .. " * " .. a[1] end
+    if b.op == "const" and b.value == 0.5 then return "sqrt(" .. a[1] .. ")" end
+    return "pow(" .. a[1] .. ", " .. a[2] .. ")"
+  end
+  if op == "ifle" then return ("%s <= %s ? %s : %s"):format(a[1], a[2], a[3], a[4]) end
+  local f = assert(cfun[op] or expr.c_names[op], "codegen: no C form for " .. op)
+  return f .. "(" .. table.concat(a, ", ") .. ")"
+end
+
 function Emitter:emit(n)
   local op = n.op
   if op == "const" then return leaf_c(n) end
   local known = self:lookup(n)
   if known then return known end
   if op == "var" then return leaf_c(n) end
+  if self.derived and params_only(n) then return derived_slot(self.derived, n) end
   if op == "implicit" then return self:emit_implicit(n) end
-  local a = {}
-  for i = 1, #n do a[i] = self:emit(n[i]) end
   local rhs
-  if op == "add" then rhs = a[1] .. " + " .. a[2]
-  elseif op == "mul" then rhs = a[1] .. " * " .. a[2]
-  elseif op == "div" then rhs = a[1] .. " / " .. a[2]
-  elseif op == "neg" then rhs = "-" .. a[1]
-  elseif op == "pow" then
-    local b = n[2]
-    if b.op == "const" and b.value == 2 then rhs = a[1] .. " * " .. a[1]
-    elseif b.op == "const" and b.value == 0.5 then rhs = "sqrt(" .. a[1] .. ")"
-    else rhs = "pow(" .. a[1] .. ", " .. a[2] .. ")" end
-  elseif op == "ifle" then rhs = ("%s <= %s ? %s : %s"):format(a[1], a[2], a[3], a[4])
+  if op == "div" and self.derived and params_only(n[2]) then
+    -- by the derived reciprocal, as expr turns a division by a constant
+    -- into a product: a division's latency, at every call, off the chain
+    rhs = self:emit(n[1]) .. " * " .. derived_slot(self.derived, expr.div(expr.ONE, n[2]))
   else
-    local f = assert(cfun[op] or expr.c_names[op], "codegen: no C form for " .. op)
-    rhs = f .. "(" .. table.concat(a, ", ") .. ")"
+    local a = {}
+    for i = 1, #n do a[i] = self:emit(n[i]) end
+    rhs = c_text(n, a)
   end
   local scope = self:scope_for(n)
   local name = self:temp()
@@ -195,7 +249,14 @@ end
 -- The text being generated: fns, the kernels' functions (any unit may
 -- hold one); protos, their prototypes; main, what the def's unit holds
 -- after the prototypes (functions calling the kernels, tables, the def).
-local function new_out() return { fns = {}, protos = {}, main = {} } end
+-- derived: the subexpressions of the parameters alone that the kernels
+-- read (list, in order of first use; at: a node's place), computed once
+-- per parameter vector by k_derive into p[np ..] (salta_kernel.h);
+-- with M.DERIVE false (a spec's comparison), none: computed in place.
+M.DERIVE = true
+local function new_out(np)
+  return { fns = {}, protos = {}, main = {}, derived = M.DERIVE and { np = np, list = {}, at = {} } or nil }
+end
 
 -- A kernel function: SALTA_FN (the prelude's) makes it file-local in one
 -- translation unit, shared among the units of a cut text.
@@ -223,7 +284,7 @@ end
 
 -- One function writing the rows of list (indices into exprs) into out[].
 local function kernel_part(out, cname, exprs, list)
-  local em = new_emitter("  ")
+  local em = new_emitter("  ", out.derived)
   local assigns = {}
   for _, i in ipairs(list) do assigns[#assigns + 1] = "  out[" .. (i - 1) .. "] = " .. em:emit(exprs[i]) .. ";" end
   local parts = { "  (void)t; (void)x; (void)z; (void)p; (void)out;" }
@@ -253,20 +314,11 @@ end
 -- per guard), so that locating one crossing evaluates one guard.
 local GUARD_SIG = "(int j, double t, const double *x, const double *z, const double *p)"
 
-local function has_implicit(n, seen)
-  if n.op == "implicit" then return true end
-  if seen[n] then return false end
-  seen[n] = true
-  for i = 1, #n do
-    if type(n[i]) == "table" and has_implicit(n[i], seen) then return true end
-  end
-  return false
-end
 
 local function guard_part(out, cname, exprs, first, last)
   local parts = { "  (void)t; (void)x; (void)z; (void)p;", "  switch (j) {" }
   for i = first, last do
-    local em = new_emitter("    ")
+    local em = new_emitter("    ", out.derived)
     local v = em:emit(exprs[i])
     parts[#parts + 1] = "  case " .. (i - 1) .. ": {"
     for _, l in ipairs(em.scopes[1].lines) do parts[#parts + 1] = l end
@@ -296,7 +348,7 @@ end
 local ASSIGN_SIG = "(int seg, double t, const double *x, double *z, const double *p)"
 
 local function assign_part(out, cname, list)
-  local em = new_emitter("  ")
+  local em = new_emitter("  ", out.derived)
   local lines = em.scopes[1].lines
   for _, a in ipairs(list) do
     local v = em:emit(a.expr)
@@ -356,7 +408,7 @@ local function double_array(name, vals)
 end
 
 -- What salta.codegen_dirs emits its kernels with.
-local TOOLS = { new_emitter = new_emitter, add_fn = add_fn, has_implicit = has_implicit, CHUNK = CHUNK }
+local TOOLS = { new_emitter = new_emitter, add_fn = add_fn, contains_implicit = contains_implicit, CHUNK = CHUNK }
 
 local WRT = { "x", "z", "p", "t" }
 local ARG_BIT = { t = 1, x = 2, z = 4, p = 8 }   -- SALTA_ARG_*
@@ -492,8 +544,8 @@ local function emit_functions(m, vars, out)
   for _, fn in ipairs({ "f", "g", "h", "e" }) do
     defs[fn] = function_def("k_" .. fn, m[fn], vars, out, nil, nil, DIRS_OF[fn])
   end
-  local implicit, seen = false, {}
-  for _, e in ipairs(m.e) do implicit = implicit or has_implicit(e, seen) end
+  local implicit = false
+  for _, e in ipairs(m.e) do implicit = implicit or contains_implicit(e) end
   defs.e_one = "0"
   if #m.e > 0 and not implicit then
     guard_kernel(out, "k_e_one", m.e)
@@ -601,6 +653,27 @@ local function emit_structure(m, out, fields)
   end
 end
 
+-- k_derive(p): the derived values the kernels read (out.derived), from
+-- p's own np, a part of CHUNK values per function; into fields.
+local function emit_derive(out, fields)
+  local dv = out.derived
+  if not dv or #dv.list == 0 then return end
+  local calls = {}
+  for c = 1, (#dv.list + CHUNK - 1) // CHUNK do
+    local em, name = new_emitter("  "), "k_derive_part" .. c
+    local lines = em.scopes[1].lines
+    for k = (c - 1) * CHUNK + 1, math.min(c * CHUNK, #dv.list) do
+      local v = em:emit(dv.list[k])
+      lines[#lines + 1] = ("  p[%d] = %s;"):format(dv.np + k - 1, v)
+    end
+    add_fn(out, "void", name, "(double *p)", table.concat(lines, "\n"))
+    calls[#calls + 1] = "  " .. name .. "(p);"
+  end
+  out.main[#out.main + 1] = "static void k_derive(double *p) {\n" .. table.concat(calls, "\n") .. "\n}"
+  field(fields, "np_derived", #dv.list)
+  field(fields, "derive", "k_derive")
+end
+
 -- The salta_model_def constant, field by name (an absent one is 0 or
 -- NULL), from the parts emitted before (d; d.fields: those the emitters
 -- set).
@@ -678,7 +751,7 @@ end
 function M.generate(m, abi, symbol)
   local head = { "/* generated by salta; do not edit */", abi, PRELUDE }
   for _, tab in ipairs(m.input_tables or {}) do head[#head + 1] = tab:c_source() end
-  local out = new_out()
+  local out = new_out(#m.p_names)
   local vars = { x = m.vars.x, z = m.vars.z, p = m.vars.p, t = { m.vars.t } }
   local d = emit_functions(m, vars, out)
   d.S = m.start and function_def("k_x0", m.start, vars, out)
@@ -690,6 +763,7 @@ function M.generate(m, abi, symbol)
   emit_structure(m, out, d.fields)
   emit_input_checks(m, out, d.fields)
   emit_held(m, out, d.fields)
+  emit_derive(out, d.fields)   -- last: every kernel has taken its derived values
   local body = text(head, out)
   local hash = M.hash(body .. symbol)
   return body .. "\n" .. model_def(m, symbol, hash, d), hash

@@ -15,7 +15,7 @@ local DIRS_P_SIG = "(double t, const double *x, const double *z, const double *p
 -- The entries computed once, then for each column row i's products in
 -- increasing column: the sums of the sparse product, in its order.
 local function dirs_part(T, out, cname, jac)
-  local em, terms, rows, used, cols = T.new_emitter("  "), {}, {}, {}, {}
+  local em, terms, rows, used, cols = T.new_emitter("  ", out.derived), {}, {}, {}, {}
   for _, ent in ipairs(jac) do
     if not terms[ent.row] then terms[ent.row] = {}; rows[#rows + 1] = ent.row end
     if not used[ent.col] then used[ent.col] = true; cols[#cols + 1] = ent.col end
@@ -45,7 +45,7 @@ local function dirs_p_part(T, out, cname, jac)
                   "    double *r = R + (long)k * ldr;", "    switch (col[k]) {" }
   local q = 1
   while q <= #jac do
-    local j, em, sums = jac[q].col, T.new_emitter("      "), {}
+    local j, em, sums = jac[q].col, T.new_emitter("      ", out.derived), {}
     while q <= #jac and jac[q].col == j do
       sums[#sums + 1] = ("      r[%d] = r[%d] + %s;"):format(jac[q].row - 1, jac[q].row - 1, em:emit(jac[q].expr))
       q = q + 1
@@ -92,15 +92,15 @@ M.MAX_ENTRIES = 256
 -- emit(out, prefix, pat, blocks, T): the directional kernels by the
 -- arguments blocks ("x", "z", "p") of the function prefix with Jacobian
 -- patterns pat, into out (salta.codegen's text being generated, T its
--- emitter, add_fn, has_implicit and CHUNK), or nil when too large or
+-- emitter, add_fn, contains_implicit and CHUNK), or nil when too large or
 -- implicit (its Newton could fail): the salta_function_def initialiser's
 -- fields.
 function M.emit(out, prefix, pat, blocks, T)
-  local seen, fields, entries = {}, {}, 0
+  local fields, entries = {}, 0
   for _, w in ipairs(blocks) do entries = entries + #pat[w] end
   if entries > M.MAX_ENTRIES then return nil end
   for _, w in ipairs(blocks) do
-    for _, ent in ipairs(pat[w]) do if T.has_implicit(ent.expr, seen) then return nil end end
+    for _, ent in ipairs(pat[w]) do if T.contains_implicit(ent.expr) then return nil end end
   end
   for _, w in ipairs(blocks) do
     if #pat[w] > 0 then
