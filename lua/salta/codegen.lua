@@ -121,48 +121,43 @@ function Emitter:scope_for(n)
   return self.scopes[1]
 end
 
--- The C text of constants and leaves, once per node (a large model reads
--- each many times).
-local leaf_text = setmetatable({}, { __mode = "k" })
-local function leaf_c(n)
-  local s = leaf_text[n]
-  if not s then
-    if n.op == "const" then s = literal(n.value)
-    elseif n.kind == "t" then s = "t"
-    else s = n.kind .. "[" .. (n.index - 1) .. "]" end
-    leaf_text[n] = s
+-- f(n) once per node n (a large model asks for each many times).
+local function per_node(f)
+  local memo = setmetatable({}, { __mode = "k" })
+  return function(n)
+    local v = memo[n]
+    if v == nil then
+      v = f(n)
+      memo[n] = v
+    end
+    return v
   end
-  return s
 end
+
+-- The C text of constants and leaves.
+local leaf_c = per_node(function(n)
+  if n.op == "const" then return literal(n.value) end
+  if n.kind == "t" then return "t" end
+  return n.kind .. "[" .. (n.index - 1) .. "]"
+end)
 
 -- Whether n holds an implicit node; whether it reads the parameters
--- alone (no t, x, z, no implicit unknown). Once per node.
-local implicit_memo = setmetatable({}, { __mode = "k" })
-local function contains_implicit(n)
-  local v = implicit_memo[n]
-  if v == nil then
-    v = n.op == "implicit"
-    for i = 1, #n do
-      if not v and type(n[i]) == "table" and contains_implicit(n[i]) then v = true end
-    end
-    implicit_memo[n] = v
+-- alone (no t, x, z, no implicit unknown).
+local contains_implicit
+contains_implicit = per_node(function(n)
+  if n.op == "implicit" then return true end
+  for i = 1, #n do
+    if type(n[i]) == "table" and contains_implicit(n[i]) then return true end
   end
-  return v
-end
+  return false
+end)
 
-local params_memo = setmetatable({}, { __mode = "k" })
-local function params_only(n)
-  local v = params_memo[n]
-  if v == nil then
-    v = true
-    for leaf in pairs(expr.deps(n)) do
-      if leaf.kind ~= "p" then v = false; break end
-    end
-    v = v and not contains_implicit(n)
-    params_memo[n] = v
+local params_only = per_node(function(n)
+  for leaf in pairs(expr.deps(n)) do
+    if leaf.kind ~= "p" then return false end
   end
-  return v
-end
+  return not contains_implicit(n)
+end)
 
 -- n's place among the derived values dv, taken on first use.
 local function derived_slot(dv, n)
