@@ -16,6 +16,7 @@ local function with_limit(limit, make) return H.with_field(codegen_dirs, "MAX_EN
 -- the limit lets them be generated at all
 local CASES = {
   { "cauer", {}, 20, { "R1_R", "C3_C", "L1_L" } },
+  { "cauer", {}, 20, { "C1_C", "C2_C", "C4_C" } },   -- g's columns share the source's tanh (k_g_dp_shared)
   { "spring_latch", {}, 10 },
   { "rectifier", {}, 0.1 },
   { "bouncing_balls", { N = 3 }, 1.9, { "g", "e_g", "e_b" } },
@@ -43,6 +44,7 @@ describe("directional kernels", function()
     assert.truthy(with:find("k_f_dx(", 1, true) and with:find("k_g_dx(", 1, true) and with:find(".dirs_z = k_f_dz", 1, true))
     assert.is_nil(with:find("k_h_dx(", 1, true))
     assert.is_nil(with:find("k_g_dz(", 1, true))   -- g_z is factorised, never multiplied
+    assert.truthy(with:find("k_g_dp_shared(", 1, true))   -- the source's tanh, read by several columns
     local big = dofile("models/cauer_ladder.lua"){ N = 150 }
     assert.is_nil(codegen.generate(big.symbolic, "", "def"):find("k_f_dx(", 1, true))
     local cut = with_limit(1e6, function() return codegen.generate(big.symbolic, "", "def") end)

@@ -271,6 +271,22 @@ int salta__alg_solve(salta__alg *s, double t, const double *x, double *z, const 
 
 /* ---- g_z ----------------------------------------------------------------- */
 
+/* ||A||_1 ||A^-1||_1 for A with the pattern sp and values vals, and its
+** inverse inv (n x n, dense). */
+static double condition_1(const salta_sparse_def *sp, const double *vals, const double *inv, int n) {
+  double a = 0, b = 0, col = 0;
+  int k, i, j;
+  for (k = 0; k < sp->nnz; ++k) {   /* column-major: a column's entries are adjacent */
+    col += fabs(vals[k]);
+    if (k + 1 == sp->nnz || sp->col[k + 1] != sp->col[k]) a = fmax(a, col), col = 0;
+  }
+  for (j = 0; j < n; ++j) {
+    for (col = 0, i = 0; i < n; ++i) col += fabs(inv[(size_t)j * n + i]);
+    b = fmax(b, col);
+  }
+  return a * b;
+}
+
 int salta__alg_factor(salta__alg *s, const double *vals, int reused) {
   const salta_sparse_def *gz = &s->d->g.d[SALTA_WRT_Z];
   int nz = s->nz, k, st;
@@ -283,7 +299,7 @@ int salta__alg_factor(salta__alg *s, const double *vals, int reused) {
     memset(s->gz_inv, 0, sizeof(double) * (size_t)nz * nz);
     for (k = 0; k < nz; ++k) s->gz_inv[(size_t)k * nz + k] = 1.0;
     salta__lu_solve(nz, s->gz, s->gz_piv, s->gz_inv, nz, 0);
-    s->inv_ready = 1;
+    s->inv_ready = condition_1(gz, vals, s->gz_inv, nz) <= SALTA__GZ_INVERSE_COND;
   }
   return SALTA_OK;
 }

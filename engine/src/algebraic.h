@@ -77,8 +77,11 @@ void salta__alg_free(salta__alg *s);
 int salta__alg_solve(salta__alg *s, double t, const double *x, double *z, const double *p, salta__zfail *why);
 
 /* The largest dense g_z whose inverse is formed when its factorisation
-** is reused (see salta__alg_gz_apply). */
+** is reused (see salta__alg_gz_apply), and the largest 1-norm condition
+** number for which the inverse is used: a product with it is then off a
+** solve's result by a few rounding errors times 1e6 at most. */
 #define SALTA__GZ_INVERSE 8
+#define SALTA__GZ_INVERSE_COND 1e6
 
 /* Factors g_z from the values of its kernel (in its entry order), and
 ** forms its inverse when reused is set and it is small and dense:
@@ -92,7 +95,7 @@ void salta__alg_gz_solve(const salta__alg *s, double *b, int nrhs, int trans);
 ** column instead of two triangular chains with nz divisions, for solves
 ** repeated thousands of times per run (the explicit stages' sensitivities:
 ** the Cauer's 3 x 3 g_z, for every direction at every stage). Not backward
-** stable: a product with an inverse of a well-conditioned small g_z. */
+** stable: the inverse is used only for a well-conditioned g_z (above). */
 void salta__alg_gz_apply(const salta__alg *s, double *b, int nrhs);
 
 #endif

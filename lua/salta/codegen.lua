@@ -91,11 +91,13 @@ Emitter.__index = Emitter
 
 -- derived (optional): the model's derived values (see new_out); the
 -- emitter reads a subexpression of the parameters alone from there.
-local function new_emitter(indent, derived)
+-- known (optional): nodes whose values are at hand, by their C text.
+local function new_emitter(indent, derived, known)
   return setmetatable({
     ntemp = 0,
     derived = derived,
-    scopes = { { lines = {}, names = {}, unknown = nil, indent = indent or "  " } },
+    scopes = { { lines = {}, names = known and setmetatable({}, { __index = known }) or {}, unknown = nil,
+                 indent = indent or "  " } },
   }, Emitter)
 end
 
@@ -403,7 +405,8 @@ local function double_array(name, vals)
 end
 
 -- What salta.codegen_dirs emits its kernels with.
-local TOOLS = { new_emitter = new_emitter, add_fn = add_fn, contains_implicit = contains_implicit, CHUNK = CHUNK }
+local TOOLS = { new_emitter = new_emitter, add_fn = add_fn, contains_implicit = contains_implicit,
+  params_only = params_only, CHUNK = CHUNK }
 
 local WRT = { "x", "z", "p", "t" }
 local ARG_BIT = { t = 1, x = 2, z = 4, p = 8 }   -- SALTA_ARG_*

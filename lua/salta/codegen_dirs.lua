@@ -11,6 +11,7 @@ local DIRS_SIG = "(double t, const double *x, const double *z, const double *p, 
   .. "int ns, double *restrict R, int ldr)"
 local DIRS_P_SIG = "(double t, const double *x, const double *z, const double *p, const int *col, int ns, "
   .. "double *restrict R, int ldr)"
+local SHARED_SIG = "(double t, const double *x, const double *z, const double *p, double *sh)"
 
 -- The entries computed once, then for each column row i's products in
 -- increasing column: the sums of the sparse product, in its order.
@@ -39,18 +40,85 @@ local function dirs_part(T, out, cname, jac)
   T.add_fn(out, "void", cname, DIRS_SIG, table.concat(parts, "\n"))
 end
 
--- A case per column of jac (sorted by column), each computing its entries.
-local function dirs_p_part(T, out, cname, jac)
-  local parts = { "  (void)t; (void)x; (void)z; (void)p;", "  for (int k = 0; k < ns; ++k) {",
-                  "    double *r = R + (long)k * ldr;", "    switch (col[k]) {" }
+-- The nodes (other than leaves, and those skip(n) rules out) that the
+-- entries of two or more columns of jac (sorted by column) read, those of
+-- them a column reads other than through another (the list), and per
+-- column whether it reads one.
+local function shared_nodes(jac, skip)
+  local count, columns = {}, {}
+  local function walk(n, seen)
+    if n.op == "var" or n.op == "const" or seen[n] or skip(n) then return end
+    seen[n] = true
+    count[n] = (count[n] or 0) + 1
+    for i = 1, #n do
+      if type(n[i]) == "table" then walk(n[i], seen) end
+    end
+  end
   local q = 1
   while q <= #jac do
-    local j, em, sums = jac[q].col, T.new_emitter("      ", out.derived), {}
+    local c = { col = jac[q].col, exprs = {} }
+    while q <= #jac and jac[q].col == c.col do
+      c.exprs[#c.exprs + 1] = jac[q].expr
+      q = q + 1
+    end
+    local seen = {}
+    for _, e in ipairs(c.exprs) do walk(e, seen) end
+    columns[#columns + 1] = c
+  end
+  local list, listed, reads = {}, {}, {}
+  local function mark(n, seen, col)
+    if n.op == "var" or n.op == "const" or seen[n] or skip(n) then return end
+    seen[n] = true
+    if count[n] > 1 then
+      reads[col] = true
+      if not listed[n] then listed[n] = true; list[#list + 1] = n end
+      return
+    end
+    for i = 1, #n do
+      if type(n[i]) == "table" then mark(n[i], seen, col) end
+    end
+  end
+  for _, c in ipairs(columns) do
+    local seen = {}
+    for _, e in ipairs(c.exprs) do mark(e, seen, c.col) end
+  end
+  return list, reads
+end
+
+-- A case per column of jac (sorted by column), each computing its entries.
+-- What two or more columns read is computed once per call, by the first
+-- case that reads it (an input's tanh of t in the derivative by each
+-- capacitance it scales), into sh by the function cname_shared.
+local function dirs_p_part(T, out, cname, jac)
+  -- the parameters' subexpressions are derived values already
+  local list, reads = shared_nodes(jac, function(n) return out.derived ~= nil and T.params_only(n) end)
+  local parts, known = { "  (void)t; (void)x; (void)z; (void)p;" }, nil
+  if #list > 0 then
+    local em, sets = T.new_emitter("  ", out.derived), {}
+    known = {}
+    for i, n in ipairs(list) do
+      sets[i] = ("  sh[%d] = %s;"):format(i - 1, em:emit(n))
+      known[n] = ("sh[%d]"):format(i - 1)
+    end
+    for _, l in ipairs(sets) do em.scopes[1].lines[#em.scopes[1].lines + 1] = l end
+    T.add_fn(out, "void", cname .. "_shared", SHARED_SIG, table.concat(em.scopes[1].lines, "\n"))
+    parts[#parts + 1] = ("  double sh[%d];"):format(#list)
+    parts[#parts + 1] = "  int have_sh = 0;"
+  end
+  for _, l in ipairs({ "  for (int k = 0; k < ns; ++k) {", "    double *r = R + (long)k * ldr;", "    switch (col[k]) {" }) do
+    parts[#parts + 1] = l
+  end
+  local q = 1
+  while q <= #jac do
+    local j, em, sums = jac[q].col, T.new_emitter("      ", out.derived, known), {}
     while q <= #jac and jac[q].col == j do
       sums[#sums + 1] = ("      r[%d] = r[%d] + %s;"):format(jac[q].row - 1, jac[q].row - 1, em:emit(jac[q].expr))
       q = q + 1
     end
     parts[#parts + 1] = ("    case %d: {"):format(j - 1)
+    if reads[j] then
+      parts[#parts + 1] = ("      if (!have_sh) %s_shared(t, x, z, p, sh), have_sh = 1;"):format(cname)
+    end
     for _, l in ipairs(em.scopes[1].lines) do parts[#parts + 1] = l end
     for _, l in ipairs(sums) do parts[#parts + 1] = l end
     parts[#parts + 1] = "      break;"
@@ -92,7 +160,7 @@ M.MAX_ENTRIES = 256
 -- emit(out, prefix, pat, blocks, T): the directional kernels by the
 -- arguments blocks ("x", "z", "p") of the function prefix with Jacobian
 -- patterns pat, into out (salta.codegen's text being generated, T its
--- emitter, add_fn, contains_implicit and CHUNK), or nil when too large or
+-- emitter, add_fn, contains_implicit, params_only and CHUNK), or nil when too large or
 -- implicit (its Newton could fail): the salta_function_def initialiser's
 -- fields.
 function M.emit(out, prefix, pat, blocks, T)
