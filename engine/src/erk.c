@@ -47,7 +47,8 @@ typedef struct erk {
   double *y6;            /* Y at the sixth stage, for the stiffness test */
   int stiff_steps;       /* weighted count of accepted steps near the stability boundary */
   int clear_steps;       /* ... and of clear ones since */
-  double *z;             /* algebraics where the last right-hand side was (the warm start) */
+  double *z;             /* w's z part: the algebraics where the last right-hand side was
+                            (the warm start) */
   double *w;             /* [x; z] of a right-hand side */
   double *S;             /* n x ns: full sensitivities (a step's stage, its end) */
   double *Sz;            /* nz x ns: the z rows of a right-hand side's sensitivities */
@@ -113,10 +114,8 @@ static int rhs(erk *r, double t, const double *Y, double *Yp) {
   salta__dae *a = r->env.dae;
   int nx = r->nx, i, st;
   r->rhs_evals++;
-  memcpy(r->w, Y, sizeof(double) * (size_t)nx);
-  memcpy(r->w + nx, r->z, sizeof(double) * (size_t)r->nz);
-  if (r->nz > 0 && (st = salta__track_solve(r->env.track, t, r->w, r->w + nx))) return st;
-  memcpy(r->z, r->w + nx, sizeof(double) * (size_t)r->nz);
+  memcpy(r->w, Y, sizeof(double) * (size_t)nx);   /* r->z is w's z part: the last solve's, the warm start */
+  if (r->nz > 0 && (st = salta__track_solve(r->env.track, t, r->w, r->z))) return st;
   a->d->f.eval(t, r->w, r->w + nx, a->p, Yp);
   if (!salta__all_finite(Yp, (size_t)nx))
     for (i = 0; i < nx; ++i)
@@ -340,7 +339,6 @@ static int erk_step(void *self, double tf, double *t_old, double *t_new) {
     r->resize = 1;
     /* the stages solved z on their branch; the pivots are checked here */
     memcpy(r->w, r->Y, sizeof(double) * (size_t)r->nx);
-    memcpy(r->w + r->nx, r->z, sizeof(double) * (size_t)r->nz);
     return salta__track_accept(r->env.track, r->t, r->w, 0);
   }
 }
@@ -398,14 +396,14 @@ static int erk_restart(void *self, double t, const double *w, const double *S) {
 }
 
 /* The arrays of r (lengths from its sizes, for the allocation). */
-#define ERK_ARRAYS 19
+#define ERK_ARRAYS 18
 static size_t erk_arrays(erk *r, salta__array *list) {
   size_t m = (size_t)r->m, n = (size_t)r->n, ns = (size_t)r->ns;
   salta__array all[ERK_ARRAYS] = {
     SALTA__ARRAY(r->Y, m), SALTA__ARRAY(r->Ynew, m), SALTA__ARRAY(r->K[0], m), SALTA__ARRAY(r->K[1], m),
     SALTA__ARRAY(r->K[2], m), SALTA__ARRAY(r->K[3], m), SALTA__ARRAY(r->K[4], m), SALTA__ARRAY(r->K[5], m),
     SALTA__ARRAY(r->K[6], m), SALTA__ARRAY(r->stage, m), SALTA__ARRAY(r->err, m), SALTA__ARRAY(r->atol, m),
-    SALTA__ARRAY(r->dense, 5 * m), SALTA__ARRAY(r->acc, m), SALTA__ARRAY(r->y6, m), SALTA__ARRAY(r->z, (size_t)r->nz),
+    SALTA__ARRAY(r->dense, 5 * m), SALTA__ARRAY(r->acc, m), SALTA__ARRAY(r->y6, m),
     SALTA__ARRAY(r->w, n), SALTA__ARRAY(r->S, n * ns), SALTA__ARRAY(r->Sz, (size_t)r->nz * ns)};
   memcpy(list, all, sizeof all);
   return ERK_ARRAYS;
@@ -436,6 +434,7 @@ int salta__erk_create(salta__integrator *it, const salta__integrator_env *env) {
   r->ns = env->sens ? env->sens->ns : 0;
   r->m = r->nx * (1 + r->ns);
   if (salta__arrays_alloc(list, erk_arrays(r, list))) return salta__fail(a->err, SALTA_EMEM, "out of memory");
+  r->z = r->w + r->nx;
   for (k = 0; k < r->m; ++k) {   /* sensitivity tolerances scale like atol / |p_j| */
     int dir = k < r->nx ? -1 : k / r->nx - 1;
     double pk = dir >= 0 && env->sens->dirs[dir] >= 0 ? fabs(a->p[env->sens->dirs[dir]]) : 1.0;
