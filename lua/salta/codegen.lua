@@ -155,10 +155,12 @@ contains_implicit = per_node(function(n)
 end)
 
 local params_only = per_node(function(n)
+  local any = false   -- a constant expression expr did not fold stays in place: p may be empty
   for leaf in pairs(expr.deps(n)) do
     if leaf.kind ~= "p" then return false end
+    any = true
   end
-  return not contains_implicit(n)
+  return any and not contains_implicit(n)
 end)
 
 -- n's place among the derived values dv, taken on first use.
