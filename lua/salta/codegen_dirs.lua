@@ -5,6 +5,8 @@
 -- into parts of CHUNK rows each, called in turn, as codegen cuts the
 -- others.
 
+local emit = require("salta.codegen_emit")
+
 local M = {}
 
 local DIRS_SIG = "(double t, const double *x, const double *z, const double *p, const double *restrict V, int ldv, "
@@ -16,7 +18,7 @@ local SHARED_SIG = "(double t, const double *x, const double *z, const double *p
 -- The entries computed once, then for each column row i's products in
 -- increasing column: the sums of the sparse product, in its order.
 local function dirs_part(T, out, cname, jac)
-  local em, terms, rows, used, cols = T.new_emitter("  ", out.derived), {}, {}, {}, {}
+  local em, terms, rows, used, cols = emit.new_emitter("  ", out.derived), {}, {}, {}, {}
   for _, ent in ipairs(jac) do
     if not terms[ent.row] then terms[ent.row] = {}; rows[#rows + 1] = ent.row end
     if not used[ent.col] then used[ent.col] = true; cols[#cols + 1] = ent.col end
@@ -91,10 +93,10 @@ end
 -- capacitance it scales), into sh by the function cname_shared.
 local function dirs_p_part(T, out, cname, jac)
   -- the parameters' subexpressions are derived values already
-  local list, reads = shared_nodes(jac, function(n) return out.derived ~= nil and T.params_only(n) end)
+  local list, reads = shared_nodes(jac, function(n) return out.derived ~= nil and emit.params_only(n) end)
   local parts, known = { "  (void)t; (void)x; (void)z; (void)p;" }, nil
   if #list > 0 then
-    local em, sets = T.new_emitter("  ", out.derived), {}
+    local em, sets = emit.new_emitter("  ", out.derived), {}
     known = {}
     for i, n in ipairs(list) do
       sets[i] = ("  sh[%d] = %s;"):format(i - 1, em:emit(n))
@@ -110,7 +112,7 @@ local function dirs_p_part(T, out, cname, jac)
   end
   local q = 1
   while q <= #jac do
-    local j, em, sums = jac[q].col, T.new_emitter("      ", out.derived, known), {}
+    local j, em, sums = jac[q].col, emit.new_emitter("      ", out.derived, known), {}
     while q <= #jac and jac[q].col == j do
       sums[#sums + 1] = ("      r[%d] = r[%d] + %s;"):format(jac[q].row - 1, jac[q].row - 1, em:emit(jac[q].expr))
       q = q + 1
@@ -160,15 +162,14 @@ M.MAX_ENTRIES = 256
 -- emit(out, prefix, pat, blocks, T): the directional kernels by the
 -- arguments blocks ("x", "z", "p") of the function prefix with Jacobian
 -- patterns pat, into out (salta.codegen's text being generated, T its
--- emitter, add_fn, contains_implicit, params_only and CHUNK), or nil when too large or
--- implicit (its Newton could fail): the salta_function_def initialiser's
--- fields.
+-- add_fn and CHUNK), or nil when too large or implicit (its Newton could
+-- fail): the salta_function_def initialiser's fields.
 function M.emit(out, prefix, pat, blocks, T)
   local fields, entries = {}, 0
   for _, w in ipairs(blocks) do entries = entries + #pat[w] end
   if entries > M.MAX_ENTRIES then return nil end
   for _, w in ipairs(blocks) do
-    for _, ent in ipairs(pat[w]) do if T.contains_implicit(ent.expr) then return nil end end
+    for _, ent in ipairs(pat[w]) do if emit.contains_implicit(ent.expr) then return nil end end
   end
   for _, w in ipairs(blocks) do
     if #pat[w] > 0 then
