@@ -40,6 +40,7 @@ static int model_info(lua_State *L) {
   lua_pushstring(L, d->hash); lua_setfield(L, -2, "hash");
   set_int(L, "nx", d->nx); set_int(L, "nz", d->nz); set_int(L, "np", d->np);
   set_int(L, "ny", d->ny); set_int(L, "ne", d->ne); set_int(L, "np_derived", d->np_derived);
+  lua_pushboolean(L, d->reduced_dx != NULL); lua_setfield(L, -2, "reduced");
   salta_l_pushnames(L, d->x_names, d->nx); lua_setfield(L, -2, "x_names");
   salta_l_pushnames(L, d->z_names, d->nz); lua_setfield(L, -2, "z_names");
   salta_l_pushnames(L, d->p_names, d->np); lua_setfield(L, -2, "p_names");

@@ -9,7 +9,7 @@
 #ifndef SALTA_KERNEL_H
 #define SALTA_KERNEL_H
 
-#define SALTA_ABI_VERSION 11
+#define SALTA_ABI_VERSION 12
 
 /*
 ** A kernel evaluates one vector function or one sparse Jacobian at a point.
@@ -146,6 +146,13 @@ typedef struct salta_model_def {
   const int *block_stage;      /* nblocks: the stage of each block (the
                                   segments of z_assign are 0 .. the number
                                   of stages); NULL: block b is stage b */
+  /* The reduced right-hand side F(t, x, p) = f(t, x, z(t, x, p), p) of a
+  ** model whose algebraics z_assign computes alone (nblocks 0, one
+  ** segment): its directional kernels by x and by p, as f's (z holds the
+  ** assigned values at x). Both or neither; NULL: the engine solves the
+  ** sensitivities' z rows by g_z, then multiplies by f's. */
+  salta_dirs_fn reduced_dx;
+  salta_dirs_p_fn reduced_dp;
   /* Index reduction's dummy derivatives (the structural compiler): each
   ** made a state algebraic where a constraint's derivative by it, its
   ** pivot, was largest at the start values. The engine stops a run where

@@ -124,9 +124,8 @@ static int rhs(erk *r, double t, const double *Y, double *Yp) {
                            a->d->name, a->d->x_names[i], Yp[i], t);
   if (r->ns == 0) return SALTA_OK;
   /* Y's sensitivity rows are the x rows of S, and Yp's those of S' */
-  if (salta__sens_z_from_x(r->env.sens, t, r->w, Y + nx, nx, r->Sz, r->nz))
+  if (salta__sens_stage_prime(r->env.sens, t, r->w, Y + nx, nx, r->Sz, r->nz, Yp + nx, nx))
     return salta__fail(err_of(r), SALTA_ESOLVER, "model '%s': g_z is singular at t = %.17g", a->d->name, t);
-  salta__sens_prime_at(r->env.sens, t, r->w, Y + nx, nx, r->Sz, r->nz, Yp + nx, nx);
   return SALTA_OK;
 }
 

@@ -189,6 +189,9 @@ static int check_def(salta_model *m) {
   if (d->np_derived < 0 || (d->np_derived > 0 && !d->derive))
     return salta__fail(m->err, SALTA_EINPUT, "model '%s': %d derived parameter values without their kernel", d->name,
                        d->np_derived);
+  if (!d->reduced_dx != !d->reduced_dp || (d->reduced_dx && (d->nblocks != 0 || !d->z_assign)))
+    return salta__fail(m->err, SALTA_EINPUT, "model '%s': the reduced right-hand side's kernels without both, or with "
+                       "algebraics that z_assign does not compute alone", d->name);
   if (d->npivots < 0 || (d->npivots > 0 && !d->pivots))
     return salta__fail(m->err, SALTA_EINPUT, "model '%s': %d dummy pivots without their kernel", d->name, d->npivots);
   if ((st = check_names(m, d->pivot_dummy, d->npivots, "dummy")) ||

@@ -171,16 +171,14 @@ static int z_from_x(salta__sens *sn, double t, const double *w, const double *Sx
   return SALTA_OK;
 }
 
-int salta__sens_z_from_x(salta__sens *sn, double t, const double *w, const double *Sx, int ldx, double *Sz, int ldz) {
-  return z_from_x(sn, t, w, Sx, ldx, Sz, ldz, 1);
-}
-
 int salta__sens_fill_z(salta__sens *sn, double t, const double *w, double *S) {
   return z_from_x(sn, t, w, S, sn->dae->n, S + sn->dae->nx, sn->dae->n, 0);
 }
 
-void salta__sens_prime_at(salta__sens *sn, double t, const double *w, const double *Sx, int ldx, const double *Sz,
-                          int ldz, double *Sp, int ldp) {
+/* Sp = f_x s_x + f_z s_z + f_p (nx rows), column k's at Sx + k ldx, Sz + k
+** ldz and Sp + k ldp. */
+static void prime_at(salta__sens *sn, double t, const double *w, const double *Sx, int ldx, const double *Sz, int ldz,
+                     double *Sp, int ldp) {
   const salta_function_def *f = &sn->dae->d->f;
   int k, nx = sn->dae->nx;
   if (ldp == nx) memset(Sp, 0, sizeof(double) * (size_t)nx * sn->ns);
@@ -190,9 +188,25 @@ void salta__sens_prime_at(salta__sens *sn, double t, const double *w, const doub
   add_p_columns(sn, f, t, w, Sp, ldp, sn->fp_at);
 }
 
+int salta__sens_stage_prime(salta__sens *sn, double t, const double *w, const double *Sx, int ldx, double *Sz,
+                            int ldz, double *Sp, int ldp) {
+  const salta__dae *a = sn->dae;
+  const salta_model_def *d = a->d;
+  int k, st;
+  if (!d->reduced_dx) {
+    if ((st = z_from_x(sn, t, w, Sx, ldx, Sz, ldz, 1))) return st;
+    prime_at(sn, t, w, Sx, ldx, Sz, ldz, Sp, ldp);
+    return SALTA_OK;
+  }
+  for (k = 0; k < sn->ns; ++k) memset(Sp + (size_t)k * ldp, 0, sizeof(double) * (size_t)a->nx);
+  d->reduced_dx(t, w, w + a->nx, a->p, Sx, ldx, sn->ns, Sp, ldp);
+  d->reduced_dp(t, w, w + a->nx, a->p, sn->dirs, sn->ns, Sp, ldp);
+  return SALTA_OK;
+}
+
 void salta__sens_prime(salta__sens *sn, double t, const double *w, const double *S, double *Sp) {
   int k, n = sn->dae->n, nx = sn->dae->nx;
-  salta__sens_prime_at(sn, t, w, S, n, S + nx, n, Sp, n);   /* clears the x rows */
+  prime_at(sn, t, w, S, n, S + nx, n, Sp, n);   /* clears the x rows */
   for (k = 0; k < sn->ns; ++k) memset(Sp + (size_t)k * n + nx, 0, sizeof(double) * (size_t)(n - nx));
 }
 

@@ -68,16 +68,16 @@ int salta__sens_initial(salta__sens *sn, double t0, const double *w, int start_f
 /* S's z rows from its x rows at (t, w), by g_z's factorisation (starts,
 ** restarts, jumps): SALTA_OK, or SALTA_ESOLVER when g_z is singular. */
 int salta__sens_fill_z(salta__sens *sn, double t, const double *w, double *S);
-/* The same for an explicit stage, with the x rows and z rows apart (column
-** k's at Sx + k ldx and Sz + k ldz), by g_z's inverse where one is formed
-** (salta__dae_gz_apply): the solve that runs at every stage. */
-int salta__sens_z_from_x(salta__sens *sn, double t, const double *w, const double *Sx, int ldx, double *Sz, int ldz);
+/* Sp's x rows = f_x s_x + f_z s_z + f_p at an explicit stage (nx rows;
+** column k's at Sx + k ldx and Sp + k ldp): by the reduced right-hand
+** side's kernels where the model has them, else with s_z solved into Sz
+** (column k's at Sz + k ldz) by g_z's inverse where one is formed
+** (salta__dae_gz_apply): the product that runs at every stage. SALTA_OK,
+** or SALTA_ESOLVER when g_z is singular. */
+int salta__sens_stage_prime(salta__sens *sn, double t, const double *w, const double *Sx, int ldx, double *Sz,
+                            int ldz, double *Sp, int ldp);
 /* Sp's x rows = f_x s_x + f_z s_z + f_p; z rows 0. */
 void salta__sens_prime(salta__sens *sn, double t, const double *w, const double *S, double *Sp);
-/* Sp = f_x s_x + f_z s_z + f_p (nx rows), column k's at Sx + k ldx, Sz + k
-** ldz and Sp + k ldp. */
-void salta__sens_prime_at(salta__sens *sn, double t, const double *w, const double *Sx, int ldx, const double *Sz,
-                          int ldz, double *Sp, int ldp);
 /* The DAE's sensitivity residuals R[k] = [s_x' - (f_x s_x + f_z s_z + f_p);
 ** g_x s_x + g_z s_z + g_p] for every direction k (n each). */
 void salta__sens_residual(salta__sens *sn, double t, const double *w, double *const *S,

@@ -44,6 +44,15 @@ static int r_eval(double t, const double *x, const double *z, const double *p, d
   (void)t; (void)z; (void)p; o[0] = x[0]; o[1] = -0.5 * x[1]; return 1;  /* "fails" */
 }
 
+static void dirs_none(double t, const double *x, const double *z, const double *p, const double *V, int ldv, int ns,
+                      double *R, int ldr) {
+  (void)t; (void)x; (void)z; (void)p; (void)V; (void)ldv; (void)ns; (void)R; (void)ldr;
+}
+static void dirs_p_none(double t, const double *x, const double *z, const double *p, const int *col, int ns, double *R,
+                        int ldr) {
+  (void)t; (void)x; (void)z; (void)p; (void)col; (void)ns; (void)R; (void)ldr;
+}
+
 static const char *const xn[] = {"x", "v"}, *const zn[] = {"z"}, *const pn[] = {"k", "c"};
 static const char *const en[] = {"cross"};
 static const double xs[] = {1, 0}, zs[] = {0}, pnom[] = {2, 0.5};
@@ -96,6 +105,15 @@ int main(void) {
   def.p_nominal = (const double[]){2, NAN};
   CHECK(salta_model_create(&m, &def) == SALTA_EINPUT);
   CHECK_CONTAINS(salta_model_errmsg(m), "parameter 'c' has non-finite nominal value");
+  salta_model_free(&m);
+  def.p_nominal = pnom;
+  def.reduced_dx = dirs_none;   /* without reduced_dp */
+  CHECK(salta_model_create(&m, &def) == SALTA_EINPUT);
+  CHECK_CONTAINS(salta_model_errmsg(m), "reduced right-hand side");
+  salta_model_free(&m);
+  def.reduced_dp = dirs_p_none;   /* both, but z is no assignment's */
+  CHECK(salta_model_create(&m, &def) == SALTA_EINPUT);
+  CHECK_CONTAINS(salta_model_errmsg(m), "z_assign does not compute alone");
   salta_model_free(&m);
   def.abi = 99;
   CHECK(salta_model_create(&m, &def) == SALTA_EINPUT);

@@ -459,6 +459,7 @@ local function emit_structure(m, out, fields)
     field(fields, "z_block", "z_block")
     if any then field(fields, "z_assign", "k_zassign") end
     if m.nblocks > 0 then field(fields, "block_stage", "block_stage") end
+    for _, f in ipairs(any and codegen_dirs.emit_reduced(out, m, TOOLS) or {}) do field(fields, f[1], f[2]) end
   end
   if m.pivots and #m.pivots > 0 then
     local exprs, dummies, eqs = {}, {}, {}
