@@ -6,7 +6,6 @@
 -- stage multiplies by f_x, f_z and g_x) and on BDF (the derivatives at
 -- each restart and the z rows after each event).
 local H = require("helpers")
-local salta = require("salta")
 local codegen = require("salta.codegen")
 local codegen_dirs = require("salta.codegen_dirs")
 
@@ -33,14 +32,7 @@ local CASES = {
 
 local function loss_of(m, c)
   local free = c[4] or { m.params[1], m.params[2] }
-  local times = H.uniform(c[3], 25)
-  local tr = m:simulate{ tf = c[3], times = times, rtol = 1e-10, atol = 1e-10 }
-  local data = {}
-  for _, n in ipairs({ m.outputs[1], m.outputs[#m.outputs] }) do
-    data[n] = {}
-    for i, v in ipairs(tr.y[n]) do data[n][i] = v * 1.01 + 0.01 end
-  end
-  return salta.lsq{ model = m, times = times, data = data, free = free, rtol = 1e-8, atol = 1e-8, tf = c[3] }, free
+  return H.distorted_loss(m, c[3], free), free
 end
 
 describe("directional kernels", function()

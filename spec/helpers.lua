@@ -111,6 +111,21 @@ function H.gradient_case_loss(c, rtol, atol)
     tf = c[3] }
 end
 
+-- A loss on model m over [0, tf] with free parameters free: 25 targets of
+-- its first and last outputs, data a run at rtol 1e-10 distorted by 1 % +
+-- 0.01, at rtol 1e-8 (method as given, else the default).
+function H.distorted_loss(m, tf, free, method)
+  local times = H.uniform(tf, 25)
+  local tr = m:simulate{ tf = tf, times = times, rtol = 1e-10, atol = 1e-10 }
+  local data = {}
+  for _, n in ipairs({ m.outputs[1], m.outputs[#m.outputs] }) do
+    data[n] = {}
+    for i, v in ipairs(tr.y[n]) do data[n][i] = v * 1.01 + 0.01 end
+  end
+  return require("salta").lsq{ model = m, times = times, data = data, free = free, rtol = 1e-8, atol = 1e-8, tf = tf,
+    method = method }
+end
+
 -- fn() with t[key] = value meanwhile (t[key] restored whatever happens):
 -- its result.
 function H.with_field(t, key, value, fn)

@@ -7,7 +7,6 @@
 -- agree with the model compiled without them (codegen_dirs.REDUCED =
 -- false) to rounding, at the nominal point and at points away from it.
 local H = require("helpers")
-local salta = require("salta")
 local codegen = require("salta.codegen")
 local codegen_dirs = require("salta.codegen_dirs")
 
@@ -22,20 +21,11 @@ local CASES = {
   { "stiff_relay", {}, 3, { "R", "Rl", "v_hi" } },
 }
 
--- A loss on model m of case c: 25 targets, data the outputs of a run at
--- rtol 1e-10 distorted by 1 % + 0.01; start-value directions too, where
+-- A loss on case c's model m, on ERK; start-value directions too, where
 -- the case lists none (their columns pass the parameters' kernel by).
 local function loss_of(m, c)
   local free = c[4] or { m.params[1], m.params[2], "x0." .. m.states[1] }
-  local times = H.uniform(c[3], 25)
-  local tr = m:simulate{ tf = c[3], times = times, rtol = 1e-10, atol = 1e-10 }
-  local data = {}
-  for _, n in ipairs({ m.outputs[1], m.outputs[#m.outputs] }) do
-    data[n] = {}
-    for i, v in ipairs(tr.y[n]) do data[n][i] = v * 1.01 + 0.01 end
-  end
-  return salta.lsq{ model = m, times = times, data = data, free = free, rtol = 1e-8, atol = 1e-8, tf = c[3],
-    method = "erk" }, free
+  return H.distorted_loss(m, c[3], free, "erk"), free
 end
 
 describe("the reduced right-hand side", function()
