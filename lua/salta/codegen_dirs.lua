@@ -189,7 +189,7 @@ end
 -- The chain rule along m's assignments: chain(e, w) gives the sum, by
 -- column of w ("x" or "p"), of e's derivatives by w's leaves and through
 -- the algebraics assigned so far ({cols (sorted), by = {[col] = expr}}),
--- or nil when e reads one not yet assigned; assigned(j, acc) records
+-- or nil when e reads one not yet assigned; assigned(j, w, acc) records
 -- algebraic j's.
 local function new_chain(m)
   local z_of, col_of, dz = {}, { x = {}, p = {} }, { x = {}, p = {} }
