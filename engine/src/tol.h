@@ -47,19 +47,22 @@ static inline int salta__at_end(double t, double tf) { return tf - t <= 25 * sal
 #define SALTA_BRANCH_LOOSE 100.0
 #define SALTA_BRANCH_TIGHT 1e-6
 
-/* Whether v[0..n) are all finite: the exponent bits of none all set (integer
-** operations, so that the loop vectorises; a kernel's values pass here). */
+/* Whether v[0..n) are all finite: v - v is zero for a finite value (-0
+** under downward rounding: the sign bit is dropped) and NaN otherwise, so
+** the OR of their bits is 0 exactly when all are; no comparison carries
+** from one entry to the next, and the loop vectorises (a kernel's values
+** pass here). */
 static inline int salta__all_finite(const double *v, size_t n) {
-  const uint64_t exp_bits = 0x7ff0000000000000u;
-  uint64_t least = exp_bits;
+  const uint64_t magnitude = 0x7fffffffffffffffu;
+  uint64_t any = 0;
   size_t k;
   for (k = 0; k < n; ++k) {
-    uint64_t b, clear;
-    memcpy(&b, v + k, sizeof b);
-    clear = ~b & exp_bits;   /* 0 exactly when the exponent is all ones */
-    least = clear < least ? clear : least;
+    const double d = v[k] - v[k];
+    uint64_t b;
+    memcpy(&b, &d, sizeof b);
+    any |= b & magnitude;
   }
-  return least != 0;
+  return any == 0;
 }
 
 /* max |v[k]| over v[0..n) (0 when n is 0; fmax passes over a NaN). */
