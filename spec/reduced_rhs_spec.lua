@@ -7,6 +7,7 @@
 -- agree with the model compiled without them (codegen_dirs.REDUCED =
 -- false) to rounding, at the nominal point and at points away from it.
 local H = require("helpers")
+local salta = require("salta")
 local codegen = require("salta.codegen")
 local codegen_dirs = require("salta.codegen_dirs")
 
@@ -41,6 +42,28 @@ describe("the reduced right-hand side", function()
     assert.is_nil(codegen.generate(none.symbolic, "", "def"):find("reduced_d", 1, true))
     local big = dofile("models/cauer_ladder.lua"){ N = 150 }   -- beyond MAX_ENTRIES
     assert.is_nil(codegen.generate(big.symbolic, "", "def"):find("reduced_d", 1, true))
+  end)
+
+  it("is not generated where the chain fills F_x in beyond the solve by g_z", function()
+    -- x_i' = s, 0 = s - (x_1 + ... + x_n): F_x is n x n, the stages'
+    -- products read f_z, g_x and g_z (2 n + 1 entries)
+    local function sum_model(n)
+      local states = {}
+      for i = 1, n do states[i] = { "x" .. i, i } end
+      return salta.dae{ name = "sum" .. n, states = states, algebraics = { { "s", 0 } }, params = { { "k", 1 } },
+        f = function(t, x, z, p)
+          local d = {}
+          for i = 1, n do d[i] = -p.k * z.s end
+          return d
+        end,
+        g = function(t, x, z, p)
+          local sum = x.x1
+          for i = 2, n do sum = sum + x["x" .. i] end
+          return { z.s - sum }
+        end }
+    end
+    assert.truthy(sum_model(2).core:info().reduced)        -- F_x 4 entries against 5
+    assert.falsy(sum_model(4).core:info().reduced)         -- 16 against 9
   end)
 
   for _, c in ipairs(CASES) do

@@ -5,7 +5,8 @@
 ** every stage (Newton, warm-started), so it integrates the ODE
 ** x' = f(t, x, z(t, x)); forward sensitivities are integrated alongside as
 ** s_x' = f_x s_x + f_z s_z + f_p with s_z from the implicit function
-** theorem. Small non-stiff models (the Cauer ladder, the bouncing balls,
+** theorem, or, where every algebraic is assigned explicitly, by the
+** reduced right-hand side's Jacobians (sens.h). Small non-stiff models (the Cauer ladder, the bouncing balls,
 ** whose ballistic flight it integrates exactly) run several times faster
 ** than under IDAS.
 */
@@ -51,7 +52,8 @@ typedef struct erk {
                             (the warm start) */
   double *w;             /* [x; z] of a right-hand side */
   double *S;             /* n x ns: full sensitivities (a step's stage, its end) */
-  double *Sz;            /* nz x ns: the z rows of a right-hand side's sensitivities */
+  double *Sz;            /* nz x ns: the z rows of a right-hand side's sensitivities
+                            (unused by a model with the reduced right-hand side) */
   double t, h;           /* where the integration is; the next step size */
   double t_old, h_old;   /* the last accepted step, for the dense output */
   double errn;           /* its error norm */

@@ -189,9 +189,12 @@ static int check_def(salta_model *m) {
   if (d->np_derived < 0 || (d->np_derived > 0 && !d->derive))
     return salta__fail(m->err, SALTA_EINPUT, "model '%s': %d derived parameter values without their kernel", d->name,
                        d->np_derived);
-  if (!d->reduced_dx != !d->reduced_dp || (d->reduced_dx && (d->nblocks != 0 || !d->z_assign)))
-    return salta__fail(m->err, SALTA_EINPUT, "model '%s': the reduced right-hand side's kernels without both, or with "
-                       "algebraics that z_assign does not compute alone", d->name);
+  if (!d->reduced_dx != !d->reduced_dp)
+    return salta__fail(m->err, SALTA_EINPUT, "model '%s': one of the reduced right-hand side's kernels without the "
+                       "other", d->name);
+  if (d->reduced_dx && (d->nblocks != 0 || !d->z_block || !d->z_assign))
+    return salta__fail(m->err, SALTA_EINPUT, "model '%s': a reduced right-hand side, but z_assign does not compute "
+                       "every algebraic", d->name);
   if (d->npivots < 0 || (d->npivots > 0 && !d->pivots))
     return salta__fail(m->err, SALTA_EINPUT, "model '%s': %d dummy pivots without their kernel", d->name, d->npivots);
   if ((st = check_names(m, d->pivot_dummy, d->npivots, "dummy")) ||

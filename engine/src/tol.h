@@ -52,6 +52,9 @@ static inline int salta__at_end(double t, double tf) { return tf - t <= 25 * sal
 ** the OR of their bits is 0 exactly when all are; no comparison carries
 ** from one entry to the next, and the loop vectorises (a kernel's values
 ** pass here). */
+#if defined(__FINITE_MATH_ONLY__) && __FINITE_MATH_ONLY__
+#error "salta's finite checks need IEEE arithmetic: build without -ffast-math / -ffinite-math-only"
+#endif
 static inline int salta__all_finite(const double *v, size_t n) {
   const uint64_t magnitude = 0x7fffffffffffffffu;
   uint64_t any = 0;

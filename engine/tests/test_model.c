@@ -109,12 +109,17 @@ int main(void) {
   def.p_nominal = pnom;
   def.reduced_dx = dirs_none;   /* without reduced_dp */
   CHECK(salta_model_create(&m, &def) == SALTA_EINPUT);
-  CHECK_CONTAINS(salta_model_errmsg(m), "reduced right-hand side");
+  CHECK_CONTAINS(salta_model_errmsg(m), "one of the reduced right-hand side's kernels without the other");
   salta_model_free(&m);
-  def.reduced_dp = dirs_p_none;   /* both, but z is no assignment's */
+  def.reduced_dx = NULL, def.reduced_dp = dirs_p_none;   /* the other way round */
   CHECK(salta_model_create(&m, &def) == SALTA_EINPUT);
-  CHECK_CONTAINS(salta_model_errmsg(m), "z_assign does not compute alone");
+  CHECK_CONTAINS(salta_model_errmsg(m), "one of the reduced right-hand side's kernels without the other");
   salta_model_free(&m);
+  def.reduced_dx = dirs_none;   /* both, but z is no assignment's */
+  CHECK(salta_model_create(&m, &def) == SALTA_EINPUT);
+  CHECK_CONTAINS(salta_model_errmsg(m), "z_assign does not compute every algebraic");
+  salta_model_free(&m);
+  def.reduced_dx = NULL, def.reduced_dp = NULL;
   def.abi = 99;
   CHECK(salta_model_create(&m, &def) == SALTA_EINPUT);
   CHECK_CONTAINS(salta_model_errmsg(m), "ABI 99");

@@ -361,9 +361,9 @@ local DIRS_OF = { f = { "x", "z", "p" }, g = { "x", "p" } }
 -- guard is implicit: its Newton can fail, so it stays in k_e) into
 -- out: their salta_function_def initialisers and e_one's.
 local function emit_functions(m, vars, out)
-  local defs = {}
+  local defs, pats = {}, {}
   for _, fn in ipairs({ "f", "g", "h", "e" }) do
-    defs[fn] = function_def("k_" .. fn, m[fn], vars, out, nil, nil, DIRS_OF[fn])
+    defs[fn], pats[fn] = function_def("k_" .. fn, m[fn], vars, out, nil, nil, DIRS_OF[fn])
   end
   local implicit = false
   for _, e in ipairs(m.e) do implicit = implicit or emit.contains_implicit(e) end
@@ -372,7 +372,7 @@ local function emit_functions(m, vars, out)
     guard_kernel(out, "k_e_one", m.e)
     defs.e_one = "k_e_one"
   end
-  return defs
+  return defs, pats
 end
 
 -- y_state: for each output, the state it is (0-based), else -1; whether
@@ -448,7 +448,14 @@ end
 -- The structure of g = 0 (blocks, stages, the explicit algebraics'
 -- kernel) and index reduction's pivots: into out, their def fields
 -- into fields.
-local function emit_structure(m, out, fields)
+-- The entries an explicit stage's product by the directions in x reads
+-- without the reduced right-hand side (f's and g's Jacobian patterns
+-- pats): f's by x and z, g's by x, and g_z's inverse (or its factors).
+local function stage_entries(pats, nz)
+  return #pats.f.x + #pats.f.z + #pats.g.x + nz * nz
+end
+
+local function emit_structure(m, out, fields, pats)
   if m.z_block and #m.z_names > 0 then
     out.main[#out.main + 1] = int_array("z_block", m.z_block)
     out.main[#out.main + 1] = int_array("block_stage", m.block_stage)
@@ -459,7 +466,8 @@ local function emit_structure(m, out, fields)
     field(fields, "z_block", "z_block")
     if any then field(fields, "z_assign", "k_zassign") end
     if m.nblocks > 0 then field(fields, "block_stage", "block_stage") end
-    for _, f in ipairs(any and codegen_dirs.emit_reduced(out, m, TOOLS) or {}) do field(fields, f[1], f[2]) end
+    local reduced = any and codegen_dirs.emit_reduced(out, m, TOOLS, stage_entries(pats, #m.z_names))
+    for _, f in ipairs(reduced or {}) do field(fields, f[1], f[2]) end
   end
   if m.pivots and #m.pivots > 0 then
     local exprs, dummies, eqs = {}, {}, {}
@@ -575,14 +583,14 @@ function M.generate(m, abi, symbol)
   for _, tab in ipairs(m.input_tables or {}) do head[#head + 1] = tab:c_source() end
   local out = new_out(#m.p_names)
   local vars = { x = m.vars.x, z = m.vars.z, p = m.vars.p, t = { m.vars.t } }
-  local d = emit_functions(m, vars, out)
+  local d, pats = emit_functions(m, vars, out)
   d.S = m.start and function_def("k_x0", m.start, vars, out)
   d.any_state = emit_y_state(m, out)
   d.R, d.assign_ptr, d.assign_rows = emit_reset_kernels(m, vars, out)
   emit_tables(m, out, d.R, d.assign_ptr, d.assign_rows)
   d.any_flag, d.any_mode = emit_flags_and_modes(m, out)
   d.fields = {}
-  emit_structure(m, out, d.fields)
+  emit_structure(m, out, d.fields, pats)
   emit_input_checks(m, out, d.fields)
   emit_held(m, out, d.fields)
   emit_derive(out, d.fields)   -- last: every kernel has taken its derived values

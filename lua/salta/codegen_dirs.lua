@@ -250,9 +250,10 @@ end
 -- Jacobians by x and by p through the chain rule along the assignments
 -- (dz_i = de_i/dleaf + sum of de_i/dz_j dz_j, then dF = df/dleaf + df/dz
 -- dz), as entries of t, x, z and p (z: the assigned values). nil when an
--- algebraic is read before it is assigned, an expression is implicit, or
--- the derivatives exceed MAX_ENTRIES (the assignments': four times that).
-local function reduced_jacobians(m)
+-- algebraic is read before it is assigned, an expression is implicit, the
+-- Jacobian by x exceeds x_limit entries, or both exceed MAX_ENTRIES (the
+-- assignments' derivatives: four times that).
+local function reduced_jacobians(m, x_limit)
   local seg = m.z_segments and m.z_segments[1] or {}
   if m.nblocks ~= 0 or #seg ~= #m.vars.z then return nil end
   local chain, assigned = new_chain(m)
@@ -266,18 +267,21 @@ local function reduced_jacobians(m)
       if budget < 0 then return nil end
     end
   end
-  local jx, nx = entries_by(m.f, "x", chain, M.MAX_ENTRIES)
+  local jx, nx = entries_by(m.f, "x", chain, math.min(x_limit, M.MAX_ENTRIES))
   local jp = jx and entries_by(m.f, "p", chain, M.MAX_ENTRIES - nx)
   return jp and { x = jx, p = jp }
 end
 
--- emit_reduced(out, m, T): the reduced right-hand side's directional
--- kernels (salta_kernel.h: reduced_dx, reduced_dp; both, even empty, or
--- neither) into out: the def's fields {name, value}, or nil.
 M.REDUCED = true   -- a spec sets false to compare with the solve by g_z
 
-function M.emit_reduced(out, m, T)
-  local jac = M.REDUCED and reduced_jacobians(m)
+-- emit_reduced(out, m, T, x_cost): the reduced right-hand side's
+-- directional kernels (salta_kernel.h: reduced_dx, reduced_dp; both, even
+-- empty, or neither) into out, where their Jacobians have at most
+-- MAX_ENTRIES entries and the one by x no more than x_cost, the entries
+-- the stages' product by x reads without them (a chain that fills F_x in
+-- is slower than the solve by g_z): the def's fields {name, value}, or nil.
+function M.emit_reduced(out, m, T, x_cost)
+  local jac = M.REDUCED and reduced_jacobians(m, x_cost)
   if not jac then return nil end
   dirs_kernel(T, out, "k_F_dx", jac.x, dirs_part, DIRS_SIG, "(t, x, z, p, V, ldv, ns, R, ldr)")
   dirs_kernel(T, out, "k_F_dp", jac.p, dirs_p_part, DIRS_P_SIG, "(t, x, z, p, col, ns, R, ldr)")
