@@ -47,23 +47,27 @@ static inline int salta__at_end(double t, double tf) { return tf - t <= 25 * sal
 #define SALTA_BRANCH_LOOSE 100.0
 #define SALTA_BRANCH_TIGHT 1e-6
 
-/* Whether v[0..n) are all finite: v - v is zero for a finite value (-0
-** under downward rounding: the sign bit is dropped) and NaN otherwise, so
-** the OR of their bits is 0 exactly when all are; no comparison carries
-** from one entry to the next, and the loop vectorises (a kernel's values
-** pass here). */
-#if defined(__FINITE_MATH_ONLY__) && __FINITE_MATH_ONLY__
-#error "salta's finite checks need IEEE arithmetic: build without -ffast-math / -ffinite-math-only"
-#endif
+/* Whether v[0..n) are all finite: the exponent bits of none all set, in
+** integer operations alone (a floating-point operation on a subnormal
+** value costs a microcode assist). c, the exponent bits that are clear, is
+** 0 exactly for an infinity or a NaN; the least c over a few values, the
+** OR of c - 1's top bits over many, which vectorises (the vector loop's
+** set-up costs more than a handful of values: most callers pass a state
+** vector, the probes of event location a hundred guards). */
 static inline int salta__all_finite(const double *v, size_t n) {
-  const uint64_t magnitude = 0x7fffffffffffffffu;
-  uint64_t any = 0;
+  const uint64_t exp_bits = 0x7ff0000000000000u;
+  uint64_t least = exp_bits, any = 0, b;
   size_t k;
+  if (n < 16) {
+    for (k = 0; k < n; ++k) {
+      memcpy(&b, v + k, sizeof b);
+      least = (~b & exp_bits) < least ? ~b & exp_bits : least;
+    }
+    return least != 0;
+  }
   for (k = 0; k < n; ++k) {
-    const double d = v[k] - v[k];
-    uint64_t b;
-    memcpy(&b, &d, sizeof b);
-    any |= b & magnitude;
+    memcpy(&b, v + k, sizeof b);
+    any |= ((~b & exp_bits) - 1) >> 63;
   }
   return any == 0;
 }
