@@ -12,7 +12,7 @@ local codegen_dirs = require("salta.codegen_dirs")
 -- the reduced right-hand side's kernels off: they sum other terms
 -- (spec/reduced_rhs_spec.lua)
 local function with_limit(limit, make)
-  return H.with_field(codegen_dirs, "REDUCED", false, function()
+  return H.with_field(codegen, "REDUCED", false, function()
     return H.with_field(codegen_dirs, "MAX_ENTRIES", limit, make)
   end)
 end

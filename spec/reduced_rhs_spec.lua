@@ -4,14 +4,13 @@
 -- f(t, x, z(t, x, p), p), built by the chain rule along the assignments,
 -- instead of solving the sensitivities' z rows by g_z. The same derivative
 -- summed otherwise: the loss and its forward-sensitivity gradient on ERK
--- agree with the model compiled without them (codegen_dirs.REDUCED =
+-- agree with the model compiled without them (codegen.REDUCED =
 -- false) to rounding, at the nominal point and at points away from it.
 local H = require("helpers")
 local salta = require("salta")
 local codegen = require("salta.codegen")
-local codegen_dirs = require("salta.codegen_dirs")
 
-local function without(make) return H.with_field(codegen_dirs, "REDUCED", false, make) end
+local function without(make) return H.with_field(codegen, "REDUCED", false, make) end
 
 local CASES = {
   { "cauer", {}, 20, { "R1_R", "C3_C", "L1_L" } },

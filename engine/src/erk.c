@@ -6,9 +6,9 @@
 ** x' = f(t, x, z(t, x)); forward sensitivities are integrated alongside as
 ** s_x' = f_x s_x + f_z s_z + f_p with s_z from the implicit function
 ** theorem, or, where every algebraic is assigned explicitly, by the
-** reduced right-hand side's Jacobians (sens.h). Small non-stiff models (the Cauer ladder, the bouncing balls,
-** whose ballistic flight it integrates exactly) run several times faster
-** than under IDAS.
+** reduced right-hand side's Jacobians (sens.h). Small non-stiff models
+** (the Cauer ladder, the bouncing balls, whose ballistic flight it
+** integrates exactly) run several times faster than under IDAS.
 */
 #include <math.h>
 #include <stdlib.h>

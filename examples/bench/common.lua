@@ -1,5 +1,5 @@
 -- The bench scripts' helpers: the median, minimum and maximum of timings,
--- and uniform output times.
+-- uniform output times, and the wait for a model's background cc build.
 local M = {}
 
 -- stats(xs): median, min, max (sorts xs)
@@ -15,6 +15,17 @@ function M.uniform(tf, n)
   local t = {}
   for i = 0, n do t[i + 1] = tf * i / n end
   return t
+end
+
+-- wait_for_cc(m): m, once the cc build it started in the background (a
+-- cold cache) has landed in it, up to a minute: timings otherwise measure
+-- its tcc kernels, and the compiler beside them.
+function M.wait_for_cc(m)
+  for _ = 1, 120 do
+    if not select(2, m:backend()) then break end
+    os.execute("sleep 0.5")
+  end
+  return m
 end
 
 return M

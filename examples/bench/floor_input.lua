@@ -15,6 +15,7 @@
 -- writes DIR/balls.txt, DIR/cauer.txt and DIR/stiff.txt and prints salta's loss, gradient
 -- and median time per evaluation (REPEATS runs, default 25) for each.
 local salta = require("salta")
+local common = dofile("examples/bench/common.lua")
 
 local M = {}
 
@@ -48,12 +49,7 @@ local function build(file, opts, default)
     opts.backend = "cc"
     return make(opts)
   end
-  local m = make(opts)
-  for _ = 1, 120 do
-    if not select(2, m:backend()) then break end
-    os.execute("sleep 0.5")
-  end
-  return m
+  return common.wait_for_cc(make(opts))
 end
 
 -- The parameter values the loss evaluates at p, by name.

@@ -12,13 +12,8 @@ local clock = require("salta.core").clock
 
 local repeats = tonumber((...)) or 41
 local X = dofile("examples/cauer_experiment.lua")
-local m = X.model
--- with a cold cache each process builds cc kernels in the background: wait
--- for them (up to a minute), or the ranks time against the compilers
-for _ = 1, 120 do
-  if not select(2, m:backend()) then break end
-  os.execute("sleep 0.5")
-end
+-- with a cold cache each process builds cc kernels in the background
+local m = dofile("examples/bench/common.lua").wait_for_cc(X.model)
 local OUT = { "L2_i", "L1_i", "C5_v", "C1_v" }
 local times = {}
 for i = 0, 200 do times[i + 1] = 20 * i / 200 end

@@ -27,30 +27,53 @@ local function columns_of(vars)
   return col_of
 end
 
--- jacobian(exprs, vars [, rows]): nonzero entries {row, col, expr} of
--- d exprs / d vars, in column-major order. vars is an array of leaf nodes;
--- structural zeros (derivatives that simplify to the constant 0) are left
--- out. With rows (a list of row indices) only those rows: the cost follows
--- the rows and their non-zeros, not the length of exprs or vars.
-function M.jacobian(exprs, vars, rows)
-  local col_of = columns_of(vars)
-  local by_col, cols = {}, {}
-  local function row(i, e)
-    for _, v in ipairs(expr.sorted_deps(e)) do   -- diff creates nodes: a fixed order
-      local j = col_of[v]
-      if j then
-        local d = expr.diff(e, v)
-        if not (d.op == "const" and d.value == 0) then
-          if not by_col[j] then by_col[j] = {}; cols[#cols + 1] = j end
-          by_col[j][#by_col[j] + 1] = { row = i, col = j, expr = d }
-        end
-      end
+-- The derivatives of e by the leaves of col_of (leaf -> column) and, by
+-- the chain rule, through the leaves of through (leaf -> such derivatives
+-- of its own, or false while they are not known): {cols (sorted), by =
+-- {[col] = expr}}, terms summed in a fixed order (diff creates nodes); nil
+-- when e reads a leaf whose derivatives are not known.
+local function derivatives(e, col_of, through)
+  local acc = { cols = {}, by = {} }
+  local function add(c, term)
+    if not acc.by[c] then acc.cols[#acc.cols + 1] = c; acc.by[c] = term
+    else acc.by[c] = expr.add(acc.by[c], term) end
+  end
+  for _, v in ipairs(expr.sorted_deps(e)) do
+    local c, src = col_of[v], through and through[v]
+    if c then
+      add(c, expr.diff(e, v))
+    elseif src then
+      local d = expr.diff(e, v)
+      for _, c2 in ipairs(src.cols) do add(c2, expr.mul(d, src.by[c2])) end
+    elseif src == false then
+      return nil
     end
   end
-  if rows then
-    for _, i in ipairs(rows) do row(i, exprs[i]) end
-  else
-    for i, e in ipairs(exprs) do row(i, e) end
+  table.sort(acc.cols)
+  return acc
+end
+
+-- jacobian(exprs, vars [, rows [, through]]): nonzero entries {row, col,
+-- expr} of d exprs / d vars, in column-major order. vars is an array of
+-- leaf nodes; structural zeros (derivatives that simplify to the constant
+-- 0) are left out. With rows (a list of row indices) only those rows: the
+-- cost follows the rows and their non-zeros, not the length of exprs or
+-- vars. With through (see derivatives), the total derivatives through
+-- those leaves, or nil where a row reads one not known.
+function M.jacobian(exprs, vars, rows, through)
+  local col_of = columns_of(vars)
+  local by_col, cols = {}, {}
+  for q = 1, rows and #rows or #exprs do
+    local i = rows and rows[q] or q
+    local acc = derivatives(exprs[i], col_of, through)
+    if not acc then return nil end
+    for _, j in ipairs(acc.cols) do
+      local d = acc.by[j]
+      if not (d.op == "const" and d.value == 0) then
+        if not by_col[j] then by_col[j] = {}; cols[#cols + 1] = j end
+        by_col[j][#by_col[j] + 1] = { row = i, col = j, expr = d }
+      end
+    end
   end
   table.sort(cols)
   local out = {}
@@ -61,6 +84,40 @@ function M.jacobian(exprs, vars, rows)
   end
   return out
 end
+
+-- The reduced right-hand side F(t, x, p) = f(t, x, z(t, x, p), p) of a
+-- model whose algebraics one explicit segment assigns in order: its
+-- Jacobians by x and by p through the chain rule along the assignments
+-- (dz_i = de_i/dleaf + sum of de_i/dz_j dz_j, then dF = df/dleaf + df/dz
+-- dz), as entries of t, x, z and p (z: the assigned values). nil when an
+-- algebraic is read before it is assigned, an expression is implicit, the
+-- Jacobian by x has more than x_limit entries, or both more than
+-- codegen_dirs.MAX_ENTRIES (the assignments' derivatives: four times that).
+M.REDUCED = true   -- a spec sets false to compare with the solve by g_z
+local function reduced_jacobians(m, x_limit)
+  local seg, limit = m.z_segments and m.z_segments[1] or {}, codegen_dirs.MAX_ENTRIES
+  if not M.REDUCED or m.nblocks ~= 0 or #seg ~= #m.vars.z then return nil end
+  local through, budget = { x = {}, p = {} }, 4 * limit
+  for _, v in ipairs(m.vars.z) do through.x[v], through.p[v] = false, false end
+  for _, a in ipairs(seg) do
+    if emit.contains_implicit(a.expr) then return nil end
+    for _, w in ipairs({ "x", "p" }) do
+      local acc = derivatives(a.expr, columns_of(m.vars[w]), through[w])
+      if not acc then return nil end
+      through[w][m.vars.z[a.index]] = acc
+      budget = budget - #acc.cols
+      if budget < 0 then return nil end
+    end
+  end
+  for _, e in ipairs(m.f) do
+    if emit.contains_implicit(e) then return nil end
+  end
+  local jx = M.jacobian(m.f, m.vars.x, nil, through.x)
+  local jp = jx and M.jacobian(m.f, m.vars.p, nil, through.p)
+  if not jp or #jx > x_limit or #jx + #jp > limit then return nil end
+  return { x = jx, p = jp }
+end
+
 
 -- C emission: salta.codegen_emit ------------------------------------------------
 
@@ -466,8 +523,8 @@ local function emit_structure(m, out, fields, pats)
     field(fields, "z_block", "z_block")
     if any then field(fields, "z_assign", "k_zassign") end
     if m.nblocks > 0 then field(fields, "block_stage", "block_stage") end
-    local reduced = any and codegen_dirs.emit_reduced(out, m, TOOLS, stage_entries(pats, #m.z_names))
-    for _, f in ipairs(reduced or {}) do field(fields, f[1], f[2]) end
+    local jac = any and reduced_jacobians(m, stage_entries(pats, #m.z_names))
+    for _, f in ipairs(jac and codegen_dirs.emit_reduced(out, jac, TOOLS) or {}) do field(fields, f[1], f[2]) end
   end
   if m.pivots and #m.pivots > 0 then
     local exprs, dummies, eqs = {}, {}, {}

@@ -7,7 +7,6 @@
 -- others.
 
 local emit = require("salta.codegen_emit")
-local expr = require("salta.expr")
 
 local M = {}
 
@@ -186,103 +185,11 @@ function M.emit(out, prefix, pat, blocks, T)
   return #fields > 0 and table.concat(fields, ", ") or nil
 end
 
--- The chain rule along m's assignments: chain(e, w) gives the sum, by
--- column of w ("x" or "p"), of e's derivatives by w's leaves and through
--- the algebraics assigned so far ({cols (sorted), by = {[col] = expr}}),
--- or nil when e reads one not yet assigned; assigned(j, w, acc) records
--- algebraic j's.
-local function new_chain(m)
-  local z_of, col_of, dz = {}, { x = {}, p = {} }, { x = {}, p = {} }
-  for j, v in ipairs(m.vars.z) do z_of[v] = j end
-  for _, w in ipairs({ "x", "p" }) do
-    for c, v in ipairs(m.vars[w]) do col_of[w][v] = c end
-  end
-  local function chain(e, w)
-    local acc = { cols = {}, by = {} }
-    local function add(c, term)
-      if not acc.by[c] then acc.cols[#acc.cols + 1] = c; acc.by[c] = term
-      else acc.by[c] = expr.add(acc.by[c], term) end
-    end
-    for _, v in ipairs(expr.sorted_deps(e)) do
-      local c, j = col_of[w][v], z_of[v]
-      if c then
-        add(c, expr.diff(e, v))
-      elseif j then
-        local src = dz[w][j]
-        if not src then return nil end
-        local d = expr.diff(e, v)
-        for _, c2 in ipairs(src.cols) do add(c2, expr.mul(d, src.by[c2])) end
-      end
-    end
-    table.sort(acc.cols)
-    return acc
-  end
-  local function assigned(j, w, acc) dz[w][j] = acc end
-  return chain, assigned
-end
-
--- The entries {row, col, expr} of the derivatives of rows by w (chain's),
--- by column then row; nil past limit entries or on an implicit row.
-local function entries_by(rows, w, chain, limit)
-  local by_col, cols, out, n = {}, {}, {}, 0
-  for r, e in ipairs(rows) do
-    local acc = not emit.contains_implicit(e) and chain(e, w)
-    if not acc then return nil end
-    for _, c in ipairs(acc.cols) do
-      local d = acc.by[c]
-      if not (d.op == "const" and d.value == 0) then
-        if not by_col[c] then by_col[c] = {}; cols[#cols + 1] = c end
-        by_col[c][#by_col[c] + 1] = { row = r, col = c, expr = d }
-        n = n + 1
-      end
-    end
-    if n > limit then return nil end
-  end
-  table.sort(cols)
-  for _, c in ipairs(cols) do
-    for _, ent in ipairs(by_col[c]) do out[#out + 1] = ent end   -- rows increase within a column
-  end
-  return out, n
-end
-
--- The reduced right-hand side F(t, x, p) = f(t, x, z(t, x, p), p) of a
--- model whose algebraics one explicit segment assigns in order: its
--- Jacobians by x and by p through the chain rule along the assignments
--- (dz_i = de_i/dleaf + sum of de_i/dz_j dz_j, then dF = df/dleaf + df/dz
--- dz), as entries of t, x, z and p (z: the assigned values). nil when an
--- algebraic is read before it is assigned, an expression is implicit, the
--- Jacobian by x exceeds x_limit entries, or both exceed MAX_ENTRIES (the
--- assignments' derivatives: four times that).
-local function reduced_jacobians(m, x_limit)
-  local seg = m.z_segments and m.z_segments[1] or {}
-  if m.nblocks ~= 0 or #seg ~= #m.vars.z then return nil end
-  local chain, assigned = new_chain(m)
-  local budget = 4 * M.MAX_ENTRIES
-  for _, a in ipairs(seg) do
-    for _, w in ipairs({ "x", "p" }) do
-      local acc = not emit.contains_implicit(a.expr) and chain(a.expr, w)
-      if not acc then return nil end
-      assigned(a.index, w, acc)
-      budget = budget - #acc.cols
-      if budget < 0 then return nil end
-    end
-  end
-  local jx, nx = entries_by(m.f, "x", chain, math.min(x_limit, M.MAX_ENTRIES))
-  local jp = jx and entries_by(m.f, "p", chain, M.MAX_ENTRIES - nx)
-  return jp and { x = jx, p = jp }
-end
-
-M.REDUCED = true   -- a spec sets false to compare with the solve by g_z
-
--- emit_reduced(out, m, T, x_cost): the reduced right-hand side's
--- directional kernels (salta_kernel.h: reduced_dx, reduced_dp; both, even
--- empty, or neither) into out, where their Jacobians have at most
--- MAX_ENTRIES entries and the one by x no more than x_cost, the entries
--- the stages' product by x reads without them (a chain that fills F_x in
--- is slower than the solve by g_z): the def's fields {name, value}, or nil.
-function M.emit_reduced(out, m, T, x_cost)
-  local jac = M.REDUCED and reduced_jacobians(m, x_cost)
-  if not jac then return nil end
+-- emit_reduced(out, jac, T): the reduced right-hand side's directional
+-- kernels (salta_kernel.h: reduced_dx, reduced_dp; both, even empty) by its
+-- Jacobians jac = {x, p} (salta.codegen's), into out: the def's fields
+-- {name, value}.
+function M.emit_reduced(out, jac, T)
   dirs_kernel(T, out, "k_F_dx", jac.x, dirs_part, DIRS_SIG, "(t, x, z, p, V, ldv, ns, R, ldr)")
   dirs_kernel(T, out, "k_F_dp", jac.p, dirs_p_part, DIRS_P_SIG, "(t, x, z, p, col, ns, R, ldr)")
   return { { "reduced_dx", "k_F_dx" }, { "reduced_dp", "k_F_dp" } }
