@@ -5,31 +5,36 @@
 -- events, inputs read at t - d, starts from the parameters, index 2, time
 -- schedules, torn loops). The sensitivities are taken at rtol 1e-10: at
 -- 1e-8 their own error reaches 3.2e-6 of the largest component (the
--- thermostat; the spring latch 2.6e-6), the adjoint's 3.1e-7. And the
--- route chooser: "auto" takes sens below core.route_crossover free
--- parameters and the continuous adjoint from there on.
+-- thermostat; the spring latch 2.6e-6), the adjoint's 3.1e-7. Both of
+-- its backward solvers: Dormand-Prince after a run by ERK (the default
+-- run of these models), IDAS after a run by BDF. And the route chooser:
+-- "auto" takes sens below core.route_crossover free parameters and the
+-- continuous adjoint from there on.
 local H = require("helpers")
 local salta = require("salta")
 
 -- g against sens (tight) and the differences (with their error estimate)
-local function agree(label, g, sens, fd, fd_err)
+local function agree(label, g, sens, fd, fd_err, tol)
   local big = 0
+  tol = tol or 1e-6
   for k = 1, #sens do big = math.max(big, math.abs(sens[k])) end
   for k = 1, #sens do
-    assert(math.abs(g[k] - sens[k]) <= 1e-6 * big,
+    assert(math.abs(g[k] - sens[k]) <= tol * big,
       ("%s: component %d = %.12g by the continuous adjoint, %.12g by sens (largest %.3g)"):format(label, k, g[k],
         sens[k], big))
-    assert(math.abs(g[k] - fd[k]) <= 1e-6 * big + 10 * fd_err[k],
+    assert(math.abs(g[k] - fd[k]) <= tol * big + 10 * fd_err[k],
       ("%s: component %d = %.12g by the continuous adjoint, %.12g by differences (error %.2g, largest %.3g)"):format(
         label, k, g[k], fd[k], fd_err[k], big))
   end
 end
 
-local function check(label, L, p)
-  local tight = L:twin({ rtol = 1e-10, atol = 1e-12 })
-  local ref = L:twin({ rtol = 1e-12, atol = 1e-14 })
+-- (the references from ref_loss, L's own by default; within tol of the
+-- largest component, 1e-6 by default)
+local function check(label, L, p, ref_loss, tol)
+  local tight = (ref_loss or L):twin({ rtol = 1e-10, atol = 1e-12 })
+  local ref = (ref_loss or L):twin({ rtol = 1e-12, atol = 1e-14 })
   local fd, err = ref:fd_grad(p, { error = true })
-  agree(label, L:grad(p, { method = "adjoint_cont" }), tight:grad(p, { method = "sens" }), fd, err)
+  agree(label, L:grad(p, { method = "adjoint_cont" }), tight:grad(p, { method = "sens" }), fd, err, tol)
 end
 
 -- Not here: the stiff relay, whose outputs are sampled in a 0.1 ms
@@ -47,6 +52,20 @@ describe("continuous adjoint on the shipped models at rtol 1e-8", function()
       local p = {}
       for k = 1, #L.free do p[k] = L:nominal(k) end
       check(c[1], L, p)
+    end)
+  end
+end)
+
+-- Runs by BDF within 2e-6: the forward run's event times and states
+-- carry BDF's global error, about ten times ERK's at one rtol (the spring
+-- latch: 1.13e-6).
+describe("continuous adjoint on the shipped models at rtol 1e-8, runs by BDF", function()
+  for _, c in ipairs(H.GRADIENT_CASES) do
+    (NOT_YET[c[1]] and pending or it)(c[1], function()
+      local L = H.gradient_case_loss(c, 1e-8, 1e-10)
+      local p = {}
+      for k = 1, #L.free do p[k] = L:nominal(k) end
+      check(c[1], L:twin({ method = "bdf" }), p, L, 2e-6)   -- the references by ERK: BDF's sens are the less accurate
     end)
   end
 end)
@@ -124,14 +143,17 @@ describe("the route chooser", function()
     local m = H.model("cauer_ladder", { N = n, local_params = true })
     local times = H.uniform(5, 10)
     local tr = m:simulate{ tf = 5, times = times }
-    local function loss(nfree)
+    local function loss(nfree, method)
       local free = {}
       for k = 1, nfree do free[k] = m.params[3 + k] end
-      return salta.lsq{ model = m, times = times, data = { vN = tr.y.vN }, free = free, rtol = 1e-8, atol = 1e-10 }
+      return salta.lsq{ model = m, times = times, data = { vN = tr.y.vN }, free = free, rtol = 1e-8, atol = 1e-10,
+        method = method }
     end
     local below, above = loss(n - 1), loss(n)
     assert.are.equal("sens", below:route())
     assert.are.equal("adjoint_cont", above:route())
+    assert.are.equal("sens", loss(n - 1, "bdf"):route())
+    assert.are.equal("adjoint_cont", loss(n, "bdf"):route())
     -- the default gradient is the chosen route's
     local p = {}
     for k = 1, n do p[k] = 0.5 * (1 + 0.01 * (k % 7)) end

@@ -701,20 +701,23 @@ int salta_loss_eval_adjoint_residuals(salta_loss *loss, const double *p, const d
                                       int consistent, double *value, double *grad, double *resid);
 
 /* The continuous adjoint: the loss (as salta_loss_eval's) and its gradient
-** (ns) by IDAS's adjoint module, whatever the number of free directions.
-** One forward run gives the loss and its event groups; each segment between
-** groups is then run again with checkpoints every checkpoint_steps steps
-** (the memory that needs) and the adjoint DAE solved backward over it, its
-** algebraic part consistent with g, with quadratures for the parameters'
-** terms, to the options' adjoint_rtol, adjoint_atol, quad_rtol and
-** quad_atol; the adjoint jumps at each datum and through each event group
+** (ns), whatever the number of free directions. One forward run gives the
+** loss and its event groups; each segment between groups is then run
+** again and the adjoint solved backward over it, its algebraic part
+** consistent with g, with quadratures for the parameters' terms, to the
+** options' adjoint_rtol, adjoint_atol, quad_rtol and quad_atol: where the
+** run was by BDF, by IDAS's adjoint module, with checkpoints every
+** checkpoint_steps steps (the memory that needs); where by ERK, by
+** Dormand-Prince on the kept interpolants of an explicit re-run (the
+** memory of one segment's steps; the tighter of adjoint_rtol and
+** quad_rtol); the adjoint jumps at each datum and through each event group
 ** by the transpose of the forward sensitivities' jump (cascade rounds,
 ** members a direction moves apart, terminal events, input breakpoints and
 ** a start that follows the parameters alike), robust losses too. It
 ** neither blends nor follows event windows (SALTA_EINPUT), and reports a
 ** group whose members do not commute (SALTA_ENODIFF: its gradient depends
-** on whether a direction moves them apart). The forward run is BDF's, ERK's or AUTO's as the options say;
-** the segments are run again with BDF. */
+** on whether a direction moves them apart). The forward run is BDF's,
+** ERK's or AUTO's as the options say. */
 int salta_loss_eval_adjoint_cont(salta_loss *loss, const double *p, const double *x0, double *value,
                                  double *grad);
 
@@ -730,11 +733,12 @@ int salta_loss_set_route(salta_loss *loss, salta_route route);
 salta_route salta_loss_route(const salta_loss *loss);
 /* The rule AUTO follows, for nfree free directions of a model of n
 ** unknowns (nx + nz): the continuous adjoint from SALTA_ROUTE_CROSSOVER
-** free directions on, where make bench measures it the faster (131 on a
-** Cauer ladder of 1,500 unknowns; both routes' costs grow with n, but a
-** model small enough for directional kernels keeps sens the faster longer:
-** a ladder of 150 unknowns up to its 103 parameters). */
-#define SALTA_ROUTE_CROSSOVER 130
+** free directions on, near where make bench measures it the faster (Cauer
+** ladders of 15, 150 and 1,500 unknowns with 40 targets: near 15, 5 and 6
+** free parameters on runs by ERK, 7, 9 and 9 by BDF). Dense data raise it:
+** the adjoint's backward problem stops at every target (the Cauer, 501
+** targets: 9 times the sensitivities' cost at 7 free parameters). */
+#define SALTA_ROUTE_CROSSOVER 12
 salta_route salta_route_for(int nfree, int n);
 
 /* The simulation of the last evaluation: owned by the loss (do not free

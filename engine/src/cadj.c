@@ -32,7 +32,7 @@ static int nonfinite(salta__cadj *a) {
 /* The forward run at the target times and the loss, at a hundredth of
 ** the tolerances: the gradient is as accurate as the event data this run
 ** gives (event times, left and right limits) and the re-runs' states
-** (ida_adj.c: a tenth), while the backward problem's tolerance barely
+** (backward.h: a tenth), while the backward problem's tolerance barely
 ** matters. Measured on the thermostat, the spring latch and the RC network
 ** at rtol 1e-8: this run at rtol takes the gradient 2e-5 from the truth,
 ** at rtol / 10 2e-7 to 4e-6; on the 10,002-equation Cauer ladder (its
@@ -62,9 +62,9 @@ static int forward(salta__cadj *a, double *value) {
 /* ---- the backward problems ------------------------------------------------------------ */
 
 /* Their tolerances and solver, from the options. */
-static void ida_options(salta__cadj *a) {
+static void backward_options(salta__cadj *a) {
   const salta_sim_options *o = a->o;
-  salta__ida_adj_opts *io = &a->iop;
+  salta__backward_opts *io = &a->bop;
   int k;
   io->o = o;
   io->linear_solver = salta__use_klu(o, a->n) ? SALTA_LS_KLU : SALTA_LS_DENSE;
@@ -94,11 +94,18 @@ static size_t cadj_arrays(salta__cadj *a, salta__array *list) {
   return CADJ_ARRAYS;
 }
 
-/* The gradient once the forward run is made. */
+/* The gradient once the forward run is made: backward by the explicit
+** method where the run was explicit (the model is not stiff), else by
+** IDAS. */
 static int backward(salta__cadj *a, double *grad) {
+  salta_sim_stats stats;
   int st;
-  ida_options(a);
-  if ((st = salta__cadj_segments(a)) || (st = salta__ida_adj_create(&a->ia, a->dae, &a->iop))) return st;
+  backward_options(a);
+  salta_sim_stats_get(a->sim, &stats);
+  if ((st = salta__cadj_segments(a)) ||
+      (st = stats.method == SALTA_METHOD_ERK ? salta__erk_adj_create(&a->bw, a->dae, &a->bop)
+                                             : salta__ida_adj_create(&a->bw, a->dae, &a->bop)))
+    return st;
   return salta__cadj_gradient(a, grad);
 }
 
@@ -127,7 +134,7 @@ int salta__cadj_eval(salta__cadj_work *w, salta__targets *tg, salta_sim *sim, co
   st = forward(&a, &v);
   if (st == SALTA_OK && grad) st = backward(&a, grad);
   if (st == SALTA_OK && value) *value = v;
-  salta__ida_adj_free(&a.ia);
+  salta__backward_free(&a.bw);
   free(a.b), free(a.first), free(a.split), free(a.split_dir);
   salta__arrays_free(list, cadj_arrays(&a, list));
   salta__dae_set_params(a.dae, NULL);

@@ -7,7 +7,7 @@
 #define SALTA_CADJ_IMPL_H
 
 #include "cadj.h"
-#include "ida_adj.h"
+#include "backward.h"
 #include "jump.h"
 
 struct salta__cadj_work {
@@ -34,8 +34,8 @@ typedef struct salta__cadj {
   double *b;                    /* nseg + 1 boundaries: t0, each group's time, the end */
   int *first;                   /* per group: its first event record */
   int *split, *split_dir;       /* per group: SALTA__SPLIT_*, and the free direction that splits it most */
-  salta__ida_adj *ia;
-  salta__ida_adj_opts iop;
+  salta__backward bw;           /* the segments' backward problems */
+  salta__backward_opts bop;
   int *qpar;                    /* the free parameters, whose quadratures the backward problem carries */
   double *lam;                  /* n: the adjoint (x rows; z rows during a jump) */
   double *gp, *q;               /* np: the gradient's other terms; nq: the quadratures */

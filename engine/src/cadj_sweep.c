@@ -109,22 +109,23 @@ static int lam_is_zero(const salta__cadj *a) {
 ** not yet taken, counting down). */
 static int segment(salta__cadj *a, int s, int *k) {
   int st, integrate = !no_length(a, s), any = *k >= 0 && segment_of(a, a->tg->times[*k]) == s;
+  const salta__backward_ops *bw = a->bw.ops;
   const double *w;
   if (!any && lam_is_zero(a)) return SALTA_OK;   /* nothing reaches back through it */
   if (salta_interrupted())
     return salta__fail(a->err, SALTA_EINTR, "model '%s': continuous adjoint: interrupted at t = %.17g", a->d->name,
                        a->b[s + 1]);
-  if (integrate && ((st = salta__ida_adj_forward(a->ia, a->b[s], segment_start(a, s), a->b[s + 1])) ||
-                    (st = salta__ida_adj_restart(a->ia, a->b[s + 1], NULL, a->lam))))
+  if (integrate && ((st = bw->forward(a->bw.self, a->b[s], segment_start(a, s), a->b[s + 1])) ||
+                    (st = bw->restart(a->bw.self, a->b[s + 1], NULL, a->lam))))
     return st;
   for (; *k >= 0 && segment_of(a, a->tg->times[*k]) == s; --*k) {
     double T = a->tg->times[*k];
-    if (integrate && (st = salta__ida_adj_back(a->ia, T, a->lam, a->q))) return st;
+    if (integrate && (st = bw->back(a->bw.self, T, a->lam, a->q))) return st;
     if ((st = datum(a, *k))) return st;
     salta_sim_out(a->sim, *k, NULL, &w, NULL, NULL);
-    if (integrate && (st = salta__ida_adj_restart(a->ia, T, w, a->lam))) return st;
+    if (integrate && (st = bw->restart(a->bw.self, T, w, a->lam))) return st;
   }
-  return integrate ? salta__ida_adj_back(a->ia, a->b[s], a->lam, a->q) : SALTA_OK;
+  return integrate ? bw->back(a->bw.self, a->b[s], a->lam, a->q) : SALTA_OK;
 }
 
 /* The left limit of the group starting at record r0 (rate and flow
@@ -248,7 +249,7 @@ static double spread(const salta__cadj *a, const double *T, int nev, int *dir) {
 ** group): every member's event time by every free direction, a sweep each. */
 static int splits(salta__cadj *a, int g, const salta_event_record *r0, salta__left_limit *lm, int *ev, int *dir) {
   int nev = r0->group_size, q, st = SALTA_OK;
-  double *T, tol = fmax(1e-10, 100 * a->iop.rtol_b);
+  double *T, tol = fmax(1e-10, 100 * a->bop.rtol_b);
   saved sv = {NULL, NULL, NULL, 0};
   if (a->split[g]) return *dir = a->split_dir[g], a->split[g] == SALTA__SPLIT_YES;
   if (!(T = malloc(sizeof(double) * (size_t)nev * (size_t)(a->ns + 1)))) return salta__fail(a->err, SALTA_EMEM, "out of memory");

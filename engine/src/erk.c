@@ -311,3 +311,9 @@ int salta__erk_create(salta__integrator *it, const salta__integrator_env *env) {
   }
   return SALTA_OK;
 }
+
+const double *salta__erk_interpolant(const salta__integrator *it, double *t_old, double *h) {
+  const erk *r = it->self;
+  *t_old = r->dp.t_old, *h = r->dp.h_old;
+  return r->dp.dense;
+}

@@ -1,8 +1,20 @@
 /*
 ** ida_adj.c -- IDAS's adjoint module on one event-free segment (see
-** ida_adj.h): the forward residual and iteration matrix are the DAE's
-** (dae.c); the backward problem's residual [adjoint; quadratures], its
-** error weights and its block-triangular linear solver are here.
+** backward.h): the forward run over the segment with checkpoints every so
+** many steps (IDAAdjInit, IDASolveF), then the backward DAE (IDASolveB).
+** The forward residual and iteration matrix are the DAE's (dae.c); the
+** backward problem's residual [adjoint; quadratures], its error weights
+** and its block-triangular linear solver are here. The quadratures are
+** differential unknowns of the backward DAE, not IDAS's quadratures: IDAS
+** picks its order from the unknowns alone, and an adjoint that is a
+** polynomial (free flight) drops it to 1, where the quadratures' error
+** then sets tiny steps (found by test: a linear adjoint lost 2e-6 of its
+** integral at rtol 1e-10 in 30,000 steps). Its Newton systems are block
+** triangular; their adjoint block is the transpose of the forward
+** iteration matrix, factored as the forward problem's is. The algebraic
+** adjoint is made consistent (lam_z = g_z^-T f_z^T lam_x) at every
+** (re)start, and the problem is solved for lam / max |lam_x| (it is
+** linear), so that its absolute tolerances are relative to its size.
 */
 #include <float.h>
 #include <math.h>
@@ -17,14 +29,14 @@
 #include <sunmatrix/sunmatrix_sparse.h>
 
 #include "errors.h"
-#include "ida_adj.h"
+#include "backward.h"
 #include "linsol.h"
 #include "pattern.h"
 #include "sparselu.h"
 
-struct salta__ida_adj {
+typedef struct salta__ida_adj {
   salta__dae *dae;
-  salta__ida_adj_opts op;
+  salta__backward_opts op;
   int nx, n, m, sparse;         /* m = n + nq: the backward problem's unknowns [lam_x; lam_z; q] */
   SUNContext ctx;
   void *mem;
@@ -46,7 +58,7 @@ struct salta__ida_adj {
   long steps_f, steps_b;
   int steps_b_counted;
   char msg[512];                /* IDAS's last error message */
-};
+} salta__ida_adj;
 
 static char *err_of(salta__ida_adj *c) { return c->dae->err; }
 static const char *name_of(const salta__ida_adj *c) { return c->dae->d->name; }
@@ -94,12 +106,6 @@ static int fail(salta__ida_adj *c, int flag, const char *phase, double t) {
   return st;
 }
 
-/* The re-runs' tolerances against the loss's: BDF's global error at rtol
-** is about ten times ERK's on a non-stiff model (the 10,002-equation Cauer
-** ladder at rtol 1e-8: its sensitivities 8.3e-6 off by BDF, 8.4e-7 by
-** ERK), and the backward problem reads these states (cadj.c). */
-#define RERUN_TIGHTER 0.1
-
 /* IDAS's forward memory with its solver and options, at (t0, y, yp). */
 static int setup_forward(salta__ida_adj *c, double t0) {
   const salta_sim_options *o = c->op.o;
@@ -107,7 +113,7 @@ static int setup_forward(salta__ida_adj *c, double t0) {
   int i;
   for (i = 0; i < c->n; ++i) idv[i] = i < c->nx ? 1.0 : 0.0;
   if (IDAInit(c->mem, residual, t0, c->y, c->yp) || IDASetUserData(c->mem, c) ||
-      IDASStolerances(c->mem, RERUN_TIGHTER * o->rtol, RERUN_TIGHTER * o->atol) ||
+      IDASStolerances(c->mem, SALTA__RERUN_TIGHTER * o->rtol, SALTA__RERUN_TIGHTER * o->atol) ||
       IDASetLinearSolver(c->mem, c->LS, c->A) ||
       IDASetJacFn(c->mem, jacobian) || IDASetId(c->mem, c->id) || IDASetSuppressAlg(c->mem, SUNTRUE) ||
       IDASetMaxNumSteps(c->mem, o->max_steps) || IDASetMaxOrd(c->mem, o->max_order) ||
@@ -118,7 +124,8 @@ static int setup_forward(salta__ida_adj *c, double t0) {
   return 0;
 }
 
-int salta__ida_adj_forward(salta__ida_adj *c, double t0, const double *w0, double t1) {
+static int ida_adj_forward(void *self, double t0, const double *w0, double t1) {
+  salta__ida_adj *c = self;
   const salta__dae *a = c->dae;
   double *w = N_VGetArrayPointer(c->y), *wp = N_VGetArrayPointer(c->yp), tret = t0;
   long nst = 0;
@@ -313,7 +320,8 @@ static void count_backward(salta__ida_adj *c) {
   if (memB && IDAGetNumSteps(memB, &nst) == IDA_SUCCESS) c->steps_b += nst;
 }
 
-int salta__ida_adj_restart(salta__ida_adj *c, double t, const double *w, const double *lam_x) {
+static int ida_adj_restart(void *self, double t, const double *w, const double *lam_x) {
+  salta__ida_adj *c = self;
   int st, bad;
   double h = c->bwd_ready ? last_step_b(c) : 0;
   if ((st = consistent_b(c, t, w ? w : N_VGetArrayPointer(c->y), lam_x))) return st;
@@ -346,7 +354,8 @@ static int solve_back(salta__ida_adj *c, double t) {
   return flag;
 }
 
-int salta__ida_adj_back(salta__ida_adj *c, double t, double *lam_x, double *q) {
+static int ida_adj_back(void *self, double t, double *lam_x, double *q) {
+  salta__ida_adj *c = self;
   const double *lam = N_VGetArrayPointer(c->yB), *qb = lam + c->n;
   int i, flag;
   if (!(c->scale > 0)) {
@@ -363,7 +372,8 @@ int salta__ida_adj_back(salta__ida_adj *c, double t, double *lam_x, double *q) {
   return SALTA_OK;
 }
 
-void salta__ida_adj_steps(salta__ida_adj *c, long *forward, long *backward) {
+static void ida_adj_steps(void *self, long *forward, long *backward) {
+  salta__ida_adj *c = self;
   long nst = 0;
   count_backward(c);
   c->steps_b_counted = 1;
@@ -415,25 +425,8 @@ static int alloc_all(salta__ida_adj *c) {
   return 0;
 }
 
-int salta__ida_adj_create(salta__ida_adj **out, salta__dae *dae, const salta__ida_adj_opts *opts) {
-  salta__ida_adj *c = calloc(1, sizeof *c);
-  *out = NULL;
-  if (!c) return salta__fail(dae->err, SALTA_EMEM, "out of memory");
-  c->dae = dae;
-  c->op = *opts;
-  c->nx = dae->nx, c->n = dae->n, c->m = dae->n + opts->nq;
-  c->sparse = opts->linear_solver == SALTA_LS_KLU;
-  if (alloc_all(c)) {
-    salta__ida_adj_free(&c);
-    return salta__fail(dae->err, SALTA_EMEM, "model '%s': continuous adjoint: IDAS setup failed: out of memory",
-                       dae->d->name);
-  }
-  *out = c;
-  return SALTA_OK;
-}
-
-void salta__ida_adj_free(salta__ida_adj **cp) {
-  salta__ida_adj *c = cp ? *cp : NULL;
+static void ida_adj_free(void *self) {
+  salta__ida_adj *c = self;
   N_Vector vecs[6];
   int i;
   if (!c) return;
@@ -450,5 +443,24 @@ void salta__ida_adj_free(salta__ida_adj **cp) {
   if (c->sparse) salta__pattern_free(&c->pat);
   free(c->vals), free(c->piv), free(c->w_setup), free(c->gp), free(c->q_seen);
   free(c);
-  *cp = NULL;
+}
+
+static const salta__backward_ops ida_adj_ops = {ida_adj_forward, ida_adj_restart, ida_adj_back, ida_adj_steps,
+                                                ida_adj_free};
+
+int salta__ida_adj_create(salta__backward *b, salta__dae *dae, const salta__backward_opts *opts) {
+  salta__ida_adj *c = calloc(1, sizeof *c);
+  b->ops = &ida_adj_ops, b->self = NULL;
+  if (!c) return salta__fail(dae->err, SALTA_EMEM, "out of memory");
+  c->dae = dae;
+  c->op = *opts;
+  c->nx = dae->nx, c->n = dae->n, c->m = dae->n + opts->nq;
+  c->sparse = opts->linear_solver == SALTA_LS_KLU;
+  if (alloc_all(c)) {
+    ida_adj_free(c);
+    return salta__fail(dae->err, SALTA_EMEM, "model '%s': continuous adjoint: IDAS setup failed: out of memory",
+                       dae->d->name);
+  }
+  b->self = c;
+  return SALTA_OK;
 }

@@ -55,4 +55,10 @@ typedef struct salta__integrator {
 int salta__ida_create(salta__integrator *it, const salta__integrator_env *env);
 int salta__erk_create(salta__integrator *it, const salta__integrator_env *env);
 
+/* An ERK run without sensitivities (it from salta__erk_create): its last
+** accepted step [*t_old, *t_old + *h] and its interpolant's coefficients,
+** 5 per state, adjacent (borrowed until the next step; dopri.h reads
+** them). */
+const double *salta__erk_interpolant(const salta__integrator *it, double *t_old, double *h);
+
 #endif

@@ -1,0 +1,269 @@
+/*
+** erk_adj.c -- the continuous adjoint's backward problem by Dormand-Prince
+** (see backward.h), for runs by ERK. The segment is run again by ERK at a
+** tenth of the tolerances, and every step's interpolant of x kept with z
+** at its end; the adjoint and its quadratures are then integrated in
+** reversed time s = -t, as the ODE
+**   d lam / ds = F_x^T lam,   d q / ds = F_p^T lam   (q's chosen rows),
+** F_w^T lam = f_w^T lam - g_w^T g_z^-T f_z^T lam (the algebraics eliminated
+** through g, as ERK eliminates them forward), reading x from the
+** interpolants and solving z from g there. Being one-step, it restarts
+** at a datum's jump with its last step size and no loss of order, where
+** BDF starts again from order 1 and tiny steps. The adjoint is solved for
+** lam / max |lam| at each restart (it is linear), so that its absolute
+** tolerance is relative to its size.
+*/
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arrays.h"
+#include "backward.h"
+#include "dopri.h"
+#include "errors.h"
+#include "integrator.h"
+#include "tol.h"
+
+typedef struct erk_adj {
+  salta__dae *dae;
+  salta__backward_opts op;
+  int nx, nz, n, nq;
+  /* the forward re-run */
+  salta_sim_options fo;         /* its options: the run's, at a tenth of its tolerances */
+  salta_sim_stats fstats;
+  salta__track track;
+  salta__integrator it;
+  int nsteps, cap;              /* its steps, and room for so many */
+  double *t_step, *h_step;      /* cap: each step's start and size */
+  double *coef;                 /* cap x 5 nx: each step's interpolant of x */
+  double *z_end;                /* (cap + 1) x nz: z at the run's start, then at each step's end */
+  int cur;                      /* the step the last right-hand side read */
+  /* the backward problem over Y = [lam / scale; q / scale] */
+  salta__dopri dp;
+  double rtol;                  /* its relative tolerance: the adjoint's or the quadratures', the tighter */
+  double *w;                    /* n: the forward state at a stage */
+  double *v;                    /* n: the transposed products there */
+  double *gp;                   /* np: their parameter rows */
+  double scale;                 /* 0: lam = 0 since the last restart */
+  double tb, h, errn;           /* where it is (in t), the next step size, the last error norm */
+  int resize, rejected, has_h;
+  long steps_f, steps_b;
+} erk_adj;
+
+static const char *name_of(const erk_adj *c) { return c->dae->d->name; }
+
+/* ---- the forward re-run ------------------------------------------------------------ */
+
+/* Room for one more step. */
+static int reserve(erk_adj *c) {
+  int cap = c->cap ? 2 * c->cap : 64;
+  double *t, *h, *coef, *z;
+  if (c->nsteps < c->cap) return SALTA_OK;
+  t = realloc(c->t_step, sizeof(double) * (size_t)cap), c->t_step = t ? t : c->t_step;
+  h = realloc(c->h_step, sizeof(double) * (size_t)cap), c->h_step = h ? h : c->h_step;
+  coef = realloc(c->coef, sizeof(double) * 5 * (size_t)c->nx * (size_t)cap), c->coef = coef ? coef : c->coef;
+  z = realloc(c->z_end, sizeof(double) * (size_t)c->nz * ((size_t)cap + 1) + 1), c->z_end = z ? z : c->z_end;
+  if (!t || !h || !coef || !z) return salta__fail(c->dae->err, SALTA_EMEM, "out of memory");
+  c->cap = cap;
+  return SALTA_OK;
+}
+
+/* The accepted step just taken: its interpolant and its end's z. */
+static int keep_step(erk_adj *c) {
+  int st;
+  if ((st = reserve(c))) return st;
+  memcpy(c->coef + (size_t)5 * c->nx * c->nsteps,
+         salta__erk_interpolant(&c->it, &c->t_step[c->nsteps], &c->h_step[c->nsteps]),
+         sizeof(double) * 5 * (size_t)c->nx);
+  if ((st = c->it.ops->end_state(c->it.self, c->w, NULL))) return st;
+  memcpy(c->z_end + (size_t)c->nz * (c->nsteps + 1), c->w + c->nx, sizeof(double) * (size_t)c->nz);
+  c->nsteps++;
+  return SALTA_OK;
+}
+
+static int erk_adj_forward(void *self, double t0, const double *w0, double t1) {
+  erk_adj *c = self;
+  double told = t0, tnew = t0;
+  int st;
+  salta__integrator_env env = {c->dae, NULL, &c->fo, SALTA_LS_NONE, &c->fstats, &c->track, 0};
+  c->fo.tf = t1;
+  c->nsteps = 0, c->cur = 0;
+  if ((st = reserve(c))) return st;
+  memcpy(c->z_end, w0 + c->nx, sizeof(double) * (size_t)c->nz);
+  if (!c->it.self && (st = salta__erk_create(&c->it, &env))) return st;
+  if ((st = c->it.ops->start(c->it.self, t0, w0, NULL))) return st;
+  while (tnew < t1) {
+    if (salta_interrupted())
+      return salta__fail(c->dae->err, SALTA_EINTR, "model '%s': continuous adjoint: interrupted at t = %.17g",
+                         name_of(c), tnew);
+    if ((st = c->it.ops->step(c->it.self, t1, &told, &tnew)) || (st = keep_step(c))) return st;
+  }
+  c->steps_f += c->nsteps;
+  return SALTA_OK;
+}
+
+/* The forward state at t into c->w: x from its step's interpolant, z
+** solved from g there, from the line between the step's ends. */
+static int state_at(erk_adj *c, double t) {
+  int k = c->cur, i, st;
+  double th;
+  const double *d, *za, *zb;
+  while (k > 0 && t < c->t_step[k]) --k;
+  while (k < c->nsteps - 1 && t > c->t_step[k] + c->h_step[k]) ++k;
+  c->cur = k;
+  th = (t - c->t_step[k]) / c->h_step[k];
+  d = c->coef + (size_t)5 * c->nx * k;
+  for (i = 0; i < c->nx; ++i) c->w[i] = salta__dopri_eval(d + 5 * i, th, 1 - th);
+  if (c->nz == 0) return SALTA_OK;
+  za = c->z_end + (size_t)c->nz * k, zb = za + c->nz;
+  for (i = 0; i < c->nz; ++i) c->w[c->nx + i] = za[i] + th * (zb[i] - za[i]);
+  if ((st = salta__dae_solve_z(c->dae, t, c->w, c->w + c->nx, NULL)))
+    return salta__fail(c->dae->err, st, "model '%s': continuous adjoint: g = 0 could not be solved for the "
+                       "algebraics on the re-run's path at t = %.17g", name_of(c), t);
+  return SALTA_OK;
+}
+
+/* ---- the backward problem ------------------------------------------------------------- */
+
+/* d Y / ds at s = -t: [F_x^T lam; F_p^T lam (the chosen rows)]. */
+static int rhs(void *ctx, double s, const double *Y, double *Yp) {
+  erk_adj *c = ctx;
+  salta__dae *a = c->dae;
+  const salta_model_def *d = a->d;
+  double t = -s;
+  int k, st;
+  if ((st = state_at(c, t))) return st;
+  memset(c->v, 0, sizeof(double) * (size_t)c->n);
+  memset(c->gp, 0, sizeof(double) * (size_t)a->np);
+  salta__dae_add_transpose(a, &d->f.d[SALTA_WRT_X], t, c->w, 1.0, Y, 0, c->v);
+  salta__dae_add_transpose(a, &d->f.d[SALTA_WRT_Z], t, c->w, 1.0, Y, 0, c->v + c->nx);
+  salta__dae_add_transpose(a, &d->f.d[SALTA_WRT_P], t, c->w, 1.0, Y, 0, c->gp);
+  if ((st = salta__dae_fold_z(a, t, c->w, c->v, c->gp)))
+    return salta__fail(a->err, st, "model '%s': continuous adjoint: g_z is singular at t = %.17g", name_of(c), t);
+  memcpy(Yp, c->v, sizeof(double) * (size_t)c->nx);
+  for (k = 0; k < c->nq; ++k) Yp[c->nx + k] = c->gp[c->op.qpar[k]];
+  if (!salta__all_finite(Yp, (size_t)c->dp.m))
+    return salta__fail(a->err, SALTA_ESOLVER, "model '%s': continuous adjoint: its right-hand side is not finite at "
+                       "t = %.17g", name_of(c), t);
+  return SALTA_OK;
+}
+
+static int erk_adj_restart(void *self, double t, const double *w, const double *lam_x) {
+  erk_adj *c = self;
+  int i, st;
+  (void)w;   /* the re-run's states are at hand at every t */
+  c->tb = t;
+  c->scale = salta__max_abs(lam_x, c->nx);
+  if (!(c->scale > 0)) return SALTA_OK;
+  memset(c->dp.Y, 0, sizeof(double) * (size_t)c->dp.m);
+  for (i = 0; i < c->nx; ++i) c->dp.Y[i] = lam_x[i] / c->scale;
+  if ((st = rhs(c, -t, c->dp.Y, c->dp.K[0]))) return st;
+  if (!c->has_h) c->h = salta__dopri_initial_step(&c->dp, -t, -c->t_step[0], c->rtol, 0), c->has_h = 1;
+  c->resize = 0;   /* the next step tries the last accepted size */
+  return SALTA_OK;
+}
+
+/* One step of the backward problem towards t (in s: towards -t). */
+static int step_back(erk_adj *c, double t) {
+  double s = -c->tb, sf = -t;
+  int st;
+  if (c->resize) c->h *= salta__dopri_grow(c->errn, c->rejected), c->rejected = c->resize = 0;
+  for (;;) {
+    double errn, h;
+    int to_end = 0;
+    if (c->op.o->max_step > 0) c->h = fmin(c->h, c->op.o->max_step);
+    if (s + c->h > sf || sf - (s + c->h) < 1e-12 * fmax(1.0, fabs(sf))) c->h = sf - s, to_end = 1;
+    else if (c->h < 1e-13 * fmax(1.0, fabs(s)))
+      return salta__fail(c->dae->err, SALTA_ESOLVER, "model '%s': continuous adjoint: the backward problem's step "
+                         "size fell to %g at t = %.17g", name_of(c), c->h, c->tb);
+    h = c->h;
+    errn = salta__dopri_attempt(&c->dp, s, h, c->rtol, &st);
+    if (st) return st;
+    if (!(errn <= 1.0)) {
+      c->h *= salta__dopri_shrink(errn), c->rejected = 1;
+      continue;
+    }
+    salta__dopri_accept(&c->dp, s, h);
+    c->tb = to_end ? t : -(s + h);
+    c->errn = errn, c->resize = 1;
+    c->steps_b++;
+    return SALTA_OK;
+  }
+}
+
+static int erk_adj_back(void *self, double t, double *lam_x, double *q) {
+  erk_adj *c = self;
+  int i, st;
+  if (!(c->scale > 0)) {
+    memset(lam_x, 0, sizeof(double) * (size_t)c->nx);
+    return SALTA_OK;
+  }
+  while (c->tb - t > 16 * DBL_EPSILON * fmax(fabs(t), fabs(c->tb))) {   /* closer is nothing to integrate */
+    if (salta_interrupted())
+      return salta__fail(c->dae->err, SALTA_EINTR, "model '%s': continuous adjoint: interrupted at t = %.17g",
+                         name_of(c), c->tb);
+    if ((c->op.o->max_steps > 0 && c->steps_b >= c->op.o->max_steps) || (st = step_back(c, t))) {
+      if (st == SALTA_OK)
+        return salta__fail(c->dae->err, SALTA_ESOLVER, "model '%s': continuous adjoint: %ld backward steps at "
+                           "t = %.17g (max_steps)", name_of(c), c->steps_b, c->tb);
+      return st;
+    }
+  }
+  for (i = 0; i < c->nx; ++i) lam_x[i] = c->scale * c->dp.Y[i];
+  for (i = 0; i < c->nq; ++i) q[i] += c->scale * c->dp.Y[c->nx + i], c->dp.Y[c->nx + i] = 0;
+  return SALTA_OK;
+}
+
+static void erk_adj_steps(void *self, long *forward, long *backward) {
+  erk_adj *c = self;
+  *forward = c->steps_f, *backward = c->steps_b;
+}
+
+/* ---- lifecycle ------------------------------------------------------------------------ */
+
+#define OWN_ARRAYS 3
+static size_t erk_adj_arrays(erk_adj *c, salta__array *list) {
+  size_t k = salta__dopri_arrays(&c->dp, list);
+  salta__array own[OWN_ARRAYS] = {SALTA__ARRAY(c->w, c->n), SALTA__ARRAY(c->v, c->n),
+                                  SALTA__ARRAY(c->gp, c->dae->np)};
+  memcpy(list + k, own, sizeof own);
+  return k + OWN_ARRAYS;
+}
+
+static void erk_adj_free(void *self) {
+  erk_adj *c = self;
+  salta__array list[SALTA__DOPRI_ARRAYS + OWN_ARRAYS];
+  if (!c) return;
+  if (c->it.self) c->it.ops->free(c->it.self);
+  salta__track_free(&c->track);
+  salta__arrays_free(list, erk_adj_arrays(c, list));
+  free(c->t_step), free(c->h_step), free(c->coef), free(c->z_end);
+  free(c);
+}
+
+static const salta__backward_ops erk_adj_ops = {erk_adj_forward, erk_adj_restart, erk_adj_back, erk_adj_steps,
+                                                erk_adj_free};
+
+int salta__erk_adj_create(salta__backward *b, salta__dae *dae, const salta__backward_opts *opts) {
+  erk_adj *c = calloc(1, sizeof *c);
+  salta__array list[SALTA__DOPRI_ARRAYS + OWN_ARRAYS];
+  int i;
+  b->ops = &erk_adj_ops, b->self = NULL;
+  if (!c) return salta__fail(dae->err, SALTA_EMEM, "out of memory");
+  c->dae = dae, c->op = *opts;
+  c->nx = dae->nx, c->nz = dae->nz, c->n = dae->n, c->nq = opts->nq;
+  c->fo = *opts->o;
+  c->fo.rtol *= SALTA__RERUN_TIGHTER, c->fo.atol *= SALTA__RERUN_TIGHTER;
+  c->fo.atol_vec = NULL;
+  c->dp.nb = c->dp.m = c->nx + c->nq, c->dp.nk = 0;
+  c->dp.rhs = rhs, c->dp.ctx = c;
+  c->rtol = fmin(opts->rtol_b, opts->rtol_q);
+  if (salta__arrays_alloc(list, erk_adj_arrays(c, list)) || salta__track_init(&c->track, dae)) {
+    erk_adj_free(c);
+    return salta__fail(dae->err, SALTA_EMEM, "out of memory");
+  }
+  for (i = 0; i < c->dp.m; ++i) c->dp.atol[i] = i < c->nx ? opts->atol_b : opts->atol_q;
+  b->self = c;
+  return SALTA_OK;
+}
