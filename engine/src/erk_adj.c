@@ -46,8 +46,8 @@ typedef struct erk_adj {
   double *v;                    /* n: the transposed products there */
   double *gp;                   /* np: their parameter rows */
   double scale;                 /* 0: lam = 0 since the last restart */
-  double tb, h, errn;           /* where it is (in t), the next step size, the last error norm */
-  int resize, rejected, has_h;
+  double tb, h, errn;           /* where it is (in t), the next step size (0: none yet), the last error norm */
+  int resize, rejected;
   long steps_f, steps_b;
 } erk_adj;
 
@@ -159,7 +159,6 @@ static int erk_adj_restart(void *self, double t, const double *w, const double *
   memset(c->dp.Y, 0, sizeof(double) * (size_t)c->dp.m);
   for (i = 0; i < c->nx; ++i) c->dp.Y[i] = lam_x[i] / c->scale;
   if ((st = rhs(c, -t, c->dp.Y, c->dp.K[0]))) return st;
-  if (!c->has_h) c->h = salta__dopri_initial_step(&c->dp, -t, -c->t_step[0], c->rtol, 0), c->has_h = 1;
   c->resize = 0;   /* the next step tries the last accepted size */
   return SALTA_OK;
 }
@@ -168,11 +167,13 @@ static int erk_adj_restart(void *self, double t, const double *w, const double *
 static int step_back(erk_adj *c, double t) {
   double s = -c->tb, sf = -t;
   int st;
+  if (!(c->h > 0)) c->h = salta__dopri_initial_step(&c->dp, s, sf, c->rtol, c->op.o->max_step);   /* the first */
   if (c->resize) c->h *= salta__dopri_grow(c->errn, c->rejected), c->rejected = c->resize = 0;
   for (;;) {
-    double errn, h;
+    double errn, h, want;
     int to_end = 0;
     if (c->op.o->max_step > 0) c->h = fmin(c->h, c->op.o->max_step);
+    want = c->h;
     if (s + c->h > sf || sf - (s + c->h) < 1e-12 * fmax(1.0, fabs(sf))) c->h = sf - s, to_end = 1;
     else if (c->h < 1e-13 * fmax(1.0, fabs(s)))
       return salta__fail(c->dae->err, SALTA_ESOLVER, "model '%s': continuous adjoint: the backward problem's step "
@@ -187,6 +188,7 @@ static int step_back(erk_adj *c, double t) {
     salta__dopri_accept(&c->dp, s, h);
     c->tb = to_end ? t : -(s + h);
     c->errn = errn, c->resize = 1;
+    if (to_end && want > h) c->h = want, c->resize = 0;   /* a step cut short by a datum: the size before */
     c->steps_b++;
     return SALTA_OK;
   }
@@ -194,7 +196,7 @@ static int step_back(erk_adj *c, double t) {
 
 static int erk_adj_back(void *self, double t, double *lam_x, double *q) {
   erk_adj *c = self;
-  int i, st;
+  int i, st = SALTA_OK;
   if (!(c->scale > 0)) {
     memset(lam_x, 0, sizeof(double) * (size_t)c->nx);
     return SALTA_OK;

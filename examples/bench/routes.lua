@@ -13,15 +13,15 @@ local stats, uniform = common.stats, common.uniform
 -- Rounds interleave the routes; the crossover is where the sensitivities'
 -- line (through the two sizes that bracket it) meets the continuous
 -- adjoint's, the rule salta_route_for follows (core.route_crossover).
-local function route_rows(title, m, times, data, first_free, sizes, p_of, rounds)
-  print(("\n== loss + gradient against free parameters: %s =="):format(title))
+local function route_rows(title, m, times, data, first_free, sizes, p_of, rounds, method)
+  print(("\n== loss + gradient against free parameters: %s, runs by %s =="):format(title, method or "auto"))
   print(("  %6s %-14s %10s %10s %10s"):format("free", "route", "median ms", "min", "max"))
   local routes = { "sens", "adjoint", "adjoint_cont" }
   local med = {}
   for _, np in ipairs(sizes) do
     local free, p = {}, {}
     for k = 1, np do free[k] = m.params[first_free - 1 + k]; p[k] = p_of(k) end
-    local L = salta.lsq{ model = m, times = times, data = data, free = free, rtol = 1e-6, atol = 1e-8 }
+    local L = salta.lsq{ model = m, times = times, data = data, free = free, rtol = 1e-6, atol = 1e-8, method = method }
     local t, err = {}, {}
     for _, r in ipairs(routes) do t[r] = {} end
     for _ = 1, rounds do
@@ -54,14 +54,15 @@ end
 
 -- the Cauer ladder with each section its own L and C, N sections (2N + 3
 -- parameters), free the first of them in each size
-local function ladder_rows(N, sizes)
+local function ladder_rows(N, sizes, method)
   local m = dofile("models/cauer_ladder.lua"){ N = N, local_params = true, backend = "tcc" }
   local times = uniform(10, 40)
   local tr = m:simulate{ tf = 10, times = times, rtol = 1e-6, atol = 1e-8 }
   route_rows(("Cauer ladder N = %d, each section its own L and C (%d parameters)"):format(N, #m.params), m, times,
     { vN = tr.y.vN, v1 = tr.y.v1 }, 4, sizes, function(k) return 0.5 * (1 + 0.01 * (k % 7)) end,
-    tonumber(os.getenv("SALTA_BENCH_ROUNDS")) or 3)
+    tonumber(os.getenv("SALTA_BENCH_ROUNDS")) or 3, method)
 end
 
-ladder_rows(50, { 10, 30, 100 })
-ladder_rows(500, { 10, 100, 1000 })
+ladder_rows(50, { 1, 3, 10, 30, 100 })
+ladder_rows(500, { 1, 3, 10, 100, 1000 })
+ladder_rows(50, { 1, 3, 10, 30 }, "bdf")
