@@ -594,8 +594,12 @@ local ROUTES = {
   { label = "adjoint erk", method = "erk", rtol = ADJ_RTOL, opts = { method = "adjoint" }, tol = TOL_ADJ,
     optional = true },
   -- optional: its backward problem fails on a stiff relay's transient (the
-  -- adjoint_cont spec's pending case); a wrong gradient is still found
+  -- adjoint_cont spec's pending case); a wrong gradient is still found.
+  -- Both backward solvers: Dormand-Prince after a run by ERK (the default
+  -- run of most), IDAS after one by BDF
   { label = "adjoint_cont", rtol = GRAD_RTOL, opts = { method = "adjoint_cont" }, tol = TOL_SENS, optional = true },
+  { label = "adjoint_cont bdf", method = "bdf", rtol = GRAD_RTOL, opts = { method = "adjoint_cont" }, tol = TOL_SENS,
+    optional = true },
 }
 
 -- Why a route's wrong gradient is ill-conditioned, or nil: the run its
