@@ -137,6 +137,54 @@ describe("continuous adjoint on robust losses", function()
   end)
 end)
 
+-- A datum at t0, one at an event's instant (the first of the segment after
+-- it) and one at the end, through an algebraic: y = z = 2 x, x' = -a x,
+-- x(0) = x0, x -> c x at t = 1, so y = 2 x0 e^(-a t) before 1 and
+-- 2 c x0 e^(-a t) from 1 on. Against the closed form's gradient, on runs by
+-- ERK and by BDF (each backward solver).
+describe("continuous adjoint with data at t0, at an event and at the end", function()
+  local times = { 0, 0.5, 1, 1.5, 2 }
+  local data = { 1.7, 1.1, 0.4, 0.35, 0.2 }
+  local m = salta.dae{ name = "decay_kick", states = { { "x", 1 } }, algebraics = { { "z", 2 } },
+    params = { { "a", 0.8 }, { "c", 0.3 } },
+    f = function(t, x, z, p) return { x = -p.a * x.x } end,
+    g = function(t, x, z) return { z.z - 2 * x.x } end,
+    h = function(t, x, z) return { y = z.z } end,
+    events = { { name = "kick", direction = "up", guard = function(t) return t - 1 end,
+      reset = function(t, x, z, p) return { x = p.c * x.x } end } } }
+  -- the closed form's loss terms r_k = y(t_k) - d_k and their gradient by (a, c, x0)
+  local function closed(a, c, x0)
+    local L, g = 0, { 0, 0, 0 }
+    for k, t in ipairs(times) do
+      local f = t >= 1 and c or 1
+      local y = 2 * f * x0 * math.exp(-a * t)
+      local r = y - data[k]
+      L = L + r * r
+      g[1] = g[1] + 2 * r * (-t * y)
+      g[2] = g[2] + 2 * r * (t >= 1 and y / c or 0)
+      g[3] = g[3] + 2 * r * y / x0
+    end
+    return L, g
+  end
+  for _, method in ipairs({ "erk", "bdf" }) do
+    it("by " .. method, function()
+      local L = salta.lsq{ model = m, times = times, data = { y = data }, free = { "a", "c", "x0.x" }, rtol = 1e-8,
+        atol = 1e-10, method = method }
+      local p = { 0.8, 0.3, 1 }
+      local v, g = L:value_and_grad(p, { method = "adjoint_cont" })
+      local Lc, gc = closed(0.8, 0.3, 1)
+      local scale = 1 / #times   -- the loss is the mean of the squares
+      assert(math.abs(v - scale * Lc) <= 1e-7 * v, ("loss %.12g against the closed form's %.12g"):format(v, scale * Lc))
+      local big = 0
+      for k = 1, 3 do big = math.max(big, math.abs(scale * gc[k])) end
+      for k = 1, 3 do
+        assert(math.abs(g[k] - scale * gc[k]) <= 1e-6 * big,
+          ("%s: component %d = %.12g, closed form %.12g"):format(method, k, g[k], scale * gc[k]))
+      end
+    end)
+  end
+end)
+
 describe("the route chooser", function()
   it("takes sens below core.route_crossover free parameters and the continuous adjoint from there", function()
     local n = require("salta.core").route_crossover
