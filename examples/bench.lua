@@ -369,25 +369,38 @@ local function scaling_row(family, N, make, tf, outputs, free, p)
   local data = {}
   for _, o in ipairs(outputs) do data[o] = tr.y[o] end
   local L = salta.lsq{ model = m, times = times, data = data, free = free, rtol = 1e-6, atol = 1e-8 }
-  local sens, adj, adj_err = {}, {}, nil
+  local sens, adj, cont, adj_err, cont_err, gs, gc = {}, {}, {}, nil, nil, nil, nil
   local neq = #m.states + #m.algebraics + #m.structure.aliases
   for k = 1, neq > 5000 and 1 or 3 do
-    t0 = clock(); L:grad(p); sens[k] = clock() - t0
+    t0 = clock(); gs = L:grad(p, { method = "sens" }); sens[k] = clock() - t0
     t0 = clock()
     local ok, err = pcall(L.grad, L, p, { method = "adjoint" })
     adj[k], adj_err = clock() - t0, not ok and tostring(err) or adj_err
+    t0 = clock()
+    ok, err = pcall(L.grad, L, p, { method = "adjoint_cont" })
+    cont[k], cont_err, gc = clock() - t0, not ok and tostring(err) or cont_err, ok and err or gc
   end
   local info = m.compile_info
-  print(("  %-12s %6d %7d %8.2f %8.2f %8d %-34s %9.1f %7d %10.1f %11s"):format(family, N, neq,
+  local diff = 0   -- the continuous adjoint against sens, relative to the largest component
+  if gc then
+    local big = 0
+    for k = 1, #gs do big = math.max(big, math.abs(gs[k])) end
+    for k = 1, #gs do diff = math.max(diff, math.abs(gc[k] - gs[k]) / big) end
+  end
+  print(("  %-12s %6d %7d %8.2f %8.2f %8d %-34s %9.1f %7d %10.1f %11s %11s %8s"):format(family, N, neq,
     info.codegen_seconds, build - info.codegen_seconds, #info.source // 1024, structure_text(m),
-    stats(sims) * 1e3, #tr:events(), stats(sens) * 1e3, adj_err and "failed" or ("%.1f"):format(stats(adj) * 1e3)))
+    stats(sims) * 1e3, #tr:events(), stats(sens) * 1e3, adj_err and "failed" or ("%.1f"):format(stats(adj) * 1e3),
+    cont_err and "failed" or ("%.1f"):format(stats(cont) * 1e3), cont_err and "" or ("%.1e"):format(diff)))
   if adj_err then print("    adjoint: " .. adj_err:gsub("\n.*", "")) end
+  if cont_err then print("    adjoint_cont: " .. cont_err:gsub("\n.*", "")) end
   return neq, stats(sims), stats(sens)
 end
 
 print("\n== scaling: model families, tcc (build = trace + structure + compile after codegen) ==")
-print(("  %-12s %6s %7s %8s %8s %8s %-34s %9s %7s %10s %11s"):format("family", "N", "eqs", "codegen", "build",
-  "C KB", "after BLT and tearing", "sim ms", "events", "sens ms", "adjoint ms"))
+print("   (adj_cont: the continuous adjoint; vs sens: its largest difference from sens, relative to the largest")
+print("   component, both at rtol 1e-6)")
+print(("  %-12s %6s %7s %8s %8s %8s %-34s %9s %7s %10s %11s %11s %8s"):format("family", "N", "eqs", "codegen", "build",
+  "C KB", "after BLT and tearing", "sim ms", "events", "sens ms", "adjoint ms", "adj_cont ms", "vs sens"))
 do
   local ladder = dofile("models/cauer_ladder.lua")
   local fit = {}
