@@ -277,7 +277,7 @@ typedef struct salta_sim_options {
   /* the continuous adjoint (salta_loss_eval_adjoint_cont); a simulation ignores them */
   double adjoint_rtol, adjoint_atol;   /* its backward problem's tolerances (0: rtol, atol) */
   double quad_rtol, quad_atol;         /* its quadratures' (0: adjoint_rtol, adjoint_atol) */
-  int checkpoint_steps;                /* forward steps between its checkpoints */
+  int checkpoint_steps;                /* forward steps between its checkpoints (runs by BDF) */
 } salta_sim_options;
 
 /* Fills the declared defaults for [t0, tf]. */
@@ -709,11 +709,11 @@ int salta_loss_eval_adjoint_residuals(salta_loss *loss, const double *p, const d
 ** run was by BDF, by IDAS's adjoint module, with checkpoints every
 ** checkpoint_steps steps (the memory that needs); where by ERK, by
 ** Dormand-Prince on the kept interpolants of an explicit re-run (the
-** memory of one segment's steps; the tighter of adjoint_rtol and
-** quad_rtol); the adjoint jumps at each datum and through each event group
-** by the transpose of the forward sensitivities' jump (cascade rounds,
-** members a direction moves apart, terminal events, input breakpoints and
-** a start that follows the parameters alike), robust losses too. It
+** memory of one segment's steps); the adjoint jumps at each datum and
+** through each event group by the transpose of the forward sensitivities'
+** jump (cascade rounds, members a direction moves apart, terminal events,
+** input breakpoints and a start that follows the parameters alike),
+** robust losses too. It
 ** neither blends nor follows event windows (SALTA_EINPUT), and reports a
 ** group whose members do not commute (SALTA_ENODIFF: its gradient depends
 ** on whether a direction moves them apart). The forward run is BDF's,

@@ -10,12 +10,20 @@
 ** Two solvers share this interface: IDAS's adjoint module (ida_adj.c),
 ** for runs by BDF, and Dormand-Prince on the interpolants of an explicit
 ** re-run (erk_adj.c), for runs by ERK, whose model is not stiff, so that
-** neither is its adjoint.
+** neither is its adjoint. Both solve for lam / max |lam_x| from each
+** restart (the problem is linear), so that their absolute tolerances are
+** relative to its size, and weight the adjoint's and the quadratures'
+** errors each by its own tolerances, so that many quadratures do not
+** dilute the adjoint's error.
 */
 #ifndef SALTA_BACKWARD_H
 #define SALTA_BACKWARD_H
 
+#include <float.h>
+#include <math.h>
+
 #include "dae.h"
+#include "tol.h"
 
 /* What the problem is solved with. */
 typedef struct salta__backward_opts {
@@ -44,8 +52,6 @@ typedef struct salta__backward_ops {
   /* Integrates backward to t (not before the forward run's start): lam_x
   ** (nx) there, and q (nq) += the quadratures since the last restart. */
   int (*back)(void *self, double t, double *lam_x, double *q);
-  /* Forward and backward steps since the solver was made. */
-  void (*steps)(void *self, long *forward, long *backward);
   void (*free)(void *self);
 } salta__backward_ops;
 
@@ -59,6 +65,17 @@ typedef struct salta__backward {
 ** its life. */
 int salta__ida_adj_create(salta__backward *b, salta__dae *dae, const salta__backward_opts *opts);
 int salta__erk_adj_create(salta__backward *b, salta__dae *dae, const salta__backward_opts *opts);
+/* The size lam_x (nx) is solved relative to: max |lam_x| (0: lam = 0,
+** nothing to integrate); -1 when an entry is not finite. */
+static inline double salta__backward_scale(const double *lam_x, int nx) {
+  return salta__all_finite(lam_x, (size_t)nx) ? salta__max_abs(lam_x, nx) : -1;
+}
+
+/* Whether from tb back to t is too short to integrate: nothing changes. */
+static inline int salta__backward_nothing_left(double tb, double t) {
+  return !(tb - t > 16 * DBL_EPSILON * fmax(fabs(t), fabs(tb)));
+}
+
 /* Frees what b holds (b->self NULL: nothing). */
 static inline void salta__backward_free(salta__backward *b) {
   if (b->self) b->ops->free(b->self);

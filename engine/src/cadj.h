@@ -2,8 +2,8 @@
 ** cadj.h -- the continuous adjoint as a gradient route of a least-squares
 ** loss (internal). One forward run gives the loss, its event groups and
 ** the states at the targets; then, from the end back to t0, each segment
-** between groups is run again with IDAS's checkpoints and its backward
-** problem solved (ida_adj.h), the adjoint jumping by each datum at its
+** between groups is run again and its backward problem solved
+** (backward.h), the adjoint jumping by each datum at its
 ** target and through each group by the transpose of the sensitivities'
 ** jump (jump.h); the start takes what is left. Its cost does not grow
 ** with the number of free directions (but for the quadratures' entries).

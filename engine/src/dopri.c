@@ -31,7 +31,8 @@ size_t salta__dopri_arrays(salta__dopri *dp, salta__array *list) {
     SALTA__ARRAY(dp->Y, m), SALTA__ARRAY(dp->Ynew, m), SALTA__ARRAY(dp->K[0], m), SALTA__ARRAY(dp->K[1], m),
     SALTA__ARRAY(dp->K[2], m), SALTA__ARRAY(dp->K[3], m), SALTA__ARRAY(dp->K[4], m), SALTA__ARRAY(dp->K[5], m),
     SALTA__ARRAY(dp->K[6], m), SALTA__ARRAY(dp->stage, m), SALTA__ARRAY(dp->y6, m), SALTA__ARRAY(dp->err, m),
-    SALTA__ARRAY(dp->acc, m), SALTA__ARRAY(dp->atol, m), SALTA__ARRAY(dp->dense, 5 * m)};
+    SALTA__ARRAY(dp->acc, m), SALTA__ARRAY(dp->atol, m), SALTA__ARRAY(dp->rtol, dp->per_rtol ? m : 0),
+    SALTA__ARRAY(dp->dense, dp->no_dense ? 0 : 5 * m)};
   memcpy(list, all, sizeof all);
   return SALTA__DOPRI_ARRAYS;
 }
@@ -75,10 +76,16 @@ void salta__dopri_stage(salta__dopri *dp, int k, double h) { combine(dp->stage, 
 double salta__dopri_wrms(const salta__dopri *dp, const double *v, const double *y0, const double *y1, double rtol) {
   double sum = 0;
   int i;
-  for (i = 0; i < dp->m; ++i) {
-    double a0 = fabs(y0[i]), a1 = fabs(y1[i]), sc = dp->atol[i] + rtol * (a0 > a1 ? a0 : a1);
-    sum += (v[i] / sc) * (v[i] / sc);
-  }
+  if (dp->per_rtol)
+    for (i = 0; i < dp->m; ++i) {
+      double a0 = fabs(y0[i]), a1 = fabs(y1[i]), sc = dp->atol[i] + dp->rtol[i] * (a0 > a1 ? a0 : a1);
+      sum += (v[i] / sc) * (v[i] / sc);
+    }
+  else
+    for (i = 0; i < dp->m; ++i) {
+      double a0 = fabs(y0[i]), a1 = fabs(y1[i]), sc = dp->atol[i] + rtol * (a0 > a1 ? a0 : a1);
+      sum += (v[i] / sc) * (v[i] / sc);
+    }
   return sqrt(sum / dp->m);
 }
 
@@ -130,14 +137,32 @@ static void make_dense(salta__dopri *dp, double t, double h) {
   dp->h_old = h;
 }
 
-void salta__dopri_accept(salta__dopri *dp, double t, double h) {
-  make_dense(dp, t, h);
+void salta__dopri_accept(salta__dopri *dp, double t, double h, double errn) {
+  if (!dp->no_dense) make_dense(dp, t, h);
   memcpy(dp->Y, dp->Ynew, sizeof(double) * (size_t)dp->m);
   memcpy(dp->K[0], dp->K[6], sizeof(double) * (size_t)dp->m);
+  dp->errn = errn;
+  dp->resize = 1;
 }
 
-double salta__dopri_grow(double errn, int rejected) {
-  return fmin(rejected ? 1.0 : 10.0, fmax(0.2, 0.9 * pow(fmax(errn, 1e-10), -0.2)));
+void salta__dopri_resize(salta__dopri *dp) {
+  if (!dp->resize) return;
+  dp->h *= fmin(dp->rejected ? 1.0 : 10.0, fmax(0.2, 0.9 * pow(fmax(dp->errn, 1e-10), -0.2)));
+  dp->rejected = dp->resize = 0;
 }
 
-double salta__dopri_shrink(double errn) { return isfinite(errn) ? fmax(0.2, 0.9 * pow(errn, -0.2)) : 0.2; }
+int salta__dopri_clip(salta__dopri *dp, double t, double tf, double max_step) {
+  if (max_step > 0) dp->h = fmin(dp->h, max_step);
+  if (t + dp->h > tf || tf - (t + dp->h) < 1e-12 * fmax(1.0, fabs(tf))) {
+    dp->h = tf - t;
+    return 1;
+  }
+  return dp->h < 1e-13 * fmax(1.0, fabs(t)) ? -1 : 0;
+}
+
+void salta__dopri_reject(salta__dopri *dp, double errn) {
+  dp->h *= isfinite(errn) ? fmax(0.2, 0.9 * pow(errn, -0.2)) : 0.2;
+  dp->rejected = 1;
+}
+
+void salta__dopri_restart(salta__dopri *dp) { dp->resize = 0; }

@@ -19,21 +19,26 @@ typedef int (*salta__dopri_rhs)(void *ctx, double t, const double *Y, double *Yp
 /* The method's state over m = nb (1 + nk) unknowns: nk + 1 blocks of nb,
 ** whose dense coefficients are interleaved by component (see
 ** salta__dopri_coef). The arrays are the owner's, allocated from
-** salta__dopri_arrays. */
+** salta__dopri_arrays (rtol only with per_rtol set). */
 typedef struct salta__dopri {
   int nb, nk, m;
+  int per_rtol;              /* rtol[] replaces the scalar rtol of the calls below */
+  int no_dense;              /* no interpolant is kept */
   salta__dopri_rhs rhs;
   void *ctx;
   double *Y, *Ynew, *K[7];   /* the step's start and end; its stages, K[0] = Y' at its start */
   double *stage;             /* a stage's argument, then the 5th-order solution */
   double *y6;                /* the sixth stage's argument (a stiffness test reads it) */
   double *err, *acc;         /* the error estimate; a weighted sum of the stages */
-  double *atol;              /* per unknown */
+  double *atol, *rtol;       /* per unknown */
   double *dense;             /* 5 m: the last accepted step's interpolant */
   double t_old, h_old;       /* that step */
+  double h, errn;            /* the next step size; the last accepted step's error norm */
+  int rejected;              /* the last attempt before it was rejected */
+  int resize;                /* the next step size is due from errn */
 } salta__dopri;
 
-#define SALTA__DOPRI_ARRAYS 15
+#define SALTA__DOPRI_ARRAYS 16
 /* The arrays of dp (its sizes set) into list: returns their number. */
 size_t salta__dopri_arrays(salta__dopri *dp, salta__array *list);
 
@@ -48,14 +53,21 @@ double salta__dopri_attempt(salta__dopri *dp, double t, double h, double rtol, i
 double salta__dopri_wrms(const salta__dopri *dp, const double *v, const double *y0, const double *y1, double rtol);
 /* Hairer's first step from (t, Y) with K[0] = Y'(t), towards tf. */
 double salta__dopri_initial_step(salta__dopri *dp, double t, double tf, double rtol, double max_step);
-/* The attempted step [t, t + h] accepted: its interpolant made, Ynew into
-** Y, and K[6] into K[0] (first same as last). */
-void salta__dopri_accept(salta__dopri *dp, double t, double h);
+/* The attempted step [t, t + h] of error norm errn accepted: its
+** interpolant made, Ynew into Y, K[6] into K[0] (first same as last); the
+** next size is due from errn. */
+void salta__dopri_accept(salta__dopri *dp, double t, double h, double errn);
 
-/* The next step size's factor after an accepted step of error norm errn
-** (no growth right after a rejection), and after a rejected one. */
-double salta__dopri_grow(double errn, int rejected);
-double salta__dopri_shrink(double errn);
+/* The step-size controller (dp->h): before a step, the size due from the
+** last accepted one (no growth right after a rejection); then that size
+** cut to max_step (> 0) and to what is left before tf: 1 when it reaches
+** tf, 0 when not, -1 when it is below the shortest step at t (the caller
+** says why); after a rejected attempt, the smaller size to retry. A
+** restart keeps the last accepted size. */
+void salta__dopri_resize(salta__dopri *dp);
+int salta__dopri_clip(salta__dopri *dp, double t, double tf, double max_step);
+void salta__dopri_reject(salta__dopri *dp, double errn);
+void salta__dopri_restart(salta__dopri *dp);
 
 /* The interpolant's coefficients of component j of block k (5, adjacent:
 ** a component's blocks next to each other, so that an output reads them

@@ -33,10 +33,7 @@ typedef struct erk {
   double *S;             /* n x ns: full sensitivities (a step's stage, its end) */
   double *Sz;            /* nz x ns: the z rows of a right-hand side's sensitivities
                             (unused by a model with the reduced right-hand side) */
-  double t, h;           /* where the integration is; the next step size */
-  double errn;           /* the last accepted step's error norm */
-  int rejected;          /* the last attempt before it was rejected */
-  int resize;            /* the next step size is due from errn */
+  double t;              /* where the integration is */
   long rhs_evals;
 } erk;
 
@@ -78,9 +75,8 @@ static int rhs(void *ctx, double t, const double *Y, double *Yp) {
   return SALTA_OK;
 }
 
-/* A branch of g = 0 ending at a stage is the integration's error past
-** the shortest step (see erk_step). */
-/* A status for the caller: ERK's retries over, a branch's end is final. */
+/* A status for the caller: ERK's retries over, a branch of g = 0 ending at
+** a stage is final (within a step, erk_step retries shorter ones). */
 static int solver_status(int st) {
   return st == SALTA__EBRANCH ? SALTA_EALGEBRAIC : st == SALTA__EPIVOT ? SALTA_ESOLVER : st;
 }
@@ -132,9 +128,9 @@ static int stiff(erk *r, double h) {
 static int nonfinite_sensitivities(erk *r) {
   int k, st;
   for (k = 0; k < 7; ++k) {
-    const double tk = r->t + salta__dopri_node(k) * r->h;
+    const double tk = r->t + salta__dopri_node(k) * r->dp.h;
     if (salta__all_finite(r->dp.K[k] + r->nx, (size_t)(r->dp.m - r->nx))) continue;
-    if (k > 0) salta__dopri_stage(&r->dp, k, r->h);
+    if (k > 0) salta__dopri_stage(&r->dp, k, r->dp.h);
     if ((st = rhs(r, tk, k > 0 ? r->dp.stage : r->dp.Y, r->dp.K[k]))) return st;
     unpack_S(r, r->dp.K[k], r->S);
     if ((st = salta__sens_check(r->env.sens, r->S, r->nx, r->n, tk, r->w))) return st;
@@ -153,7 +149,10 @@ static int erk_start(void *self, double t0, const double *w, const double *S) {
   pack(r, w, S, r->dp.Y);
   if ((st = salta__track_restart(r->env.track, o, t0, w)) || (st = rhs(r, t0, r->dp.Y, r->dp.K[0])))
     return solver_status(st);
-  r->h = o->init_step > 0 ? o->init_step : salta__dopri_initial_step(&r->dp, t0, o->tf, o->rtol, o->max_step);
+  r->dp.h = o->init_step > 0 ? o->init_step : salta__dopri_initial_step(&r->dp, t0, o->tf, o->rtol, o->max_step);
+  r->dp.errn = 0;   /* a start forgets the last run's steps (a re-run starts its integrator again) */
+  r->dp.rejected = r->dp.resize = 0;
+  r->stiff_steps = r->clear_steps = 0;
   return SALTA_OK;
 }
 
@@ -165,51 +164,42 @@ static int erk_step(void *self, double tf, double *t_old, double *t_new) {
   erk *r = self;
   const salta_sim_options *o = r->env.o;
   int st;
-  if (r->resize) {
-    r->h *= salta__dopri_grow(r->errn, r->rejected);
-    r->rejected = r->resize = 0;
-  }
+  salta__dopri_resize(&r->dp);
   for (;;) {
     double errn, h;
-    int to_tf = 0;
-    if (o->max_step > 0) r->h = fmin(r->h, o->max_step);
-    if (r->t + r->h > tf || tf - (r->t + r->h) < 1e-12 * fmax(1.0, fabs(tf))) {
-      r->h = tf - r->t;
-      to_tf = 1;
-    } else if (r->h < 1e-13 * fmax(1.0, fabs(r->t))) {
+    int to_tf = salta__dopri_clip(&r->dp, r->t, tf, o->max_step);
+    if (to_tf < 0) {
       int i, at = 0;
       if (r->env.watch_stiffness) return SALTA__ESTIFF;
       for (i = 1; i < r->nx; ++i) if (fabs(r->dp.Y[i]) > fabs(r->dp.Y[at])) at = i;
       return salta__fail(err_of(r), SALTA_ESOLVER,
                          "model '%s': explicit Runge-Kutta step size fell to %g at t = %.17g, with state '%s' at %g: "
                          "the solution may blow up there (a finite escape time), or the model is stiff: use "
-                         "method = \"bdf\"", r->env.dae->d->name, r->h, r->t, r->env.dae->d->x_names[at], r->dp.Y[at]);
+                         "method = \"bdf\"", r->env.dae->d->name, r->dp.h, r->t, r->env.dae->d->x_names[at],
+                         r->dp.Y[at]);
     }
-    h = r->h;
+    h = r->dp.h;
     errn = salta__dopri_attempt(&r->dp, r->t, h, o->rtol, &st);
     /* a stage beyond the end of the algebraics' branch (a fold): a
     ** shorter step may stay before it; at the fold itself none does */
     if ((st == SALTA__EBRANCH || st == SALTA__EPIVOT) && h > BRANCH_MIN_STEP * fmax(1.0, fabs(r->t))) {
       r->env.stats->err_test_fails++;
-      r->h *= 0.25;
-      r->rejected = 1;
+      r->dp.h *= 0.25;
+      r->dp.rejected = 1;
       continue;
     }
     if (st) return solver_status(st);
     if (isnan(errn) && r->ns > 0 && (st = nonfinite_sensitivities(r))) return st;
     if (!(errn <= 1.0)) {
       r->env.stats->err_test_fails++;
-      r->h *= salta__dopri_shrink(errn);
-      r->rejected = 1;
+      salta__dopri_reject(&r->dp, errn);
       continue;
     }
     r->env.stats->steps++;
     if (r->env.watch_stiffness && stiff(r, h)) return SALTA__ESTIFF;
-    salta__dopri_accept(&r->dp, r->t, h);
+    salta__dopri_accept(&r->dp, r->t, h, errn);
     *t_old = r->t;
     *t_new = r->t = to_tf ? tf : r->t + h;
-    r->errn = errn;
-    r->resize = 1;
     /* the stages solved z on their branch; the pivots are checked here */
     memcpy(r->w, r->dp.Y, sizeof(double) * (size_t)r->nx);
     return salta__track_accept(r->env.track, r->t, r->w, 0);
@@ -261,7 +251,7 @@ static int erk_restart(void *self, double t, const double *w, const double *S) {
   erk *r = self;
   int st;
   r->t = t;
-  r->resize = 0;   /* the next step tries the last accepted size */
+  salta__dopri_restart(&r->dp);   /* the next step tries the last accepted size */
   memcpy(r->z, w + r->nx, sizeof(double) * (size_t)r->nz);   /* a reset's re-consistency may jump: its own branch */
   pack(r, w, S, r->dp.Y);
   if ((st = salta__track_restart(r->env.track, r->env.o, t, w))) return st;
@@ -315,5 +305,6 @@ int salta__erk_create(salta__integrator *it, const salta__integrator_env *env) {
 const double *salta__erk_interpolant(const salta__integrator *it, double *t_old, double *h) {
   const erk *r = it->self;
   *t_old = r->dp.t_old, *h = r->dp.h_old;
+  if (r->ns > 0) return NULL;
   return r->dp.dense;
 }

@@ -2,18 +2,15 @@
 ** erk_adj.c -- the continuous adjoint's backward problem by Dormand-Prince
 ** (see backward.h), for runs by ERK. The segment is run again by ERK at a
 ** tenth of the tolerances, and every step's interpolant of x kept with z
-** at its end; the adjoint and its quadratures are then integrated in
-** reversed time s = -t, as the ODE
+** at its end (the memory of one segment's steps); the adjoint and its
+** quadratures are then integrated in reversed time s = -t, as the ODE
 **   d lam / ds = F_x^T lam,   d q / ds = F_p^T lam   (q's chosen rows),
 ** F_w^T lam = f_w^T lam - g_w^T g_z^-T f_z^T lam (the algebraics eliminated
 ** through g, as ERK eliminates them forward), reading x from the
 ** interpolants and solving z from g there. Being one-step, it restarts
 ** at a datum's jump with its last step size and no loss of order, where
-** BDF starts again from order 1 and tiny steps. The adjoint is solved for
-** lam / max |lam| at each restart (it is linear), so that its absolute
-** tolerance is relative to its size.
+** BDF starts again from order 1 and tiny steps.
 */
-#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +20,6 @@
 #include "dopri.h"
 #include "errors.h"
 #include "integrator.h"
-#include "tol.h"
 
 typedef struct erk_adj {
   salta__dae *dae;
@@ -39,19 +35,21 @@ typedef struct erk_adj {
   double *coef;                 /* cap x 5 nx: each step's interpolant of x */
   double *z_end;                /* (cap + 1) x nz: z at the run's start, then at each step's end */
   int cur;                      /* the step the last right-hand side read */
-  /* the backward problem over Y = [lam / scale; q / scale] */
+  /* the backward problem over Y = [lam / scale; q / scale] (dp.h its next step size, 0: none yet) */
   salta__dopri dp;
-  double rtol;                  /* its relative tolerance: the adjoint's or the quadratures', the tighter */
   double *w;                    /* n: the forward state at a stage */
   double *v;                    /* n: the transposed products there */
   double *gp;                   /* np: their parameter rows */
   double scale;                 /* 0: lam = 0 since the last restart */
-  double tb, h, errn;           /* where it is (in t), the next step size (0: none yet), the last error norm */
-  int resize, rejected;
-  long steps_f, steps_b;
+  double tb;                    /* where it is (in t) */
 } erk_adj;
 
 static const char *name_of(const erk_adj *c) { return c->dae->d->name; }
+
+static int interrupted(erk_adj *c, double t) {
+  return salta__fail(c->dae->err, SALTA_EINTR, "model '%s': continuous adjoint: interrupted at t = %.17g", name_of(c),
+                     t);
+}
 
 /* ---- the forward re-run ------------------------------------------------------------ */
 
@@ -71,11 +69,13 @@ static int reserve(erk_adj *c) {
 
 /* The accepted step just taken: its interpolant and its end's z. */
 static int keep_step(erk_adj *c) {
+  const double *d;
   int st;
   if ((st = reserve(c))) return st;
-  memcpy(c->coef + (size_t)5 * c->nx * c->nsteps,
-         salta__erk_interpolant(&c->it, &c->t_step[c->nsteps], &c->h_step[c->nsteps]),
-         sizeof(double) * 5 * (size_t)c->nx);
+  if (!(d = salta__erk_interpolant(&c->it, &c->t_step[c->nsteps], &c->h_step[c->nsteps])))
+    return salta__fail(c->dae->err, SALTA_EINPUT, "model '%s': continuous adjoint: the re-run has sensitivities",
+                       name_of(c));
+  memcpy(c->coef + (size_t)5 * c->nx * c->nsteps, d, sizeof(double) * 5 * (size_t)c->nx);
   if ((st = c->it.ops->end_state(c->it.self, c->w, NULL))) return st;
   memcpy(c->z_end + (size_t)c->nz * (c->nsteps + 1), c->w + c->nx, sizeof(double) * (size_t)c->nz);
   c->nsteps++;
@@ -94,12 +94,12 @@ static int erk_adj_forward(void *self, double t0, const double *w0, double t1) {
   if (!c->it.self && (st = salta__erk_create(&c->it, &env))) return st;
   if ((st = c->it.ops->start(c->it.self, t0, w0, NULL))) return st;
   while (tnew < t1) {
-    if (salta_interrupted())
-      return salta__fail(c->dae->err, SALTA_EINTR, "model '%s': continuous adjoint: interrupted at t = %.17g",
-                         name_of(c), tnew);
+    if (salta_interrupted()) return interrupted(c, tnew);
+    if (c->fo.max_steps > 0 && c->nsteps >= c->fo.max_steps)
+      return salta__fail(c->dae->err, SALTA_ESOLVER, "model '%s': continuous adjoint: its re-run took %d steps from "
+                         "t = %.17g to %.17g (max_steps)", name_of(c), c->nsteps, t0, tnew);
     if ((st = c->it.ops->step(c->it.self, t1, &told, &tnew)) || (st = keep_step(c))) return st;
   }
-  c->steps_f += c->nsteps;
   return SALTA_OK;
 }
 
@@ -133,9 +133,11 @@ static int rhs(void *ctx, double s, const double *Y, double *Yp) {
   const salta_model_def *d = a->d;
   double t = -s;
   int k, st;
+  char cause[512];
   if ((st = state_at(c, t))) return st;
   memset(c->v, 0, sizeof(double) * (size_t)c->n);
   memset(c->gp, 0, sizeof(double) * (size_t)a->np);
+  a->bad.sp = NULL;
   salta__dae_add_transpose(a, &d->f.d[SALTA_WRT_X], t, c->w, 1.0, Y, 0, c->v);
   salta__dae_add_transpose(a, &d->f.d[SALTA_WRT_Z], t, c->w, 1.0, Y, 0, c->v + c->nx);
   salta__dae_add_transpose(a, &d->f.d[SALTA_WRT_P], t, c->w, 1.0, Y, 0, c->gp);
@@ -145,81 +147,76 @@ static int rhs(void *ctx, double s, const double *Y, double *Yp) {
   for (k = 0; k < c->nq; ++k) Yp[c->nx + k] = c->gp[c->op.qpar[k]];
   if (!salta__all_finite(Yp, (size_t)c->dp.m))
     return salta__fail(a->err, SALTA_ESOLVER, "model '%s': continuous adjoint: its right-hand side is not finite at "
-                       "t = %.17g", name_of(c), t);
+                       "t = %.17g%s%s", name_of(c), t, a->bad.sp ? ": " : "",
+                       salta__dae_bad_text(a, cause, sizeof cause));
   return SALTA_OK;
 }
 
 static int erk_adj_restart(void *self, double t, const double *w, const double *lam_x) {
   erk_adj *c = self;
-  int i, st;
+  int i;
   (void)w;   /* the re-run's states are at hand at every t */
   c->tb = t;
-  c->scale = salta__max_abs(lam_x, c->nx);
+  if ((c->scale = salta__backward_scale(lam_x, c->nx)) < 0)
+    return salta__fail(c->dae->err, SALTA_ESOLVER, "model '%s': continuous adjoint: the adjoint is not finite at "
+                       "t = %.17g", name_of(c), t);
   if (!(c->scale > 0)) return SALTA_OK;
   memset(c->dp.Y, 0, sizeof(double) * (size_t)c->dp.m);
   for (i = 0; i < c->nx; ++i) c->dp.Y[i] = lam_x[i] / c->scale;
-  if ((st = rhs(c, -t, c->dp.Y, c->dp.K[0]))) return st;
-  c->resize = 0;   /* the next step tries the last accepted size */
-  return SALTA_OK;
+  salta__dopri_restart(&c->dp);   /* the next step tries the last accepted size */
+  return rhs(c, -t, c->dp.Y, c->dp.K[0]);
 }
 
-/* One step of the backward problem towards t (in s: towards -t). */
+/* One step of the backward problem towards t (in s: towards -t). A step
+** cut short by a datum leaves the next the size it would have had, unless
+** its own error asks for less. */
 static int step_back(erk_adj *c, double t) {
-  double s = -c->tb, sf = -t;
+  salta__dopri *dp = &c->dp;
+  const double s = -c->tb, sf = -t;
   int st;
-  if (!(c->h > 0)) c->h = salta__dopri_initial_step(&c->dp, s, sf, c->rtol, c->op.o->max_step);   /* the first */
-  if (c->resize) c->h *= salta__dopri_grow(c->errn, c->rejected), c->rejected = c->resize = 0;
+  if (!(dp->h > 0)) dp->h = salta__dopri_initial_step(dp, s, -c->t_step[0], 0, c->op.o->max_step);
+  salta__dopri_resize(dp);
   for (;;) {
-    double errn, h, want;
-    int to_end = 0;
-    if (c->op.o->max_step > 0) c->h = fmin(c->h, c->op.o->max_step);
-    want = c->h;
-    if (s + c->h > sf || sf - (s + c->h) < 1e-12 * fmax(1.0, fabs(sf))) c->h = sf - s, to_end = 1;
-    else if (c->h < 1e-13 * fmax(1.0, fabs(s)))
+    double errn, h, want = c->op.o->max_step > 0 ? fmin(dp->h, c->op.o->max_step) : dp->h;
+    int to_end = salta__dopri_clip(dp, s, sf, c->op.o->max_step);
+    if (to_end < 0)
       return salta__fail(c->dae->err, SALTA_ESOLVER, "model '%s': continuous adjoint: the backward problem's step "
-                         "size fell to %g at t = %.17g", name_of(c), c->h, c->tb);
-    h = c->h;
-    errn = salta__dopri_attempt(&c->dp, s, h, c->rtol, &st);
+                         "size fell to %g at t = %.17g", name_of(c), dp->h, c->tb);
+    h = dp->h;
+    errn = salta__dopri_attempt(dp, s, h, 0, &st);
     if (st) return st;
     if (!(errn <= 1.0)) {
-      c->h *= salta__dopri_shrink(errn), c->rejected = 1;
+      salta__dopri_reject(dp, errn);
       continue;
     }
-    salta__dopri_accept(&c->dp, s, h);
+    salta__dopri_accept(dp, s, h, errn);
     c->tb = to_end ? t : -(s + h);
-    c->errn = errn, c->resize = 1;
-    if (to_end && want > h) c->h = want, c->resize = 0;   /* a step cut short by a datum: the size before */
-    c->steps_b++;
+    if (to_end && want > h) {
+      dp->h = fmin(want, h * 0.9 * pow(fmax(errn, 1e-300), -0.2));
+      salta__dopri_restart(dp);
+    }
     return SALTA_OK;
   }
 }
 
 static int erk_adj_back(void *self, double t, double *lam_x, double *q) {
   erk_adj *c = self;
-  int i, st = SALTA_OK;
+  long steps = 0;
+  int i, st;
   if (!(c->scale > 0)) {
     memset(lam_x, 0, sizeof(double) * (size_t)c->nx);
     return SALTA_OK;
   }
-  while (c->tb - t > 16 * DBL_EPSILON * fmax(fabs(t), fabs(c->tb))) {   /* closer is nothing to integrate */
-    if (salta_interrupted())
-      return salta__fail(c->dae->err, SALTA_EINTR, "model '%s': continuous adjoint: interrupted at t = %.17g",
-                         name_of(c), c->tb);
-    if ((c->op.o->max_steps > 0 && c->steps_b >= c->op.o->max_steps) || (st = step_back(c, t))) {
-      if (st == SALTA_OK)
-        return salta__fail(c->dae->err, SALTA_ESOLVER, "model '%s': continuous adjoint: %ld backward steps at "
-                           "t = %.17g (max_steps)", name_of(c), c->steps_b, c->tb);
-      return st;
-    }
+  for (; !salta__backward_nothing_left(c->tb, t); ++steps) {
+    if (salta_interrupted()) return interrupted(c, c->tb);
+    if (c->op.o->max_steps > 0 && steps >= c->op.o->max_steps)
+      return salta__fail(c->dae->err, SALTA_ESOLVER, "model '%s': continuous adjoint: %ld backward steps from "
+                         "t = %.17g to %.17g (max_steps)", name_of(c), steps, c->tb, t);
+    if ((st = step_back(c, t))) return st;
   }
   for (i = 0; i < c->nx; ++i) lam_x[i] = c->scale * c->dp.Y[i];
   for (i = 0; i < c->nq; ++i) q[i] += c->scale * c->dp.Y[c->nx + i], c->dp.Y[c->nx + i] = 0;
   return SALTA_OK;
-}
-
-static void erk_adj_steps(void *self, long *forward, long *backward) {
-  erk_adj *c = self;
-  *forward = c->steps_f, *backward = c->steps_b;
 }
 
 /* ---- lifecycle ------------------------------------------------------------------------ */
@@ -244,13 +241,23 @@ static void erk_adj_free(void *self) {
   free(c);
 }
 
-static const salta__backward_ops erk_adj_ops = {erk_adj_forward, erk_adj_restart, erk_adj_back, erk_adj_steps,
-                                                erk_adj_free};
+static const salta__backward_ops erk_adj_ops = {erk_adj_forward, erk_adj_restart, erk_adj_back, erk_adj_free};
+
+/* The error weights (backward.h): each block's tolerances, scaled so that
+** the norm over all unknowns is the sum of the blocks' mean squares. */
+static void weights(erk_adj *c, const salta__backward_opts *o) {
+  double m = c->dp.m, sx = sqrt(m / c->nx), sq = c->nq > 0 ? sqrt(m / c->nq) : 1;
+  int i;
+  for (i = 0; i < c->dp.m; ++i) {
+    int quad = i >= c->nx;
+    c->dp.rtol[i] = (quad ? o->rtol_q : o->rtol_b) / (quad ? sq : sx);
+    c->dp.atol[i] = (quad ? o->atol_q : o->atol_b) / (quad ? sq : sx);
+  }
+}
 
 int salta__erk_adj_create(salta__backward *b, salta__dae *dae, const salta__backward_opts *opts) {
   erk_adj *c = calloc(1, sizeof *c);
   salta__array list[SALTA__DOPRI_ARRAYS + OWN_ARRAYS];
-  int i;
   b->ops = &erk_adj_ops, b->self = NULL;
   if (!c) return salta__fail(dae->err, SALTA_EMEM, "out of memory");
   c->dae = dae, c->op = *opts;
@@ -259,13 +266,13 @@ int salta__erk_adj_create(salta__backward *b, salta__dae *dae, const salta__back
   c->fo.rtol *= SALTA__RERUN_TIGHTER, c->fo.atol *= SALTA__RERUN_TIGHTER;
   c->fo.atol_vec = NULL;
   c->dp.nb = c->dp.m = c->nx + c->nq, c->dp.nk = 0;
+  c->dp.per_rtol = 1, c->dp.no_dense = 1;
   c->dp.rhs = rhs, c->dp.ctx = c;
-  c->rtol = fmin(opts->rtol_b, opts->rtol_q);
   if (salta__arrays_alloc(list, erk_adj_arrays(c, list)) || salta__track_init(&c->track, dae)) {
     erk_adj_free(c);
     return salta__fail(dae->err, SALTA_EMEM, "out of memory");
   }
-  for (i = 0; i < c->dp.m; ++i) c->dp.atol[i] = i < c->nx ? opts->atol_b : opts->atol_q;
+  weights(c, opts);
   b->self = c;
   return SALTA_OK;
 }

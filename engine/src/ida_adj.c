@@ -13,8 +13,7 @@
 ** triangular; their adjoint block is the transpose of the forward
 ** iteration matrix, factored as the forward problem's is. The algebraic
 ** adjoint is made consistent (lam_z = g_z^-T f_z^T lam_x) at every
-** (re)start, and the problem is solved for lam / max |lam_x| (it is
-** linear), so that its absolute tolerances are relative to its size.
+** (re)start.
 */
 #include <float.h>
 #include <math.h>
@@ -55,8 +54,6 @@ typedef struct salta__ida_adj {
   double t0, t1, tb;            /* the forward run's interval; where the backward problem is */
   int step_guessed;             /* its first step since the restart at tb was guessed from the last */
   double *q_seen;               /* nq: the quadratures already handed out since the last restart */
-  long steps_f, steps_b;
-  int steps_b_counted;
   char msg[512];                /* IDAS's last error message */
 } salta__ida_adj;
 
@@ -128,7 +125,6 @@ static int ida_adj_forward(void *self, double t0, const double *w0, double t1) {
   salta__ida_adj *c = self;
   const salta__dae *a = c->dae;
   double *w = N_VGetArrayPointer(c->y), *wp = N_VGetArrayPointer(c->yp), tret = t0;
-  long nst = 0;
   int ncheck = 0, flag;
   memcpy(w, w0, sizeof(double) * (size_t)c->n);
   a->d->f.eval(t0, w, w + c->nx, a->p, wp);   /* x' = f; IDAS leaves z' out */
@@ -136,7 +132,6 @@ static int ida_adj_forward(void *self, double t0, const double *w0, double t1) {
   c->msg[0] = '\0';
   if (c->fwd_ready) {
     double h = 0;   /* the segments before and after an event take steps alike: start from a tenth of the last */
-    if (IDAGetNumSteps(c->mem, &nst) == IDA_SUCCESS) c->steps_f += nst;
     if (IDAGetLastStep(c->mem, &h) != IDA_SUCCESS || !(fabs(h) < t1 - t0)) h = 0;
     flag = IDAReInit(c->mem, t0, c->y, c->yp) || IDAAdjReInit(c->mem) || IDASetInitStep(c->mem, 0.1 * fabs(h))
                ? IDA_ILL_INPUT : IDA_SUCCESS;
@@ -269,10 +264,12 @@ static int weights_b(N_Vector yB, N_Vector ewt, void *fwd_mem) {
 static int consistent_b(salta__ida_adj *c, double t, const double *w, const double *lam_x) {
   salta__dae *a = c->dae;
   const salta_model_def *d = a->d;
-  double *lam = N_VGetArrayPointer(c->yB), *lp = N_VGetArrayPointer(c->ypB), big = 0;
+  double *lam = N_VGetArrayPointer(c->yB), *lp = N_VGetArrayPointer(c->ypB), big = salta__backward_scale(lam_x, c->nx);
   int i, nx = c->nx;
-  for (i = 0; i < nx; ++i) big = fmax(big, fabs(lam_x[i]));
   c->scale = big;
+  if (big < 0)
+    return salta__fail(err_of(c), SALTA_ESOLVER, "model '%s': continuous adjoint: the adjoint is not finite at "
+                       "t = %.17g", name_of(c), t);
   if (!(big > 0)) return SALTA_OK;
   N_VConst(0.0, c->yB);
   N_VConst(0.0, c->ypB);
@@ -314,12 +311,6 @@ static double last_step_b(salta__ida_adj *c) {
   return fabs(h);
 }
 
-static void count_backward(salta__ida_adj *c) {
-  long nst = 0;
-  void *memB = c->bwd_ready ? IDAGetAdjIDABmem(c->mem, c->which) : NULL;
-  if (memB && IDAGetNumSteps(memB, &nst) == IDA_SUCCESS) c->steps_b += nst;
-}
-
 static int ida_adj_restart(void *self, double t, const double *w, const double *lam_x) {
   salta__ida_adj *c = self;
   int st, bad;
@@ -328,7 +319,6 @@ static int ida_adj_restart(void *self, double t, const double *w, const double *
   c->tb = t;
   if (!(c->scale > 0)) return SALTA_OK;   /* lam = 0 stays 0: nothing to integrate */
   memset(c->q_seen, 0, sizeof(double) * (size_t)c->op.nq);
-  count_backward(c);
   c->step_guessed = c->bwd_ready && h > 0;
   if (!c->bwd_ready) bad = setup_backward(c, t);
   else   /* a datum's jump is usually as smooth as before it: from a tenth of the last step */
@@ -362,7 +352,7 @@ static int ida_adj_back(void *self, double t, double *lam_x, double *q) {
     memset(lam_x, 0, sizeof(double) * (size_t)c->nx);
     return SALTA_OK;
   }
-  if (c->tb - t > 16 * DBL_EPSILON * fmax(fabs(t), fabs(c->tb))) {   /* closer is nothing to integrate */
+  if (!salta__backward_nothing_left(c->tb, t)) {
     c->msg[0] = '\0';
     if ((flag = solve_back(c, t)) < 0) return fail(c, flag, "backward problem", c->tb);
     c->tb = t;
@@ -370,15 +360,6 @@ static int ida_adj_back(void *self, double t, double *lam_x, double *q) {
   for (i = 0; i < c->nx; ++i) lam_x[i] = c->scale * lam[i];
   for (i = 0; i < c->op.nq; ++i) q[i] += c->scale * (qb[i] - c->q_seen[i]), c->q_seen[i] = qb[i];
   return SALTA_OK;
-}
-
-static void ida_adj_steps(void *self, long *forward, long *backward) {
-  salta__ida_adj *c = self;
-  long nst = 0;
-  count_backward(c);
-  c->steps_b_counted = 1;
-  if (c->fwd_ready && IDAGetNumSteps(c->mem, &nst) == IDA_SUCCESS) c->steps_f += nst;
-  *forward = c->steps_f, *backward = c->steps_b;
 }
 
 /* ---- lifecycle ---------------------------------------------------------------------- */
@@ -445,8 +426,7 @@ static void ida_adj_free(void *self) {
   free(c);
 }
 
-static const salta__backward_ops ida_adj_ops = {ida_adj_forward, ida_adj_restart, ida_adj_back, ida_adj_steps,
-                                                ida_adj_free};
+static const salta__backward_ops ida_adj_ops = {ida_adj_forward, ida_adj_restart, ida_adj_back, ida_adj_free};
 
 int salta__ida_adj_create(salta__backward *b, salta__dae *dae, const salta__backward_opts *opts) {
   salta__ida_adj *c = calloc(1, sizeof *c);

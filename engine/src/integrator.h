@@ -1,8 +1,9 @@
 /*
 ** integrator.h -- the one interface the segment loop drives (internal),
-** implemented by IDAS's BDF (ida.c) and by explicit Dormand-Prince 5(4)
-** (erk.c). An integrator advances one step at a time, interpolates inside
-** its last step, and restarts from the right limit of an event.
+** and the continuous adjoint's re-runs (erk_adj.c), implemented by IDAS's
+** BDF (ida.c) and by explicit Dormand-Prince 5(4) (erk.c). An integrator
+** advances one step at a time, interpolates inside its last step, and
+** restarts from the right limit of an event.
 */
 #ifndef SALTA_INTEGRATOR_H
 #define SALTA_INTEGRATOR_H
@@ -55,10 +56,10 @@ typedef struct salta__integrator {
 int salta__ida_create(salta__integrator *it, const salta__integrator_env *env);
 int salta__erk_create(salta__integrator *it, const salta__integrator_env *env);
 
-/* An ERK run without sensitivities (it from salta__erk_create): its last
-** accepted step [*t_old, *t_old + *h] and its interpolant's coefficients,
-** 5 per state, adjacent (borrowed until the next step; dopri.h reads
-** them). */
+/* An ERK run (it from salta__erk_create): its last accepted step
+** [*t_old, *t_old + *h] and its interpolant's coefficients, 5 per state,
+** adjacent (borrowed until the next step; dopri.h reads them); NULL for a
+** run with sensitivities. */
 const double *salta__erk_interpolant(const salta__integrator *it, double *t_old, double *h);
 
 #endif

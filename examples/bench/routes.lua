@@ -63,6 +63,9 @@ local function ladder_rows(N, sizes, method)
     tonumber(os.getenv("SALTA_BENCH_ROUNDS")) or 3, method)
 end
 
+ladder_rows(5, { 1, 3, 10 })
 ladder_rows(50, { 1, 3, 10, 30, 100 })
 ladder_rows(500, { 1, 3, 10, 100, 1000 })
+ladder_rows(5, { 1, 3, 10 }, "bdf")
 ladder_rows(50, { 1, 3, 10, 30 }, "bdf")
+ladder_rows(500, { 1, 3, 10, 30 }, "bdf")
