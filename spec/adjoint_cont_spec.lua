@@ -45,30 +45,22 @@ end
 -- spec/stiff_relay_spec.lua checks every route against the closed form.
 local NOT_YET = { stiff_relay = true }
 
-describe("continuous adjoint on the shipped models at rtol 1e-8", function()
-  for _, c in ipairs(H.GRADIENT_CASES) do
-    (NOT_YET[c[1]] and pending or it)(c[1], function()
-      local L = H.gradient_case_loss(c, 1e-8, 1e-10)
-      local p = {}
-      for k = 1, #L.free do p[k] = L:nominal(k) end
-      check(c[1], L, p)
-    end)
-  end
-end)
-
--- Runs by BDF within 2e-6: the forward run's event times and states
--- carry BDF's global error, about ten times ERK's at one rtol (the spring
--- latch: 1.13e-6).
-describe("continuous adjoint on the shipped models at rtol 1e-8, runs by BDF", function()
-  for _, c in ipairs(H.GRADIENT_CASES) do
-    (NOT_YET[c[1]] and pending or it)(c[1], function()
-      local L = H.gradient_case_loss(c, 1e-8, 1e-10)
-      local p = {}
-      for k = 1, #L.free do p[k] = L:nominal(k) end
-      check(c[1], L:twin({ method = "bdf" }), p, L, 2e-6)   -- the references by ERK: BDF's sens are the less accurate
-    end)
-  end
-end)
+-- By each backward solver: the default runs (ERK but for the stiff
+-- relay), and runs by BDF within 2e-6: their event times and states carry
+-- BDF's global error, about ten times ERK's at one rtol (the spring latch:
+-- 1.13e-6); the references stay the default runs'.
+for _, run in ipairs({ { "", nil, 1e-6 }, { ", runs by BDF", "bdf", 2e-6 } }) do
+  describe("continuous adjoint on the shipped models at rtol 1e-8" .. run[1], function()
+    for _, c in ipairs(H.GRADIENT_CASES) do
+      (NOT_YET[c[1]] and pending or it)(c[1], function()
+        local L = H.gradient_case_loss(c, 1e-8, 1e-10)
+        local p = {}
+        for k = 1, #L.free do p[k] = L:nominal(k) end
+        check(c[1], run[2] and L:twin({ method = run[2] }) or L, p, L, run[3])
+      end)
+    end
+  end)
+end
 
 -- Seeds of spec/fuzz/models.lua and the constructs they hold (the spec
 -- fails when the generator no longer builds them: pick seeds again).
@@ -190,13 +182,7 @@ end)
 -- switches): the continuous adjoint follows the integrator's run.
 describe("continuous adjoint where the discrete adjoint fails", function()
   it("the RC network of 20 buses at rtol 1e-8, against sens at rtol 1e-11", function()
-    local m = dofile("models/rc_network.lua"){ N = 20 }
-    local times = {}
-    for i = 0, 50 do times[i + 1] = i * 0.2 end
-    local tr = m:simulate{ tf = 10, times = times, rtol = 1e-6, atol = 1e-8 }
-    local L = salta.lsq{ model = m, times = times, data = { vN = tr.y.vN, v1 = tr.y.v1 }, free = { "C", "Rl" },
-      rtol = 1e-8, atol = 1e-10 }
-    local p = { 0.21, 0.051 }
+    local L, p = H.rc20_loss(1e-8)
     local g, ref = L:grad(p, { method = "adjoint_cont" }), L:twin({ rtol = 1e-11, atol = 1e-13 }):grad(p, { method = "sens" })
     local big = math.max(math.abs(ref[1]), math.abs(ref[2]))
     for k = 1, 2 do

@@ -95,6 +95,18 @@ H.GRADIENT_CASES = {
 
 -- A loss on case c of GRADIENT_CASES at rtol (atol as given, or rtol): 40
 -- targets, data the outputs of a run at rtol 1e-12 distorted by 1 % + 0.01.
+-- The RC network of 20 buses, whose bus 17 barely reaches its switching
+-- threshold at the parameters p it returns (C, Rl): the loss of vN and v1
+-- at 51 times on [0, 10], data from rtol 1e-6, at rtol (atol rtol / 100).
+function H.rc20_loss(rtol)
+  local m = dofile("models/rc_network.lua"){ N = 20 }
+  local times = {}
+  for i = 0, 50 do times[i + 1] = i * 0.2 end
+  local tr = m:simulate{ tf = 10, times = times, rtol = 1e-6, atol = 1e-8 }
+  return require("salta").lsq{ model = m, times = times, data = { vN = tr.y.vN, v1 = tr.y.v1 }, free = { "C", "Rl" },
+    rtol = rtol, atol = rtol * 1e-2 }, { 0.21, 0.051 }
+end
+
 function H.gradient_case_loss(c, rtol, atol)
   local m = c[2]()
   local free = c[4] or {}
