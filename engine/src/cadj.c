@@ -32,8 +32,8 @@ static int nonfinite(salta__cadj *a) {
 /* The forward run at the target times and the loss, at a hundredth of
 ** the tolerances: the gradient is as accurate as the event data this run
 ** gives (event times, left and right limits) and the re-runs' states
-** (backward.h: a tenth), while the backward problem's tolerance barely
-** matters. Measured on the thermostat, the spring latch and the RC network
+** (backward.h: a tenth), and as its backward problem's tolerance (below)
+** allows. Measured on the thermostat, the spring latch and the RC network
 ** at rtol 1e-8: this run at rtol takes the gradient 2e-5 from the truth,
 ** at rtol / 10 2e-7 to 4e-6; on the 10,002-equation Cauer ladder (its
 ** forward sensitivities 8.4e-7 off): this run at rtol / 10 and re-runs at
@@ -65,8 +65,8 @@ static int forward(salta__cadj *a, double *value) {
 ** its global error on a fast transient is many times its tolerance (the
 ** stiff relay at rtol 1e-8, a datum inside its 0.1 ms transient: the
 ** gradient 2.6e-6 from the closed form's at the loss's tolerances, 6.9e-8
-** at a tenth of them), and its steps cost little (a tenth: 1.6 times the
-** steps). */
+** at a tenth of them), and its steps cost little (a tenth: about 1.6
+** times the steps, as steps go with the tolerance to the power -1/5). */
 #define ERK_BACKWARD_TIGHTER 0.1
 
 /* Their tolerances and solver, from the options (explicit: a run by ERK). */
