@@ -734,10 +734,11 @@ salta_route salta_loss_route(const salta_loss *loss);
 /* The rule AUTO follows, for nfree free directions of a model of n
 ** unknowns (nx + nz): the continuous adjoint from SALTA_ROUTE_CROSSOVER
 ** free directions on, near where make bench measures it the faster (Cauer
-** ladders of 15, 150 and 1,500 unknowns with 40 targets: near 15, 5 and 6
-** free parameters on runs by ERK, 7, 9 and 9 by BDF). Dense data raise it:
-** the adjoint's backward problem stops at every target (the Cauer, 501
-** targets: 9 times the sensitivities' cost at 7 free parameters). */
+** ladders of 15, 150 and 1,500 unknowns with 40 targets: beyond their 10
+** free parameters, near 7 and near 8 on runs by ERK; near 7, 9 and 9 by
+** BDF). Dense data raise it: the adjoint's backward problem stops at
+** every target (the Cauer filter, 501 targets: 5.5 times the
+** sensitivities' cost at its 7 free parameters). */
 #define SALTA_ROUTE_CROSSOVER 12
 salta_route salta_route_for(int nfree, int n);
 
