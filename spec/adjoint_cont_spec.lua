@@ -217,6 +217,26 @@ describe("the route chooser", function()
     local q = { table.unpack(p, 1, n - 1) }
     local gb, gs = below:grad(q), below:grad(q, { method = "sens" })
     for k = 1, n - 1 do assert.are.equal(gs[k], gb[k]) end
+    assert.are.equal("adjoint_cont", above:route())   -- 10 targets: fewer than its run's steps
+  end)
+
+  it("raises the crossover by the targets per step of the last run", function()
+    local n = require("salta.core").route_crossover
+    local m = H.model("cauer_ladder", { N = n, local_params = true })
+    local times = H.uniform(5, 2000)
+    local tr = m:simulate{ tf = 5, times = times }
+    local free, p = {}, {}
+    for k = 1, n do free[k], p[k] = m.params[3 + k], 0.5 * (1 + 0.01 * (k % 7)) end
+    local L = salta.lsq{ model = m, times = times, data = { vN = tr.y.vN }, free = free, rtol = 1e-8, atol = 1e-10 }
+    assert.are.equal("adjoint_cont", L:route())   -- no run yet
+    local g = L:grad(p)
+    local steps = L:stats().steps
+    assert.is_true(#times > 2 * steps, ("%d targets, %d steps"):format(#times, steps))
+    assert.are.equal("sens", L:route())
+    -- and the gradient the next evaluation takes is the sensitivities'
+    local g2, gs = L:grad(p), L:grad(p, { method = "sens" })
+    for k = 1, n do assert.are.equal(gs[k], g2[k]) end
+    assert.are.equal(n, #g)
   end)
 
   it("refuses an unknown route with the list of routes", function()

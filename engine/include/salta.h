@@ -729,16 +729,18 @@ int salta_loss_eval_adjoint_cont(salta_loss *loss, const double *p, const double
 ** SENS. */
 typedef enum salta_route { SALTA_ROUTE_AUTO = 0, SALTA_ROUTE_SENS = 1, SALTA_ROUTE_ADJOINT_CONT = 2 } salta_route;
 int salta_loss_set_route(salta_loss *loss, salta_route route);
-/* The route salta_loss_eval's gradient takes now: SENS or ADJOINT_CONT. */
+/* The route salta_loss_eval's gradient takes now: SENS or ADJOINT_CONT.
+** AUTO's rule is salta_route_for's, its crossover raised by the targets
+** per step of the loss's last run where they outnumber its steps (the
+** continuous adjoint's backward problem stops at every target): so a
+** loss's first evaluation and the next may take different routes. */
 salta_route salta_loss_route(const salta_loss *loss);
 /* The rule AUTO follows, for nfree free directions of a model of n
 ** unknowns (nx + nz): the continuous adjoint from SALTA_ROUTE_CROSSOVER
 ** free directions on, near where make bench measures it the faster (Cauer
 ** ladders of 15, 150 and 1,500 unknowns with 40 targets: beyond their 10
 ** free parameters, near 7 and near 8 on runs by ERK; near 7, 9 and 9 by
-** BDF). Dense data raise it: the adjoint's backward problem stops at
-** every target (the Cauer filter, 501 targets: 5.5 times the
-** sensitivities' cost at its 7 free parameters). */
+** BDF), for data no denser than the run's steps (salta_loss_route). */
 #define SALTA_ROUTE_CROSSOVER 12
 salta_route salta_route_for(int nfree, int n);
 

@@ -578,11 +578,24 @@ int salta_loss_set_route(salta_loss *l, salta_route route) {
   return SALTA_OK;
 }
 
+/* The free directions from which the continuous adjoint is the faster:
+** salta_route_for's, times the targets per step of the last run where
+** they outnumber its steps (the adjoint's backward problem stops at each
+** target, the sensitivities' steps do not). */
+static double crossover(const salta_loss *l) {
+  salta_sim_stats st;
+  if (!l->last) return SALTA_ROUTE_CROSSOVER;
+  salta_sim_stats_get(l->last, &st);
+  return st.steps > 0 && l->tg.nt > st.steps ? (double)SALTA_ROUTE_CROSSOVER * l->tg.nt / st.steps
+                                              : SALTA_ROUTE_CROSSOVER;
+}
+
 salta_route salta_loss_route(const salta_loss *l) {
   if (!l) return SALTA_ROUTE_SENS;
   if (l->route != SALTA_ROUTE_AUTO) return l->route;
   /* the continuous adjoint neither blends, follows event windows nor takes event times */
   if (l->tg.beta > 0 || salta__targets_windowed(&l->tg) || l->tg.ned > 0) return SALTA_ROUTE_SENS;
+  if (l->ns < crossover(l)) return SALTA_ROUTE_SENS;
   return salta_route_for(l->ns, l->d->nx + l->d->nz);
 }
 

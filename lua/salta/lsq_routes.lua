@@ -142,7 +142,8 @@ end
 
 -- route(): the route method = "auto" takes for this loss, "sens" or
 -- "adjoint_cont": the continuous adjoint from core.route_crossover free
--- directions on (make bench measures where it becomes the faster), sens
+-- directions on (make bench measures where it becomes the faster; after a
+-- run, times the targets per step where they outnumber its steps), sens
 -- below and whenever the loss blends.
 function Methods:route()
   return self.core:route("auto")
