@@ -23,6 +23,7 @@
 #include <math.h>
 
 #include "dae.h"
+#include "errors.h"
 #include "tol.h"
 
 /* What the problem is solved with. */
@@ -74,6 +75,12 @@ static inline double salta__backward_scale(const double *lam_x, int nx) {
 /* Whether from tb back to t is too short to integrate: nothing changes. */
 static inline int salta__backward_nothing_left(double tb, double t) {
   return !(tb - t > 16 * DBL_EPSILON * fmax(fabs(t), fabs(tb)));
+}
+
+/* The status of a continuous adjoint of model interrupted at t, its
+** message into err. */
+static inline int salta__cadj_interrupted(char *err, const char *model, double t) {
+  return salta__fail(err, SALTA_EINTR, "model '%s': continuous adjoint: interrupted at t = %.17g", model, t);
 }
 
 /* Frees what b holds (b->self NULL: nothing). */

@@ -113,8 +113,7 @@ static int segment(salta__cadj *a, int s, int *k) {
   const double *w;
   if (!any && lam_is_zero(a)) return SALTA_OK;   /* nothing reaches back through it */
   if (salta_interrupted())
-    return salta__fail(a->err, SALTA_EINTR, "model '%s': continuous adjoint: interrupted at t = %.17g", a->d->name,
-                       a->b[s + 1]);
+    return salta__cadj_interrupted(a->err, a->d->name, a->b[s + 1]);
   if (integrate && ((st = bw->forward(a->bw.self, a->b[s], segment_start(a, s), a->b[s + 1])) ||
                     (st = bw->restart(a->bw.self, a->b[s + 1], NULL, a->lam))))
     return st;

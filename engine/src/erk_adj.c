@@ -46,11 +46,6 @@ typedef struct erk_adj {
 
 static const char *name_of(const erk_adj *c) { return c->dae->d->name; }
 
-static int interrupted(erk_adj *c, double t) {
-  return salta__fail(c->dae->err, SALTA_EINTR, "model '%s': continuous adjoint: interrupted at t = %.17g", name_of(c),
-                     t);
-}
-
 /* ---- the forward re-run ------------------------------------------------------------ */
 
 /* Room for one more step. */
@@ -94,7 +89,7 @@ static int erk_adj_forward(void *self, double t0, const double *w0, double t1) {
   if (!c->it.self && (st = salta__erk_create(&c->it, &env))) return st;
   if ((st = c->it.ops->start(c->it.self, t0, w0, NULL))) return st;
   while (tnew < t1) {
-    if (salta_interrupted()) return interrupted(c, tnew);
+    if (salta_interrupted()) return salta__cadj_interrupted(c->dae->err, name_of(c), tnew);
     if (c->fo.max_steps > 0 && c->nsteps >= c->fo.max_steps)
       return salta__fail(c->dae->err, SALTA_ESOLVER, "model '%s': continuous adjoint: its re-run took %d steps from "
                          "t = %.17g to %.17g (max_steps)", name_of(c), c->nsteps, t0, tnew);
@@ -177,7 +172,7 @@ static int step_back(erk_adj *c, double t) {
   if (!(dp->h > 0)) dp->h = salta__dopri_initial_step(dp, s, -c->t_step[0], 0, c->op.o->max_step);
   salta__dopri_resize(dp);
   for (;;) {
-    double errn, h, want = c->op.o->max_step > 0 ? fmin(dp->h, c->op.o->max_step) : dp->h;
+    double errn, h, want = dp->h;   /* before a datum cuts it (max_step applies to the next step again) */
     int to_end = salta__dopri_clip(dp, s, sf, c->op.o->max_step);
     if (to_end < 0)
       return salta__fail(c->dae->err, SALTA_ESOLVER, "model '%s': continuous adjoint: the backward problem's step "
@@ -208,7 +203,7 @@ static int erk_adj_back(void *self, double t, double *lam_x, double *q) {
     return SALTA_OK;
   }
   for (; !salta__backward_nothing_left(c->tb, t); ++steps) {
-    if (salta_interrupted()) return interrupted(c, c->tb);
+    if (salta_interrupted()) return salta__cadj_interrupted(c->dae->err, name_of(c), c->tb);
     if (c->op.o->max_steps > 0 && steps >= c->op.o->max_steps)
       return salta__fail(c->dae->err, SALTA_ESOLVER, "model '%s': continuous adjoint: %ld backward steps from "
                          "t = %.17g to %.17g (max_steps)", name_of(c), steps, c->tb, t);

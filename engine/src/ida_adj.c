@@ -95,7 +95,7 @@ static int fail(salta__ida_adj *c, int flag, const char *phase, double t) {
   char *name = IDAGetReturnFlagName(flag);
   int st = salta_interrupted() ? SALTA_EINTR : SALTA_ESOLVER;
   if (st == SALTA_EINTR)
-    salta__fail(err_of(c), st, "model '%s': continuous adjoint: interrupted at t = %.17g", name_of(c), t);
+    salta__cadj_interrupted(err_of(c), name_of(c), t);
   else
     salta__fail(err_of(c), st, "model '%s': continuous adjoint: IDAS failed in the %s at t = %.17g: %s (%s)",
                 name_of(c), phase, t, name ? name : "?", c->msg[0] ? c->msg : "no message");

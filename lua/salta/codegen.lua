@@ -98,11 +98,12 @@ local function reduced_jacobians(m, x_limit)
   local seg, limit = m.z_segments and m.z_segments[1] or {}, codegen_dirs.MAX_ENTRIES
   if not M.REDUCED or m.nblocks ~= 0 or #seg ~= #m.vars.z then return nil end
   local through, budget = { x = {}, p = {} }, 4 * limit
+  local col_of = { x = columns_of(m.vars.x), p = columns_of(m.vars.p) }
   for _, v in ipairs(m.vars.z) do through.x[v], through.p[v] = false, false end
   for _, a in ipairs(seg) do
     if emit.contains_implicit(a.expr) then return nil end
     for _, w in ipairs({ "x", "p" }) do
-      local acc = derivatives(a.expr, columns_of(m.vars[w]), through[w])
+      local acc = derivatives(a.expr, col_of[w], through[w])
       if not acc then return nil end
       through[w][m.vars.z[a.index]] = acc
       budget = budget - #acc.cols
