@@ -178,6 +178,57 @@ describe("continuous adjoint with data at t0, at an event and at the end", funct
   end
 end)
 
+-- The explicit re-run checkpointed every checkpoint_steps steps: each
+-- earlier interval is run again from its checkpoint when the backward
+-- problem reaches it (or restarts in it), so these runs read other steps
+-- than the run that keeps a whole segment, within the re-run's tolerance.
+describe("continuous adjoint after a run by ERK, checkpointed", function()
+  local function against_whole(L, p, label)
+    local whole = L:twin({ checkpoint_steps = 1000000 }):grad(p, { method = "adjoint_cont" })
+    local big = 0
+    for k = 1, #whole do big = math.max(big, math.abs(whole[k])) end
+    for _, K in ipairs({ 1, 4 }) do
+      local g = L:twin({ checkpoint_steps = K }):grad(p, { method = "adjoint_cont" })
+      for k = 1, #whole do
+        assert(math.abs(g[k] - whole[k]) <= 1e-8 * big, ("%s, checkpoint_steps = %d: component %d = %.12g, "
+          .. "%.12g without checkpoints (largest %.3g)"):format(label, K, k, g[k], whole[k], big))
+      end
+    end
+  end
+  for _, name in ipairs({ "cauer", "spring_latch", "thermostat", "rc_network N = 5" }) do
+    it(name .. ", with every step and every fourth step a checkpoint", function()
+      for _, c in ipairs(H.GRADIENT_CASES) do
+        if c[1] == name then
+          local L = H.gradient_case_loss(c, 1e-8):twin({ method = "erk" })
+          local p = {}
+          for k = 1, #L.free do p[k] = L:nominal(k) end
+          against_whole(L, p, name)
+          return
+        end
+      end
+      error("no gradient case " .. name)
+    end)
+  end
+  it("restarts at data long before the segment's end (the adjoint zero until then): the closed form", function()
+    local m = salta.dae{ name = "decay", states = { { "x", 1 } }, params = { { "a", 0.8 } },
+      f = function(t, x, z, p) return { x = -p.a * x.x } end }
+    local times, data = { 0.5, 1 }, { 0.5, 0.3 }
+    local L = salta.lsq{ model = m, times = times, data = { x = data }, free = { "a", "x0.x" }, tf = 20, rtol = 1e-8,
+      atol = 1e-10, method = "erk", checkpoint_steps = 2 }
+    local a, x0, gc = 0.8, 1, { 0, 0 }
+    for k, t in ipairs(times) do
+      local y = x0 * math.exp(-a * t)
+      gc[1] = gc[1] + (y - data[k]) * (-t * y)   -- the loss is the mean of the squares
+      gc[2] = gc[2] + (y - data[k]) * y / x0
+    end
+    local g = L:grad({ a, x0 }, { method = "adjoint_cont" })
+    local big = math.max(math.abs(gc[1]), math.abs(gc[2]))
+    for k = 1, 2 do
+      assert(math.abs(g[k] - gc[k]) <= 1e-6 * big, ("component %d = %.12g, closed form %.12g"):format(k, g[k], gc[k]))
+    end
+  end)
+end)
+
 -- The bench's case where the discrete adjoint's trapezoid does not reach
 -- a crossing the integrator found (spec/adjoint_spec.lua: bus 17 barely
 -- switches): the continuous adjoint follows the integrator's run.

@@ -277,7 +277,7 @@ typedef struct salta_sim_options {
   /* the continuous adjoint (salta_loss_eval_adjoint_cont); a simulation ignores them */
   double adjoint_rtol, adjoint_atol;   /* its backward problem's tolerances (0: rtol, atol) */
   double quad_rtol, quad_atol;         /* its quadratures' (0: adjoint_rtol, adjoint_atol) */
-  int checkpoint_steps;                /* forward steps between its checkpoints (runs by BDF) */
+  int checkpoint_steps;                /* the re-run's steps between its checkpoints */
 } salta_sim_options;
 
 /* Fills the declared defaults for [t0, tf]. */
@@ -706,10 +706,10 @@ int salta_loss_eval_adjoint_residuals(salta_loss *loss, const double *p, const d
 ** again and the adjoint solved backward over it, its algebraic part
 ** consistent with g, with quadratures for the parameters' terms, to the
 ** options' adjoint_rtol, adjoint_atol, quad_rtol and quad_atol: where the
-** run was by BDF, by IDAS's adjoint module, with checkpoints every
-** checkpoint_steps steps (the memory that needs); where by ERK, by
-** Dormand-Prince on the kept interpolants of an explicit re-run (the
-** memory of one segment's steps); the adjoint jumps at each datum and
+** run was by BDF, by IDAS's adjoint module; where by ERK, by
+** Dormand-Prince on the interpolants of an explicit re-run; either
+** re-run is checkpointed every checkpoint_steps steps, its memory that
+** many steps' states and one state per checkpoint; the adjoint jumps at each datum and
 ** through each event group by the transpose of the forward sensitivities'
 ** jump (cascade rounds, members a direction moves apart, terminal events,
 ** input breakpoints and a start that follows the parameters alike),

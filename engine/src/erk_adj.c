@@ -1,15 +1,20 @@
 /*
 ** erk_adj.c -- the continuous adjoint's backward problem by Dormand-Prince
 ** (see backward.h), for runs by ERK. The segment is run again by ERK at a
-** tenth of the tolerances, and every step's interpolant of x kept with z
-** at its end (the memory of one segment's steps); the adjoint and its
-** quadratures are then integrated in reversed time s = -t, as the ODE
+** tenth of the tolerances, checkpointed every checkpoint_steps steps: the
+** steps of one interval between checkpoints are kept (each step's
+** interpolant of x, and z at its end), and an earlier interval is run
+** again from its checkpoint when the backward problem reaches it, so that
+** the memory is that of one interval and the cost at most a second run.
+** The adjoint and its quadratures are integrated in reversed time s = -t,
+** as the ODE
 **   d lam / ds = F_x^T lam,   d q / ds = F_p^T lam   (q's chosen rows),
 ** F_w^T lam = f_w^T lam - g_w^T g_z^-T f_z^T lam (the algebraics eliminated
 ** through g, as ERK eliminates them forward), reading x from the
-** interpolants and solving z from g there. Being one-step, it restarts
-** at a datum's jump with its last step size and no loss of order, where
-** BDF starts again from order 1 and tiny steps.
+** interpolants and solving z from g there; its steps stop at each
+** checkpoint, so that none reads two intervals. Being one-step, it
+** restarts at a datum's jump with its last step size and no loss of
+** order, where BDF starts again from order 1 and tiny steps.
 */
 #include <math.h>
 #include <stdlib.h>
@@ -27,13 +32,19 @@ typedef struct erk_adj {
   int nx, nz, n, nq;
   /* the forward re-run */
   salta_sim_options fo;         /* its options: the run's, at a tenth of its tolerances */
+  double init_step;             /* the run's first step size (fo.init_step varies by interval) */
   salta_sim_stats fstats;
   salta__track track;
   salta__integrator it;
-  int nsteps, cap;              /* its steps, and room for so many */
+  int nck, ck_cap;              /* its checkpoints, and room for so many */
+  double *ck_t, *ck_h;          /* ck_cap: each one's time, and the step size before it (0: the start) */
+  double *ck_w;                 /* ck_cap x n: each one's state */
+  int loaded;                   /* the checkpoint whose interval's steps are kept */
+  double t_end;                 /* the run's end, the last interval's */
+  int nsteps, cap;              /* the interval's steps, and room for so many */
   double *t_step, *h_step;      /* cap: each step's start and size */
   double *coef;                 /* cap x 5 nx: each step's interpolant of x */
-  double *z_end;                /* (cap + 1) x nz: z at the run's start, then at each step's end */
+  double *z_end;                /* (cap + 1) x nz: z at the interval's start, then at each step's end */
   int cur;                      /* the step the last right-hand side read */
   /* the backward problem over Y = [lam / scale; q / scale] (dp.h its next step size, 0: none yet) */
   salta__dopri dp;
@@ -77,25 +88,78 @@ static int keep_step(erk_adj *c) {
   return SALTA_OK;
 }
 
-static int erk_adj_forward(void *self, double t0, const double *w0, double t1) {
-  erk_adj *c = self;
+/* Room for one more checkpoint, at (t, w) after a step of size h. */
+static int add_checkpoint(erk_adj *c, double t, double h, const double *w) {
+  if (c->nck == c->ck_cap) {
+    int cap = c->ck_cap ? 2 * c->ck_cap : 16;
+    double *ct = realloc(c->ck_t, sizeof(double) * (size_t)cap), *ch, *cw;
+    c->ck_t = ct ? ct : c->ck_t;
+    ch = realloc(c->ck_h, sizeof(double) * (size_t)cap), c->ck_h = ch ? ch : c->ck_h;
+    cw = realloc(c->ck_w, sizeof(double) * (size_t)c->n * (size_t)cap), c->ck_w = cw ? cw : c->ck_w;
+    if (!ct || !ch || !cw) return salta__fail(c->dae->err, SALTA_EMEM, "out of memory");
+    c->ck_cap = cap;
+  }
+  c->ck_t[c->nck] = t, c->ck_h[c->nck] = h;
+  memcpy(c->ck_w + (size_t)c->n * c->nck, w, sizeof(double) * (size_t)c->n);
+  c->nck++;
+  return SALTA_OK;
+}
+
+/* The interval from checkpoint j run to t1, its steps kept; the first
+** run (j == 0, first set) adds a checkpoint every checkpoint_steps steps
+** and keeps only the last interval's steps. */
+static int run_interval(erk_adj *c, int j, double t1, int first) {
+  const double *w0 = c->ck_w + (size_t)c->n * j, t0 = c->ck_t[j];
   double told = t0, tnew = t0;
+  long steps = 0;
   int st;
-  salta__integrator_env env = {c->dae, NULL, &c->fo, SALTA_LS_NONE, &c->fstats, &c->track, 0};
-  c->fo.tf = t1;
-  c->nsteps = 0, c->cur = 0;
+  c->nsteps = 0, c->cur = 0, c->loaded = j;
   if ((st = reserve(c))) return st;
   memcpy(c->z_end, w0 + c->nx, sizeof(double) * (size_t)c->nz);
-  if (!c->it.self && (st = salta__erk_create(&c->it, &env))) return st;
+  c->fo.init_step = j > 0 ? c->ck_h[j] : c->init_step;
   if ((st = c->it.ops->start(c->it.self, t0, w0, NULL))) return st;
   while (tnew < t1) {
     if (salta_interrupted()) return salta__cadj_interrupted(c->dae->err, name_of(c), tnew);
-    if (c->fo.max_steps > 0 && c->nsteps >= c->fo.max_steps)
-      return salta__fail(c->dae->err, SALTA_ESOLVER, "model '%s': continuous adjoint: its re-run took %d steps from "
-                         "t = %.17g to %.17g (max_steps)", name_of(c), c->nsteps, t0, tnew);
+    if (c->fo.max_steps > 0 && steps >= c->fo.max_steps)
+      return salta__fail(c->dae->err, SALTA_ESOLVER, "model '%s': continuous adjoint: its re-run took %ld steps from "
+                         "t = %.17g to %.17g (max_steps)", name_of(c), steps, t0, tnew);
     if ((st = c->it.ops->step(c->it.self, t1, &told, &tnew)) || (st = keep_step(c))) return st;
+    ++steps;
+    if (first && c->nsteps >= c->op.checkpoint_steps && tnew < t1) {
+      if ((st = add_checkpoint(c, tnew, c->h_step[c->nsteps - 1], c->w))) return st;
+      c->nsteps = 0, c->loaded = c->nck - 1;
+      memcpy(c->z_end, c->w + c->nx, sizeof(double) * (size_t)c->nz);
+    }
   }
   return SALTA_OK;
+}
+
+static int erk_adj_forward(void *self, double t0, const double *w0, double t1) {
+  erk_adj *c = self;
+  int st;
+  salta__integrator_env env = {c->dae, NULL, &c->fo, SALTA_LS_NONE, &c->fstats, &c->track, 0};
+  c->fo.tf = c->t_end = t1;
+  c->nck = 0;
+  if (!c->it.self && (st = salta__erk_create(&c->it, &env))) return st;
+  if ((st = add_checkpoint(c, t0, 0, w0))) return st;
+  return run_interval(c, 0, t1, 1);
+}
+
+/* The interval from checkpoint j run again, its steps kept. */
+static int load_interval(erk_adj *c, int j) {
+  return run_interval(c, j, j + 1 < c->nck ? c->ck_t[j + 1] : c->t_end, 0);
+}
+
+/* Whether t is outside the kept interval. */
+static int outside_loaded(const erk_adj *c, double t) {
+  return t < c->ck_t[c->loaded] || (c->loaded + 1 < c->nck && t > c->ck_t[c->loaded + 1]);
+}
+
+/* The interval that holds t. */
+static int interval_of(const erk_adj *c, double t) {
+  int j = c->nck - 1;
+  while (j > 0 && t < c->ck_t[j]) --j;
+  return j;
 }
 
 /* The forward state at t into c->w: x from its step's interpolant, z
@@ -104,6 +168,10 @@ static int state_at(erk_adj *c, double t) {
   int k = c->cur, i, st;
   double th;
   const double *d, *za, *zb;
+  if (outside_loaded(c, t)) {   /* a restart before the kept interval */
+    if ((st = load_interval(c, interval_of(c, t)))) return st;
+    k = 0;
+  }
   while (k > 0 && t < c->t_step[k]) --k;
   while (k < c->nsteps - 1 && t > c->t_step[k] + c->h_step[k]) ++k;
   c->cur = k;
@@ -207,7 +275,10 @@ static int erk_adj_back(void *self, double t, double *lam_x, double *q) {
     if (c->op.o->max_steps > 0 && steps >= c->op.o->max_steps)
       return salta__fail(c->dae->err, SALTA_ESOLVER, "model '%s': continuous adjoint: %ld backward steps from "
                          "t = %.17g to %.17g (max_steps)", name_of(c), steps, c->tb, t);
-    if ((st = step_back(c, t))) return st;
+    if (c->loaded > 0 && c->tb <= c->ck_t[c->loaded] &&
+        ((st = load_interval(c, c->loaded - 1)) || (st = rhs(c, -c->tb, c->dp.Y, c->dp.K[0]))))
+      return st;
+    if ((st = step_back(c, c->loaded > 0 ? fmax(t, c->ck_t[c->loaded]) : t))) return st;
   }
   for (i = 0; i < c->nx; ++i) lam_x[i] = c->scale * c->dp.Y[i];
   for (i = 0; i < c->nq; ++i) q[i] += c->scale * c->dp.Y[c->nx + i], c->dp.Y[c->nx + i] = 0;
@@ -233,6 +304,7 @@ static void erk_adj_free(void *self) {
   salta__track_free(&c->track);
   salta__arrays_free(list, erk_adj_arrays(c, list));
   free(c->t_step), free(c->h_step), free(c->coef), free(c->z_end);
+  free(c->ck_t), free(c->ck_h), free(c->ck_w);
   free(c);
 }
 
@@ -258,6 +330,7 @@ int salta__erk_adj_create(salta__backward *b, salta__dae *dae, const salta__back
   c->dae = dae, c->op = *opts;
   c->nx = dae->nx, c->nz = dae->nz, c->n = dae->n, c->nq = opts->nq;
   c->fo = *opts->o;
+  c->init_step = opts->o->init_step;
   c->fo.rtol *= SALTA__RERUN_TIGHTER, c->fo.atol *= SALTA__RERUN_TIGHTER;
   c->fo.atol_vec = NULL;
   c->dp.nb = c->dp.m = c->nx + c->nq, c->dp.nk = 0;

@@ -109,9 +109,8 @@ static const option OPTIONS[] = {
                  "(0: adjoint_atol)"),
   OPTION(checkpoint_steps, .type = SALTA_OPTION_INTEGER, .def = 100, .lo = 1, .hi = INT_MAX,
          .flags = SALTA_OPTION_LOSS_ONLY,
-         .help = "continuous adjoint after a run by BDF: forward steps between checkpoints (its memory holds "
-                 "about this many states besides one per checkpoint; after a run by ERK, a segment's steps are "
-                 "kept)"),
+         .help = "continuous adjoint: the re-run's steps between checkpoints (its memory holds about this many "
+                 "steps besides one state per checkpoint)"),
 };
 
 #define NOPTIONS ((int)(sizeof OPTIONS / sizeof OPTIONS[0]))
