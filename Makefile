@@ -17,7 +17,7 @@ OPT := -O1
 else
 BUILD := build
 SANFLAGS :=
-OPT := -O3
+OPT := -O3 -fno-trapping-math
 endif
 
 LUA_INC := /usr/include/lua5.4

@@ -195,17 +195,43 @@ static double quadratic_margin(const salta__events *ev, int j, const double *ts)
   return lo * hi > 0 ? MIND(fabs(lo), fabs(hi)) : 0;
 }
 
+/* One base interval [a, b] of width 1 / iw for every guard (values ga,
+** gb): its mean rate against the last one (prev), into K, and the largest
+** rate and value so far. */
+static void bound_interval(int ne, const double *restrict ga, const double *restrict gb, double iw, double idt,
+                           double *restrict K, double *restrict prev, double *restrict rmax, double *restrict vmax) {
+  int j;
+  for (j = 0; j < ne; ++j) {
+    double r = (gb[j] - ga[j]) * iw;
+    K[j] = MAXD(K[j], fabs(r - prev[j]) * idt);
+    rmax[j] = MAXD(rmax[j], fabs(r));
+    vmax[j] = MAXD(vmax[j], fabs(gb[j]));
+    prev[j] = r;
+  }
+}
+
+/* The margin by which every guard keeps one side over one base interval,
+** its chord sagging by K sag, into the least so far. */
+static void margin_interval(int ne, const double *restrict ga, const double *restrict gb, double sag,
+                            const double *restrict K, double *restrict mg) {
+  int j;
+  for (j = 0; j < ne; ++j) {   /* side_margin, both branches computed: a select vectorises */
+    double m = MIND(fabs(ga[j]), fabs(gb[j])) - K[j] * sag, v = ga[j] * gb[j] > 0 ? m : -1.0;
+    mg[j] = MIND(mg[j], v);
+  }
+}
+
 /* Each guard's curvature bound K: twice the largest change of its rate per
 ** unit time between the rates known along the step (at its ends, and each
 ** interval's mean rate at its middle), and at least its largest rate
 ** squared over its largest value. Then whether it is quiet: every base
 ** interval lies on one side of zero by more than the chord's sag K w^2 / 8,
-** so that no crossing hides in the step. One pass per guard, its samples
-** and bounds in registers. */
+** so that no crossing hides in the step. Each pass runs over all guards,
+** so that the loops vectorise. */
 static void mark_quiet(salta__events *ev, const double *ts) {
   enum { S = SALTA__SAMPLES };
-  const double *restrict G = ev->samples, *restrict r0 = ev->rate0, *restrict r1 = ev->rate1;
-  double *restrict K = ev->kbound, *restrict mg = ev->quiet_margin;
+  const double *G = ev->samples, *r0 = ev->rate0, *r1 = ev->rate1;
+  double *K = ev->kbound, *mg = ev->quiet_margin, *prev = ev->q_rate, *rmax = ev->q_rmax, *vmax = ev->q_vmax;
   double iw[S], sag[S], idt[S + 1], pt[S + 2];
   const int ne = ev->ne;
   int i, j;
@@ -216,20 +242,13 @@ static void mark_quiet(salta__events *ev, const double *ts) {
   }
   for (i = 0; i <= S; ++i) idt[i] = 2 / (pt[i + 1] - pt[i]);
   for (j = 0; j < ne; ++j) {
-    double g[S + 1], k = 0, prev = r0[j], rmax = MAXD(fabs(r0[j]), fabs(r1[j])), vmax = fabs(G[j]), m = INFINITY;
-    for (i = 0; i <= S; ++i) g[i] = G[(size_t)i * ne + j];
-    for (i = 0; i < S; ++i) {
-      double r = (g[i + 1] - g[i]) * iw[i];
-      k = MAXD(k, fabs(r - prev) * idt[i]);
-      rmax = MAXD(rmax, fabs(r));
-      vmax = MAXD(vmax, fabs(g[i + 1]));
-      prev = r;
-    }
-    /* with an oscillation the rates alias */
-    k = MAXD(MAXD(k, fabs(r1[j] - prev) * idt[S]), oscillation_bound(rmax, vmax));
-    for (i = 0; i < S; ++i) m = MIND(m, side_margin(g[i], g[i + 1], k * sag[i]));
-    K[j] = k, mg[j] = m;
+    prev[j] = r0[j], K[j] = 0, mg[j] = INFINITY;
+    rmax[j] = MAXD(fabs(r0[j]), fabs(r1[j])), vmax[j] = fabs(G[j]);
   }
+  for (i = 0; i < S; ++i) bound_interval(ne, G + (size_t)i * ne, G + (size_t)(i + 1) * ne, iw[i], idt[i], K, prev, rmax, vmax);
+  /* with an oscillation the rates alias */
+  for (j = 0; j < ne; ++j) K[j] = MAXD(MAXD(K[j], fabs(r1[j] - prev[j]) * idt[S]), oscillation_bound(rmax[j], vmax[j]));
+  for (i = 0; i < S; ++i) margin_interval(ne, G + (size_t)i * ne, G + (size_t)(i + 1) * ne, sag[i], K, mg);
 }
 
 /* Whether guard j reads time other than through the states: a schedule
