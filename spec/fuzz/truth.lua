@@ -600,6 +600,10 @@ local ROUTES = {
   { label = "adjoint_cont", rtol = GRAD_RTOL, opts = { method = "adjoint_cont" }, tol = TOL_SENS, optional = true },
   { label = "adjoint_cont bdf", method = "bdf", rtol = GRAD_RTOL, opts = { method = "adjoint_cont" }, tol = TOL_SENS,
     optional = true },
+  -- the explicit re-run checkpointed every other step: each interval but
+  -- the last run again from its checkpoint
+  { label = "adjoint_cont erk checkpointed", method = "erk", rtol = GRAD_RTOL, loss = { checkpoint_steps = 2 },
+    opts = { method = "adjoint_cont" }, tol = TOL_SENS, optional = true },
 }
 
 -- Why a route's wrong gradient is ill-conditioned, or nil: the run its
@@ -632,9 +636,9 @@ local function gradient_truth(m, d, ref)
   local times, outs, data = loss_data(m, d, ref, free, names, r)
   if #times == 0 then return end
   local after_end = d.terminal and "drop" or nil
-  local function loss(method, rtol)
+  local function loss(method, rtol, extra)
     return salta.lsq{ model = m, times = times, data = data, outputs = outs, free = names, rtol = rtol,
-      atol = rtol * 1e-2, method = method, after_end = after_end }
+      atol = rtol * 1e-2, method = method, after_end = after_end, checkpoint_steps = extra and extra.checkpoint_steps }
   end
   local where = ("[free %s; outputs %s; %s]"):format(table.concat(names, ", "), table.concat(outs, ", "),
     table.concat(d.constructs, " + "))
@@ -648,7 +652,7 @@ local function gradient_truth(m, d, ref)
   local J, ref_r = try(loss("bdf", GRAD_RTOL), "jacobian", p), try(Lfd, "residuals", p)
   local n_ref = try(Lfd, "value", p) and Lfd:stats().events
   for _, rt in ipairs(ROUTES) do
-    local clock, L = os.clock(), loss(rt.method, rt.rtol)
+    local clock, L = os.clock(), loss(rt.method, rt.rtol, rt.loss)
     local ew = gradcheck.carried_error(J, try(L, "residuals", p, rt.opts), ref_r)
     local okg, g = pcall(L.grad, L, p, rt.opts)
     say("%s: %.2f s", rt.label, os.clock() - clock)
