@@ -88,7 +88,8 @@ static int keep_step(erk_adj *c) {
   return SALTA_OK;
 }
 
-/* Room for one more checkpoint, at (t, w) after a step of size h. */
+/* A checkpoint at (t, w), h the size of the step that ended there (0 at
+** the run's start). */
 static int add_checkpoint(erk_adj *c, double t, double h, const double *w) {
   if (c->nck == c->ck_cap) {
     int cap = c->ck_cap ? 2 * c->ck_cap : 16;
@@ -109,15 +110,15 @@ static int add_checkpoint(erk_adj *c, double t, double h, const double *w) {
 ** run (j == 0, first set) adds a checkpoint every checkpoint_steps steps
 ** and keeps only the last interval's steps. */
 static int run_interval(erk_adj *c, int j, double t1, int first) {
-  const double *w0 = c->ck_w + (size_t)c->n * j, t0 = c->ck_t[j];
+  const double t0 = c->ck_t[j];
   double told = t0, tnew = t0;
   long steps = 0;
   int st;
   c->nsteps = 0, c->cur = 0, c->loaded = j;
   if ((st = reserve(c))) return st;
-  memcpy(c->z_end, w0 + c->nx, sizeof(double) * (size_t)c->nz);
+  memcpy(c->z_end, c->ck_w + (size_t)c->n * j + c->nx, sizeof(double) * (size_t)c->nz);
   c->fo.init_step = j > 0 ? c->ck_h[j] : c->init_step;
-  if ((st = c->it.ops->start(c->it.self, t0, w0, NULL))) return st;
+  if ((st = c->it.ops->start(c->it.self, t0, c->ck_w + (size_t)c->n * j, NULL))) return st;
   while (tnew < t1) {
     if (salta_interrupted()) return salta__cadj_interrupted(c->dae->err, name_of(c), tnew);
     if (c->fo.max_steps > 0 && steps >= c->fo.max_steps)
