@@ -1,6 +1,7 @@
 -- Event times as data: salta.lsq{event_data = {...}} matches an event's
 -- k-th measured time with its k-th firing. Every route differentiates it
--- (check_gradient), it mixes with ordinary targets, a firing the run does
+-- (check_gradient; through groups, cascade rounds and a terminal end
+-- against a closed form), it mixes with ordinary targets, a firing the run does
 -- not reach is the documented penalty, and fits to noisy impact and
 -- switching times (data from closed forms) recover the parameters within
 -- three standard errors.
@@ -136,7 +137,48 @@ describe("event times as data", function()
     assert.are.equal(0, B:grad({ 2 - 1e-6 })[1])   -- at tf the end does not move
   end)
 
-  it("are refused when they name no event, decrease or fall outside [t0, tf], and by the continuous adjoint", function()
+  -- A saw: x' = a until x reaches p, where A and A2 fire together (a
+  -- group) and B in the round their resets start (a cascade), resetting x;
+  -- a terminal event at T. Every firing at k p / a; B's fourth, not
+  -- reached, is matched with the end T.
+  it("are differentiated by every route through groups, cascade rounds and a terminal end: the closed form",
+    function()
+    local m = salta.dae{ name = "saw", states = { { "x", 0 }, { "y", 0 }, { "u", 0 } },
+      params = { { "a", 2 }, { "p", 1 }, { "T", 1.7 } },
+      f = function(t, x, z, p) return { p.a, 0, 0 } end,
+      events = {
+        { name = "A", direction = "up", guard = function(t, x, z, p) return x.x - p.p end,
+          reset = function() return { y = 1 } end },
+        { name = "A2", direction = "up", guard = function(t, x, z, p) return x.x - p.p end,
+          reset = function(t, x) return { u = x.u + 1 } end },
+        { name = "B", direction = "up", guard = function(t, x) return x.y - 0.5 end,
+          reset = function() return { x = 0, y = 0 } end },
+        { name = "stop", direction = "up", guard = function(t, x, z, p) return t - p.T end, terminal = true },
+      } }
+    local dA2, dB = { 0.49, 1.02 }, { 0.51, 0.98, 1.52, 1.9 }
+    local a, p, T, N, gc = 2, 1, 1.7, 6, { 0, 0, 0 }
+    local function add(tau, measured, dtau)
+      for k = 1, 3 do gc[k] = gc[k] + 2 * (tau - measured) / N * dtau[k] end
+    end
+    for k, v in ipairs(dA2) do add(k * p / a, v, { -k * p / a ^ 2, k / a, 0 }) end
+    for k, v in ipairs(dB) do add(k <= 3 and k * p / a or T, v, k <= 3 and { -k * p / a ^ 2, k / a, 0 } or { 0, 0, 1 }) end
+    for _, method in ipairs({ "erk", "bdf" }) do
+      local L = salta.lsq{ model = m, event_data = { A2 = dA2, B = dB }, free = { "a", "p", "T" }, tf = 2, rtol = 1e-9,
+        atol = 1e-11, method = method }
+      local ev = m:simulate{ tf = 2, method = method, rtol = 1e-9, atol = 1e-11 }:events()
+      assert.are.equal(10, #ev)
+      assert.are.equal(1, ev[3].cascade)
+      for _, route in ipairs({ "sens", "adjoint", "adjoint_cont" }) do
+        local g = L:grad({ a, p, T }, { method = route })
+        for k = 1, 3 do
+          assert.is_true(math.abs(g[k] - gc[k]) <= 1e-9, ("%s, %s: component %d = %.12g, closed form %.12g"):format(
+            method, route, k, g[k], gc[k]))
+        end
+      end
+    end
+  end)
+
+  it("are refused when they name no event, decrease or fall outside [t0, tf]", function()
     local m = H.ball()
     has(err_of(salta.lsq, { model = m, event_data = { bounce = { 1 } } }), "'bounce' is not an event", "impact")
     has(err_of(salta.lsq, { model = m, event_data = { impact = { 1, 0.5 } } }), "event 'impact'", "increase",
@@ -146,11 +188,6 @@ describe("event times as data", function()
     has(err_of(salta.lsq, { model = m, event_data = { 1, 2 } }), "event_data", "by event name")
     local L = salta.lsq{ model = m, event_data = { impact = { 0.4, 3 } }, tf = 2 }
     has(err_of(function() return L:value({}) end), "measured time 3", "'impact'", "outside", "extend tf")
-    -- the continuous adjoint refuses them, and "auto" takes the sensitivities
-    local G = salta.lsq{ model = m, event_data = { impact = { 0.45, 1.2 } }, free = { "g", "e" } }
-    assert.are.equal("sens", G:route())
-    has(err_of(function() return G:grad({ 9.81, 0.8 }, { method = "adjoint_cont" }) end), "continuous adjoint",
-      "event_data", "\"sens\"")
     has(err_of(salta.lsq, { model = m }), "data")
   end)
 

@@ -709,11 +709,12 @@ int salta_loss_eval_adjoint_residuals(salta_loss *loss, const double *p, const d
 ** run was by BDF, by IDAS's adjoint module; where by ERK, by
 ** Dormand-Prince on the interpolants of an explicit re-run; either
 ** re-run is checkpointed every checkpoint_steps steps, its memory that
-** many steps' states and one state per checkpoint; the adjoint jumps at each datum and
-** through each event group by the transpose of the forward sensitivities'
-** jump (cascade rounds, members a direction moves apart, terminal events,
-** input breakpoints and a start that follows the parameters alike),
-** robust losses too. It
+** many steps' states and one state per checkpoint. The adjoint jumps at
+** each datum and through each event group by the transpose of the
+** forward sensitivities' jump (cascade rounds, members a direction moves
+** apart, terminal events, input breakpoints and a start that follows the
+** parameters alike), measured event times adding their term to the jump
+** at their firing; robust losses too. It
 ** neither blends nor follows event windows (SALTA_EINPUT), and reports a
 ** group whose members do not commute (SALTA_ENODIFF: its gradient depends
 ** on whether a direction moves them apart). The forward run is BDF's,

@@ -29,6 +29,28 @@ static int nonfinite(salta__cadj *a) {
   return salta__fail(a->err, SALTA_ESOLVER, "model '%s': the loss is not finite", a->d->name);
 }
 
+/* The event data's share of the loss: each datum's firing time (the run's
+** end for one it did not reach), and dL / d that time into a->rec_bar by
+** the record whose time it is (none for the end at tf). */
+static int event_data(salta__cadj *a, double *L) {
+  const salta__targets *tg = a->tg;
+  salta_sim_stats stats;
+  int i, nev = salta_sim_nevents(a->sim), end = salta__sim_end_record(a->sim);
+  if (tg->ned == 0) return SALTA_OK;
+  if (!(a->rec_bar = calloc((size_t)nev + 1, sizeof(double)))) return salta__fail(a->err, SALTA_EMEM, "out of memory");
+  salta_sim_stats_get(a->sim, &stats);
+  for (i = 0; i < tg->ned; ++i) {
+    int rec = tg->ed[i].rec >= 0 ? tg->ed[i].rec : end;
+    double tau = stats.t_end, r, dLdtau;
+    salta_event_record er;
+    if (tg->ed[i].rec >= 0) salta_sim_event(a->sim, rec, &er), tau = er.t;
+    r = salta__targets_event_residual(tg, i, tau, &dLdtau);
+    *L += r * r;
+    if (rec >= 0) a->rec_bar[rec] += dLdtau;
+  }
+  return SALTA_OK;
+}
+
 /* The forward run at the target times and the loss, at a hundredth of
 ** the tolerances: the gradient is as accurate as the event data this run
 ** gives (event times, left and right limits) and the re-runs' states
@@ -45,15 +67,20 @@ static int nonfinite(salta__cadj *a) {
 static int forward(salta__cadj *a, double *value) {
   salta_sim_stats stats;
   salta_sim_options o = *a->o;
+  salta__out_plan plan = {NULL, 0, 1, NULL, 0};   /* every output, and the targets' stop rule */
   double L = 0;
   int k, st;
   o.record_steps = 0;
   o.rtol = fmax(o.rtol * FORWARD_TIGHTER, 1e-14), o.atol *= FORWARD_TIGHTER;
-  if ((st = salta__sim_run(a->sim, &o, a->p, a->x0, a->tg->times, a->tg->nt)))
+  salta__targets_plan_stop(a->tg, &plan);
+  if ((st = salta__sim_run_planned(a->sim, &o, a->p, a->x0, a->tg->times, a->tg->nt, &plan)))
     return salta__fail(a->err, st, "%s", salta_sim_errmsg(a->sim));
   salta_sim_stats_get(a->sim, &stats);
-  if ((st = salta__targets_reach(a->tg, salta_sim_nout(a->sim), &stats, a->err))) return st;
+  if ((st = salta__targets_match_events(a->tg, a->sim, &o, a->err)) ||
+      (st = salta__targets_reach(a->tg, salta_sim_nout(a->sim), &stats, a->err)))
+    return st;
   for (k = 0; k < a->tg->nk; ++k) L = salta__cadj_target(a, k, L);
+  if ((st = event_data(a, &L))) return st;
   if (!isfinite(L)) return nonfinite(a);
   *value = L;
   return SALTA_OK;
@@ -134,9 +161,6 @@ int salta__cadj_eval(salta__cadj_work *w, salta__targets *tg, salta_sim *sim, co
   if (salta__targets_windowed(tg))
     return salta__fail(a.err, SALTA_EINPUT, "model '%s': the continuous adjoint does not follow event windows; use "
                        "method = \"sens\"", a.d->name);
-  if (tg->ned > 0)   /* the jump term it would take: targets.h, "a continuous adjoint" */
-    return salta__fail(a.err, SALTA_EINPUT, "model '%s': the continuous adjoint does not take measured event times "
-                       "(event_data); use method = \"sens\" or \"adjoint\"", a.d->name);
   if (salta__arrays_alloc(list, cadj_arrays(&a, list))) return salta__fail(a.err, SALTA_EMEM, "out of memory");
   salta__dae_set_params(a.dae, p);
   a.p = a.dae->p;   /* with the derived values the kernels read */
@@ -144,7 +168,7 @@ int salta__cadj_eval(salta__cadj_work *w, salta__targets *tg, salta_sim *sim, co
   if (st == SALTA_OK && grad) st = backward(&a, grad);
   if (st == SALTA_OK && value) *value = v;
   salta__backward_free(&a.bw);
-  free(a.b), free(a.first), free(a.split), free(a.split_dir);
+  free(a.b), free(a.first), free(a.split), free(a.split_dir), free(a.rec_bar);
   salta__arrays_free(list, cadj_arrays(&a, list));
   salta__dae_set_params(a.dae, NULL);
   return st;

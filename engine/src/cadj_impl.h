@@ -44,6 +44,8 @@ typedef struct salta__cadj {
   double *r, *dr, *dL, *rs;     /* nout: its residuals and their parts (salta__resid) */
   double *flow, *rate, *rscale; /* a group's left limit: the flow (n), the guards' rates (ne) */
   double *tau_bar;              /* ne: the members' tau_p's adjoints */
+  double *rec_bar;              /* per event record of the run: dL / d its time, from the event data
+                                   (NULL: none, or a sweep for one event time alone) */
   double *alt_v, *alt_g;        /* 3 x n, 3 x np: a group's transposes in the three compositions */
   double carry;                 /* the adjoint of an instant's located tau_p, from its later rounds */
   char *err;

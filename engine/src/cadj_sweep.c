@@ -151,8 +151,8 @@ static int transpose_as(salta__cadj *a, const salta_event_record *r0, const salt
   memcpy(v, a->lam, sizeof(double) * (size_t)a->nx);
   memset(v + a->nx, 0, sizeof(double) * (size_t)(a->n - a->nx));
   memset(g, 0, sizeof(double) * (size_t)a->np);
-  for (q = 0; q < r0->group_size; ++q) a->tau_bar[q] = 0;
-  if (r0->cascade == 0) a->tau_bar[0] = a->carry;   /* the later rounds move with this instant */
+  for (q = 0; q < r0->group_size; ++q) a->tau_bar[q] = a->rec_bar ? a->rec_bar[r0->group + q] : 0;   /* event data */
+  if (r0->cascade == 0) a->tau_bar[0] += a->carry;   /* the later rounds move with this instant */
   adj.v = v, adj.grad_p = g, adj.tau_bar = a->tau_bar, adj.tau_fixed_bar = 0;
   if ((st = salta__jump_transpose(&a->w->sn, r0->t, lm, r0->x_plus, ev, r0->group_size, form, &adj))) return st;
   if (fixed_bar) *fixed_bar = adj.tau_fixed_bar;
@@ -210,7 +210,7 @@ static void restore(salta__cadj *a, saved *sv) {
 ** its own from there back to t0, without data. */
 static int time_gradient(salta__cadj *a, int g, const salta_event_record *r0, const salta__left_limit *lm, int j,
                          double *out) {
-  double rate = lm->rate[j];
+  double rate = lm->rate[j], *data = a->rec_bar;
   int i, st;
   memset(a->q, 0, sizeof(double) * (size_t)a->ns);
   salta__dae_guard_row(a->dae, j, r0->t, lm->w, NULL, a->lam, a->gp);
@@ -219,8 +219,10 @@ static int time_gradient(salta__cadj *a, int g, const salta_event_record *r0, co
   a->carry = 0;
   if ((st = salta__dae_fold_z(a->dae, r0->t, lm->w, a->lam, a->gp)))
     return salta__fail(a->err, st, "model '%s': continuous adjoint: g_z is singular at t = %.17g", a->d->name, r0->t);
-  if ((st = sweep_from(a, g, -1))) return st;
-  return gradient(a, out);
+  a->rec_bar = NULL;   /* the event time alone: no data */
+  if ((st = sweep_from(a, g, -1)) == SALTA_OK) st = gradient(a, out);
+  a->rec_bar = data;
+  return st;
 }
 
 /* How far apart the free directions move the members' event times T

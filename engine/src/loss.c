@@ -593,8 +593,8 @@ static double crossover(const salta_loss *l) {
 salta_route salta_loss_route(const salta_loss *l) {
   if (!l) return SALTA_ROUTE_SENS;
   if (l->route != SALTA_ROUTE_AUTO) return l->route;
-  /* the continuous adjoint neither blends, follows event windows nor takes event times */
-  if (l->tg.beta > 0 || salta__targets_windowed(&l->tg) || l->tg.ned > 0) return SALTA_ROUTE_SENS;
+  /* the continuous adjoint neither blends nor follows event windows */
+  if (l->tg.beta > 0 || salta__targets_windowed(&l->tg)) return SALTA_ROUTE_SENS;
   if (l->ns < crossover(l)) return SALTA_ROUTE_SENS;
   return salta_route_for(l->ns, l->d->nx + l->d->nz);
 }

@@ -428,17 +428,19 @@ static int run_with(salta_sim *s, const salta_sim_options *o, salta_method metho
   return st;
 }
 
-/* d t_end / dp: the terminal event's tau_p (the last record of it), the
-** last record's when the plan's stop rule ended the run, or zeros when it
-** reached tf. */
+int salta__sim_end_record(const salta_sim *s) {
+  int k;
+  for (k = s->events.nlog - 1; k >= 0 && (s->stats.terminal_event >= 0 || s->run.stopped); --k)
+    if (s->run.stopped || s->events.log[k].event == s->stats.terminal_event) return k;
+  return -1;
+}
+
+/* d t_end / dp: the end record's tau_p, or zeros when the run reached tf. */
 static int store_t_end(salta_sim *s) {
   const salta__results *r = &s->res;
   size_t ns = (size_t)s->ns;
-  const double *src = NULL;
-  int k;
-  for (k = s->events.nlog - 1; k >= 0 && (s->stats.terminal_event >= 0 || s->run.stopped) && !src; --k)
-    if ((s->run.stopped || s->events.log[k].event == s->stats.terminal_event) && r->tau_p.n >= ((size_t)k + 1) * ns)
-      src = r->tau_p.v + (size_t)k * ns;
+  int k = salta__sim_end_record(s);
+  const double *src = k >= 0 && r->tau_p.n >= ((size_t)k + 1) * ns ? r->tau_p.v + (size_t)k * ns : NULL;
   return salta__dbuf_push(&s->res.t_end_p, src, ns, s->err);
 }
 

@@ -48,6 +48,11 @@ void salta__sim_planned_out(const salta_sim *s, int k, const double **y, const d
 ** (planned or not), or NULL: borrowed until the next run. */
 const double *salta__sim_event_tau_p(const salta_sim *s, int k);
 
+/* The event record whose time is the last run's end, so that d t_end / dp
+** is its tau_p: the terminal event's last record, or the last record when
+** the plan's stop rule ended the run; -1 when the run reached tf. */
+int salta__sim_end_record(const salta_sim *s);
+
 /* The consistent state [x; z] the last run started from (n; borrowed
 ** until the next run). */
 const double *salta__sim_start_state(const salta_sim *s);

@@ -45,13 +45,13 @@
 **    located instant's for a round of event iteration);
 **  - the discrete adjoint: added to dL/dtau of its event block's boundary
 **    (the discrete event time), which the block's time stationarity reads;
-**  - the continuous adjoint (cadj.c refuses event data; this is the term
-**    to add): at the event, tau_i moves with the left limit
-**    as d tau = -(e_x dx + e_z dz + e_p dp) / edot (the firing guard's
-**    row and its rate, the member's own; a cascade round: the located
-**    crossing's), so dL/dtau_i adds to the scalar that multiplies that
-**    row in the adjoint's jump at tau_i: the term its own event-time
-**    terms (the flows' jump, r_t) go into, giving lambda(tau-) its
+**  - the continuous adjoint (cadj.c): at the event, tau_i moves with the
+**    left limit as d tau = -(e_x dx + e_z dz + e_p dp) / edot (the firing
+**    guard's row and its rate, the member's own; a cascade round: the
+**    located crossing's), so dL/dtau_i adds to the scalar that multiplies
+**    that row in the adjoint's jump at tau_i (the member's tau_bar in
+**    salta__jump_transpose): the term its own event-time terms (the
+**    flows' jump, r_t) go into, giving lambda(tau-) its
 **    -dL/dtau_i e_w / edot and the gradient its -dL/dtau_i e_p / edot.
 ** A firing the run does not reach (it ends first, at tf or a terminal
 ** event) is matched with the end of the run, tau_i = t_end (with d t_end /

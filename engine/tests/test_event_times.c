@@ -71,7 +71,7 @@ int main(void) {
   const double tau = log(4.0) / 0.5, measured = 2.7, w = 10;
   const int dirs[] = {0, 1, -1}, free2[] = {0, 1}, ev = 0;
   const double *dt_end;
-  double t, v, g[2], ga[2], gf[2], resid[1], jac[2], r;
+  double t, v, vc, g[2], ga[2], gc[2], gf[2], resid[1], jac[2], r;
   int k;
   CHECK(salta_model_create(&m, &def) == SALTA_OK);
   CHECK(salta_sim_create(&sim, m) == SALTA_OK);
@@ -122,8 +122,11 @@ int main(void) {
   CHECK_NEAR(jac[0], w * (-tau / 0.5), 1e-6);
   CHECK(salta_loss_eval_adjoint(loss, p, NULL, 0, 1, &v, ga) == SALTA_OK);
   CHECK(salta_loss_grad_fd(loss, p, NULL, NULL, gf, NULL) == SALTA_OK);
+  CHECK(salta_loss_eval_adjoint_cont(loss, p, NULL, &vc, gc) == SALTA_OK);
+  CHECK_NEAR(vc, r * r, 1e-6);
   for (k = 0; k < 2; ++k) {
     CHECK_NEAR(ga[k], g[k], 1e-5 * fabs(g[k]));
+    CHECK_NEAR(gc[k], g[k], 1e-5 * fabs(g[k]));
     CHECK_NEAR(gf[k], g[k], 1e-5 * fabs(g[k]));
   }
 
