@@ -627,6 +627,31 @@ local function run_explains(m, d, ref, rt, L, n_ref)
   return v and v.class == "ill-conditioned" and v.msg or nil
 end
 
+-- Measured event times for a third of the losses: the firings (up to four)
+-- of up to two of the model's events that fire in the reference run, each
+-- moved by a tenth of its gap to the next (so they keep their order).
+local function event_data(m, ref, r)
+  if not r.chance(0.3) then return nil end
+  local is_event, by, names = {}, {}, {}
+  for _, n in ipairs(m.events) do is_event[n] = true end
+  for _, e in ipairs(ref.ev) do
+    if is_event[e.name] and (by[e.name] or #names < 2) then
+      if not by[e.name] then by[e.name], names[#names + 1] = {}, e.name end
+      local list = by[e.name]
+      if #list < 4 and (#list == 0 or e.t > list[#list]) then list[#list + 1] = e.t end
+    end
+  end
+  if #names == 0 then return nil end
+  for _, n in ipairs(names) do
+    local list = by[n]
+    for k = 1, #list do
+      local gap = (list[k + 1] or list[k] + 0.1 * math.max(list[k], 0.01)) - list[k]
+      list[k] = list[k] + 0.1 * gap * math.sin(3 * k + #n)
+    end
+  end
+  return by, names
+end
+
 local function gradient_truth(m, d, ref)
   local r = d.rnd
   local free = pick_free(d, m, r)
@@ -635,13 +660,16 @@ local function gradient_truth(m, d, ref)
   for k, c in ipairs(free) do names[k], p[k] = c.name, c.value end
   local times, outs, data = loss_data(m, d, ref, free, names, r)
   if #times == 0 then return end
+  local ed, ed_names = event_data(m, ref, r)
+  if ed then say("event times of %s", table.concat(ed_names, ", ")) end
   local after_end = d.terminal and "drop" or nil
   local function loss(method, rtol, extra)
     return salta.lsq{ model = m, times = times, data = data, outputs = outs, free = names, rtol = rtol,
-      atol = rtol * 1e-2, method = method, after_end = after_end, checkpoint_steps = extra and extra.checkpoint_steps }
+      atol = rtol * 1e-2, method = method, after_end = after_end, event_data = ed,
+      checkpoint_steps = extra and extra.checkpoint_steps }
   end
-  local where = ("[free %s; outputs %s; %s]"):format(table.concat(names, ", "), table.concat(outs, ", "),
-    table.concat(d.constructs, " + "))
+  local where = ("[free %s; outputs %s%s; %s]"):format(table.concat(names, ", "), table.concat(outs, ", "),
+    ed and "; event times of " .. table.concat(ed_names, ", ") or "", table.concat(d.constructs, " + "))
   local graze = math.max(1, rho_min(ref.ev) ^ -2)
   local Lfd = loss("bdf", FD_RTOL)
   local fd, G, eps = reference_gradient(Lfd, p, free, data, TOL_SENS * graze, where)
