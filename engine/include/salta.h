@@ -740,7 +740,7 @@ salta_route salta_loss_route(const salta_loss *loss);
 ** unknowns (nx + nz): the continuous adjoint from SALTA_ROUTE_CROSSOVER
 ** free directions on, near where make bench measures it the faster (Cauer
 ** ladders of 15, 150 and 1,500 unknowns with 40 targets: beyond their 10
-** free parameters, near 7 and near 8 on runs by ERK; near 7, 9 and 9 by
+** free parameters, near 7 to 8 and near 8 on runs by ERK; near 7, 9 and 9 by
 ** BDF), for data no denser than the run's steps (salta_loss_route). */
 #define SALTA_ROUTE_CROSSOVER 12
 salta_route salta_route_for(int nfree, int n);
