@@ -30,18 +30,16 @@ static int nonfinite(salta__cadj *a) {
 }
 
 /* The event data's share of the loss: each datum's firing time (the run's
-** end for one it did not reach), and dL / d that time into a->rec_bar by
-** the record whose time it is (none for the end at tf). */
-static int event_data(salta__cadj *a, double *L) {
+** end t_end for one it did not reach), and dL / d that time into
+** a->rec_bar by the record whose time it is (none for the end at tf). */
+static int event_data(salta__cadj *a, double t_end, double *L) {
   const salta__targets *tg = a->tg;
-  salta_sim_stats stats;
   int i, nev = salta_sim_nevents(a->sim), end = salta__sim_end_record(a->sim);
   if (tg->ned == 0) return SALTA_OK;
   if (!(a->rec_bar = calloc((size_t)nev + 1, sizeof(double)))) return salta__fail(a->err, SALTA_EMEM, "out of memory");
-  salta_sim_stats_get(a->sim, &stats);
   for (i = 0; i < tg->ned; ++i) {
     int rec = tg->ed[i].rec >= 0 ? tg->ed[i].rec : end;
-    double tau = stats.t_end, r, dLdtau;
+    double tau = t_end, r, dLdtau;
     salta_event_record er;
     if (tg->ed[i].rec >= 0) salta_sim_event(a->sim, rec, &er), tau = er.t;
     r = salta__targets_event_residual(tg, i, tau, &dLdtau);
@@ -80,7 +78,7 @@ static int forward(salta__cadj *a, double *value) {
       (st = salta__targets_reach(a->tg, salta_sim_nout(a->sim), &stats, a->err)))
     return st;
   for (k = 0; k < a->tg->nk; ++k) L = salta__cadj_target(a, k, L);
-  if ((st = event_data(a, &L))) return st;
+  if ((st = event_data(a, stats.t_end, &L))) return st;
   if (!isfinite(L)) return nonfinite(a);
   *value = L;
   return SALTA_OK;

@@ -169,9 +169,10 @@ static inline double oscillation_bound(double rmax, double vmax) { return rmax *
 
 /* How far a guard with values ga and gb at an interval's ends stays on one
 ** side of zero when its chord may sag by sag (K w^2 / 8): -1 when the ends
-** are not on one side. */
+** are not on one side. Both branches computed: a select, which vectorises. */
 static inline double side_margin(double ga, double gb, double sag) {
-  return ga * gb > 0 ? MIND(fabs(ga), fabs(gb)) - sag : -1.0;
+  double m = MIND(fabs(ga), fabs(gb)) - sag;
+  return ga * gb > 0 ? m : -1.0;
 }
 
 /* Whether guard j is quadratic in time along the step (bodies in free
@@ -215,10 +216,7 @@ static void bound_interval(int ne, const double *restrict ga, const double *rest
 static void margin_interval(int ne, const double *restrict ga, const double *restrict gb, double sag,
                             const double *restrict K, double *restrict mg) {
   int j;
-  for (j = 0; j < ne; ++j) {   /* side_margin, both branches computed: a select vectorises */
-    double m = MIND(fabs(ga[j]), fabs(gb[j])) - K[j] * sag, v = ga[j] * gb[j] > 0 ? m : -1.0;
-    mg[j] = MIND(mg[j], v);
-  }
+  for (j = 0; j < ne; ++j) mg[j] = MIND(mg[j], side_margin(ga[j], gb[j], K[j] * sag));
 }
 
 /* Each guard's curvature bound K: twice the largest change of its rate per

@@ -602,7 +602,7 @@ local ROUTES = {
     optional = true },
   -- the explicit re-run checkpointed every other step: each interval but
   -- the last run again from its checkpoint
-  { label = "adjoint_cont erk checkpointed", method = "erk", rtol = GRAD_RTOL, loss = { checkpoint_steps = 2 },
+  { label = "adjoint_cont erk checkpointed", method = "erk", rtol = GRAD_RTOL, checkpoint_steps = 2,
     opts = { method = "adjoint_cont" }, tol = TOL_SENS, optional = true },
 }
 
@@ -663,10 +663,9 @@ local function gradient_truth(m, d, ref)
   local ed, ed_names = event_data(m, ref, r)
   if ed then say("event times of %s", table.concat(ed_names, ", ")) end
   local after_end = d.terminal and "drop" or nil
-  local function loss(method, rtol, extra)
+  local function loss(method, rtol, checkpoint_steps)
     return salta.lsq{ model = m, times = times, data = data, outputs = outs, free = names, rtol = rtol,
-      atol = rtol * 1e-2, method = method, after_end = after_end, event_data = ed,
-      checkpoint_steps = extra and extra.checkpoint_steps }
+      atol = rtol * 1e-2, method = method, after_end = after_end, event_data = ed, checkpoint_steps = checkpoint_steps }
   end
   local where = ("[free %s; outputs %s%s; %s]"):format(table.concat(names, ", "), table.concat(outs, ", "),
     ed and "; event times of " .. table.concat(ed_names, ", ") or "", table.concat(d.constructs, " + "))
@@ -680,7 +679,7 @@ local function gradient_truth(m, d, ref)
   local J, ref_r = try(loss("bdf", GRAD_RTOL), "jacobian", p), try(Lfd, "residuals", p)
   local n_ref = try(Lfd, "value", p) and Lfd:stats().events
   for _, rt in ipairs(ROUTES) do
-    local clock, L = os.clock(), loss(rt.method, rt.rtol, rt.loss)
+    local clock, L = os.clock(), loss(rt.method, rt.rtol, rt.checkpoint_steps)
     local ew = gradcheck.carried_error(J, try(L, "residuals", p, rt.opts), ref_r)
     local okg, g = pcall(L.grad, L, p, rt.opts)
     say("%s: %.2f s", rt.label, os.clock() - clock)
