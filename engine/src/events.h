@@ -78,7 +78,6 @@ typedef struct salta__events {
   double *rate0, *rate1;        /* its rate along the interpolant at the step's start and end */
   int rate0_valid;              /* rate0 holds the last step's end rate (no event since) */
   double *kbound;               /* its curvature bound K in the step (locate.c) */
-  double *q_rate, *q_rmax, *q_vmax;   /* while K is found: its last mean rate, largest rate and value */
   /* location scratch */
   double *samples;              /* sampled guard values of a step, a row per sample */
   salta__bracket *brackets;

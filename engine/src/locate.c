@@ -196,27 +196,43 @@ static double quadratic_margin(const salta__events *ev, int j, const double *ts)
   return lo * hi > 0 ? MIND(fabs(lo), fabs(hi)) : 0;
 }
 
-/* One base interval [a, b] of width 1 / iw for every guard (values ga,
-** gb): its mean rate against the last one (prev), into K, and the largest
-** rate and value so far. */
-static void bound_interval(int ne, const double *restrict ga, const double *restrict gb, double iw, double idt,
-                           double *restrict K, double *restrict prev, double *restrict rmax, double *restrict vmax) {
-  int j;
-  for (j = 0; j < ne; ++j) {
-    double r = (gb[j] - ga[j]) * iw;
-    K[j] = MAXD(K[j], fabs(r - prev[j]) * idt);
-    rmax[j] = MAXD(rmax[j], fabs(r));
-    vmax[j] = MAXD(vmax[j], fabs(gb[j]));
-    prev[j] = r;
-  }
+/* One base interval [a, b] of a guard (values ga, gb; width 1 / iw): its
+** mean rate against the last one (*prev), into *K, and the largest rate and
+** value so far. */
+static inline void bound_interval(double ga, double gb, double iw, double idt, double *K, double *prev, double *rmax,
+                                  double *vmax) {
+  double r = (gb - ga) * iw;
+  *K = MAXD(*K, fabs(r - *prev) * idt);
+  *rmax = MAXD(*rmax, fabs(r));
+  *vmax = MAXD(*vmax, fabs(gb));
+  *prev = r;
 }
 
-/* The margin by which every guard keeps one side over one base interval,
-** its chord sagging by K sag, into the least so far. */
-static void margin_interval(int ne, const double *restrict ga, const double *restrict gb, double sag,
-                            const double *restrict K, double *restrict mg) {
+/* Every guard's curvature bound and quiet margin (mark_quiet) from its
+** samples G (rows of ne) and end rates r0, r1, given the base intervals'
+** inverse widths iw, the inverse half-distances idt between the rates'
+** times, and the sags per unit K. One pass over the guards, the four base
+** intervals written out inside it, so that it vectorises. */
+_Static_assert(SALTA__SAMPLES == 4, "bound_guards writes out four base intervals");
+static void bound_guards(int ne, const double *restrict G, const double *restrict r0, const double *restrict r1,
+                         const double *iw, const double *idt, const double *sag, double *restrict Kout,
+                         double *restrict mgout) {
+  const double *g0 = G, *g1 = g0 + ne, *g2 = g1 + ne, *g3 = g2 + ne, *g4 = g3 + ne;
   int j;
-  for (j = 0; j < ne; ++j) mg[j] = MIND(mg[j], side_margin(ga[j], gb[j], K[j] * sag));
+  for (j = 0; j < ne; ++j) {
+    double prev = r0[j], K = 0, rmax = MAXD(fabs(r0[j]), fabs(r1[j])), vmax = fabs(g0[j]), mg;
+    bound_interval(g0[j], g1[j], iw[0], idt[0], &K, &prev, &rmax, &vmax);
+    bound_interval(g1[j], g2[j], iw[1], idt[1], &K, &prev, &rmax, &vmax);
+    bound_interval(g2[j], g3[j], iw[2], idt[2], &K, &prev, &rmax, &vmax);
+    bound_interval(g3[j], g4[j], iw[3], idt[3], &K, &prev, &rmax, &vmax);
+    /* with an oscillation the rates alias */
+    K = MAXD(MAXD(K, fabs(r1[j] - prev) * idt[4]), oscillation_bound(rmax, vmax));
+    mg = side_margin(g0[j], g1[j], K * sag[0]);
+    mg = MIND(mg, side_margin(g1[j], g2[j], K * sag[1]));
+    mg = MIND(mg, side_margin(g2[j], g3[j], K * sag[2]));
+    mg = MIND(mg, side_margin(g3[j], g4[j], K * sag[3]));
+    Kout[j] = K, mgout[j] = mg;
+  }
 }
 
 /* Each guard's curvature bound K: twice the largest change of its rate per
@@ -224,29 +240,18 @@ static void margin_interval(int ne, const double *restrict ga, const double *res
 ** interval's mean rate at its middle), and at least its largest rate
 ** squared over its largest value. Then whether it is quiet: every base
 ** interval lies on one side of zero by more than the chord's sag K w^2 / 8,
-** so that no crossing hides in the step. Each pass runs over all guards,
-** so that the loops vectorise. */
+** so that no crossing hides in the step. */
 static void mark_quiet(salta__events *ev, const double *ts) {
   enum { S = SALTA__SAMPLES };
-  const double *G = ev->samples, *r0 = ev->rate0, *r1 = ev->rate1;
-  double *K = ev->kbound, *mg = ev->quiet_margin, *prev = ev->q_rate, *rmax = ev->q_rmax, *vmax = ev->q_vmax;
   double iw[S], sag[S], idt[S + 1], pt[S + 2];
-  const int ne = ev->ne;
-  int i, j;
+  int i;
   pt[0] = ts[0], pt[S + 1] = ts[S];
   for (i = 0; i < S; ++i) {
     double w = ts[i + 1] - ts[i];
     iw[i] = 1 / w, sag[i] = 0.125 * w * w, pt[i + 1] = ts[i] + 0.5 * w;
   }
   for (i = 0; i <= S; ++i) idt[i] = 2 / (pt[i + 1] - pt[i]);
-  for (j = 0; j < ne; ++j) {
-    prev[j] = r0[j], K[j] = 0, mg[j] = INFINITY;
-    rmax[j] = MAXD(fabs(r0[j]), fabs(r1[j])), vmax[j] = fabs(G[j]);
-  }
-  for (i = 0; i < S; ++i) bound_interval(ne, G + (size_t)i * ne, G + (size_t)(i + 1) * ne, iw[i], idt[i], K, prev, rmax, vmax);
-  /* with an oscillation the rates alias */
-  for (j = 0; j < ne; ++j) K[j] = MAXD(MAXD(K[j], fabs(r1[j] - prev[j]) * idt[S]), oscillation_bound(rmax[j], vmax[j]));
-  for (i = 0; i < S; ++i) margin_interval(ne, G + (size_t)i * ne, G + (size_t)(i + 1) * ne, sag[i], K, mg);
+  bound_guards(ev->ne, ev->samples, ev->rate0, ev->rate1, iw, idt, sag, ev->kbound, ev->quiet_margin);
 }
 
 /* Whether guard j reads time other than through the states: a schedule
