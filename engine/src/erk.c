@@ -34,6 +34,7 @@ typedef struct erk {
   double *Sz;            /* nz x ns: the z rows of a right-hand side's sensitivities
                             (unused by a model with the reduced right-hand side) */
   double t;              /* where the integration is */
+  double t_cap;          /* the next step need not pass it (a crossing expected there) */
   long rhs_evals;
 } erk;
 
@@ -152,6 +153,7 @@ static int erk_start(void *self, double t0, const double *w, const double *S) {
   r->dp.h = o->init_step > 0 ? o->init_step : salta__dopri_initial_step(&r->dp, t0, o->tf, o->rtol, o->max_step);
   r->dp.errn = 0;   /* a start forgets the last run's steps (a re-run starts its integrator again) */
   r->dp.rejected = r->dp.resize = 0;
+  r->t_cap = INFINITY;
   r->stiff_steps = r->clear_steps = 0;
   return SALTA_OK;
 }
@@ -160,6 +162,10 @@ static int erk_start(void *self, double t0, const double *w, const double *S) {
 ** end of an algebraic branch closely enough to report it. */
 #define BRANCH_MIN_STEP 1e-10
 
+/* A step is cut at the crossing an event's location expects next (t_cap)
+** only to at least this fraction of its size. */
+#define CAP_MIN 1e-6
+
 static int erk_step(void *self, double tf, double *t_old, double *t_new) {
   erk *r = self;
   const salta_sim_options *o = r->env.o;
@@ -167,7 +173,7 @@ static int erk_step(void *self, double tf, double *t_old, double *t_new) {
   salta__dopri_resize(&r->dp);
   for (;;) {
     double errn, h;
-    int to_tf = salta__dopri_clip(&r->dp, r->t, tf, o->max_step);
+    int capped = 0, to_tf = salta__dopri_clip(&r->dp, r->t, tf, o->max_step);
     if (to_tf < 0) {
       int i, at = 0;
       if (r->env.watch_stiffness) return SALTA__ESTIFF;
@@ -179,12 +185,13 @@ static int erk_step(void *self, double tf, double *t_old, double *t_new) {
                          r->dp.Y[at]);
     }
     h = r->dp.h;
+    if (r->t_cap - r->t < h && r->t_cap - r->t >= CAP_MIN * h) h = r->t_cap - r->t, capped = 1, to_tf = 0;
     errn = salta__dopri_attempt(&r->dp, r->t, h, o->rtol, &st);
     /* a stage beyond the end of the algebraics' branch (a fold): a
     ** shorter step may stay before it; at the fold itself none does */
     if ((st == SALTA__EBRANCH || st == SALTA__EPIVOT) && h > BRANCH_MIN_STEP * fmax(1.0, fabs(r->t))) {
       r->env.stats->err_test_fails++;
-      r->dp.h *= 0.25;
+      r->dp.h = 0.25 * h;
       r->dp.rejected = 1;
       continue;
     }
@@ -192,12 +199,15 @@ static int erk_step(void *self, double tf, double *t_old, double *t_new) {
     if (isnan(errn) && r->ns > 0 && (st = nonfinite_sensitivities(r))) return st;
     if (!(errn <= 1.0)) {
       r->env.stats->err_test_fails++;
+      r->dp.h = h;
       salta__dopri_reject(&r->dp, errn);
       continue;
     }
     r->env.stats->steps++;
     if (r->env.watch_stiffness && stiff(r, h)) return SALTA__ESTIFF;
     salta__dopri_accept(&r->dp, r->t, h, errn);
+    if (capped) r->dp.resize = 0;   /* the size due stays the one the cap cut */
+    r->t_cap = INFINITY;
     *t_old = r->t;
     *t_new = r->t = to_tf ? tf : r->t + h;
     /* the stages solved z on their branch; the pivots are checked here */
@@ -247,10 +257,11 @@ static int erk_end_state(void *self, double *w, double *S) {
   return SALTA_OK;
 }
 
-static int erk_restart(void *self, double t, const double *w, const double *S) {
+static int erk_restart(void *self, double t, const double *w, const double *S, double t_next) {
   erk *r = self;
   int st;
   r->t = t;
+  r->t_cap = t_next;
   salta__dopri_restart(&r->dp);   /* the next step tries the last accepted size */
   memcpy(r->z, w + r->nx, sizeof(double) * (size_t)r->nz);   /* a reset's re-consistency may jump: its own branch */
   pack(r, w, S, r->dp.Y);

@@ -14,7 +14,7 @@
 
 /* The per-guard and per-unknown arrays, each an allocation of its own
 ** (listed once here, for the allocation and for the release). */
-#define EVENT_ARRAYS 36
+#define EVENT_ARRAYS 37
 static size_t event_arrays(salta__events *ev, size_t m, size_t n, salta__array *list) {
   const salta_sparse_def *e = ev->d ? ev->d->e.d : NULL;
   size_t nnz[4] = {e ? (size_t)e[SALTA_WRT_X].nnz : 0, e ? (size_t)e[SALTA_WRT_Z].nnz : 0, 0,
@@ -30,7 +30,7 @@ static size_t event_arrays(salta__events *ev, size_t m, size_t n, salta__array *
     SALTA__ARRAY(ev->g_probe, m), SALTA__ARRAY(ev->g_work, m), SALTA__ARRAY(ev->rate, m),
     SALTA__ARRAY(ev->rscale, m), SALTA__ARRAY(ev->rate_p, m), SALTA__ARRAY(ev->rscale_p, m),
     SALTA__ARRAY(ev->quiet_margin, m), SALTA__ARRAY(ev->g_pre, m), SALTA__ARRAY(ev->rate0, m),
-    SALTA__ARRAY(ev->rate1, m), SALTA__ARRAY(ev->kbound, m), SALTA__ARRAY(ev->w_probe, n),
+    SALTA__ARRAY(ev->rate1, m), SALTA__ARRAY(ev->kbound, m), SALTA__ARRAY(ev->ahead, m), SALTA__ARRAY(ev->w_probe, n),
     SALTA__ARRAY(ev->flow, n), SALTA__ARRAY(ev->flow_p, n), SALTA__ARRAY(ev->samples, (SALTA__SAMPLES + 1) * m),
     SALTA__ARRAY(ev->brackets, m), SALTA__ARRAY(ev->cols, nnz[SALTA_WRT_X])};
   memcpy(list, all, sizeof all);
@@ -362,6 +362,7 @@ int salta__events_start(salta__events *ev, const salta_sim_options *o, double t0
     ev->arming[j] = salta__is_clear(ev, j, e) ? SALTA__ARMED : SALTA__DISARMED;
     ev->entering[j] = 0;
     ev->side[j] = 0;
+    ev->ahead[j] = INFINITY;
     salta__note_side(ev, j, e);
   }
   return SALTA_OK;

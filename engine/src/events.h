@@ -89,6 +89,10 @@ typedef struct salta__events {
   double *rate_p, *rscale_p, *flow_p;   /* the same after its resets, for the one-sided */
   int *stuck_list;                      /* guards they left at zero (only theirs) */
   int *fire, nfire;             /* the located group, in declaration order */
+  double *ahead;                /* per guard: the end of the bracket of a crossing a step
+                                   showed after its located instant, else INFINITY */
+  double t_next;                /* after a located group: the earliest of them (the next
+                                   crossing expected), else INFINITY */
   int cascade;                  /* its round of event iteration (0: located in time) */
   int *next, nnext;             /* the group its resets pushed across zero (event iteration) */
   salta__arming *arming_pre;    /* the arming before the group's resets */
@@ -157,7 +161,8 @@ int salta__events_start(salta__events *ev, const salta_sim_options *o, double t0
 ** (t_from, t_end] of the step that began at t_start: its size (ev->fire),
 ** with *tau the instant (the side just past the crossing, to a few ulps);
 ** 0 for none; or a negative status. Guards are armed along the step where
-** they are first clear (ev->arm_t), up to the instant. (locate.c) */
+** they are first clear (ev->arm_t), up to the instant; ev->t_next is the
+** next crossing this step or an earlier one showed. (locate.c) */
 int salta__events_locate(salta__events *ev, const salta__interp *ip, double t_start, double t_from,
                          double t_end, double *tau);
 /* Fires the group in ev->fire at tau from the left limit wm (z

@@ -39,8 +39,10 @@ typedef struct salta__integrator_ops {
   int (*states_at)(void *self, double t, const int *cols, int n, double *y, double *dy);
   /* The state (and the x rows of S, unless NULL) where the last step ended. */
   int (*end_state)(void *self, double *w, double *S);
-  /* Continues from the right limit (t, w, S) of an event. */
-  int (*restart)(void *self, double t, const double *w, const double *S);
+  /* Continues from the right limit (t, w, S) of an event. A crossing is
+  ** expected near t_next (INFINITY: none known): the next step need not
+  ** reach past it, so that its event location meets fewer crossings. */
+  int (*restart)(void *self, double t, const double *w, const double *S, double t_next);
   /* Adds the counters to the stats and frees everything. */
   void (*free)(void *self);
   int exact_z;                  /* at() returns z solving g (not just interpolated) */

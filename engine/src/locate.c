@@ -499,6 +499,23 @@ static int earliest(salta__events *ev, const salta__interp *ip, int nb, double *
   return SALTA_OK;
 }
 
+/* The crossings expected after the step (its located instant tau, or its
+** end): each guard's bracket end past tau in this step, else its earlier
+** one past the step's end (t_end), except for the group's members. The
+** earliest of them, into ev->t_next: the resets may move it; a step that
+** the integrator cuts there meets the next crossing with few others. */
+static void expect_next(salta__events *ev, int nb, double tau, double t_end) {
+  double *ahead = ev->ahead, next = INFINITY;
+  int k, j;
+  for (j = 0; j < ev->ne; ++j)
+    if (ahead[j] <= t_end) ahead[j] = INFINITY;
+  for (k = 0; k < nb; ++k)
+    if (ev->brackets[k].hi > tau) ahead[ev->brackets[k].guard] = ev->brackets[k].hi;
+  for (k = 0; k < ev->nfire; ++k) ahead[ev->fire[k]] = INFINITY;
+  for (j = 0; j < ev->ne; ++j) next = MIND(next, ahead[j]);
+  ev->t_next = next;
+}
+
 /* The arming guards gained along the step up to t. */
 static void arm_until(salta__events *ev, double t) {
   int j;
@@ -512,6 +529,7 @@ int salta__events_locate(salta__events *ev, const salta__interp *ip, double t_st
   double ts[SALTA__SAMPLES + 1], best;
   int nb = 0, j, st, winner;
   ev->nfire = 0;
+  ev->t_next = INFINITY;
   if (ne == 0) return 0;
   if (!(t_end > t_from)) {
     memcpy(ev->g_probe, ev->g_start, sizeof(double) * (size_t)ne);
@@ -535,6 +553,7 @@ int salta__events_locate(salta__events *ev, const salta__interp *ip, double t_st
   if (ev->bad_guard >= 0) return bad_guard_error(ev);
   if (nb == 0) {
     memcpy(ev->g_probe, ev->samples + (size_t)SALTA__SAMPLES * ne, sizeof(double) * (size_t)ne);
+    expect_next(ev, 0, t_end, t_end);
     return 0;
   }
   if ((st = earliest(ev, ip, nb, &best, &winner))) return st;
@@ -545,6 +564,7 @@ int salta__events_locate(salta__events *ev, const salta__interp *ip, double t_st
         (ev->crossing[j] && ev->arm_t[j] <= best && salta__on_firing_side(ev, j, ev->g_probe[j])))
       ev->fire[ev->nfire++] = j;
   arm_until(ev, best);
+  expect_next(ev, nb, best, t_end);
   *tau = best;
   return ev->nfire;
 }

@@ -258,7 +258,7 @@ static int segment_loop(salta_sim *s, const salta__integrator *it, const double 
         return SALTA_OK;
       }
       if (salta__at_end(tau, o->tf)) break;
-      if ((st = it->ops->restart(it->self, tau, run->w, run->S))) return st;
+      if ((st = it->ops->restart(it->self, tau, run->w, run->S, s->events.t_next))) return st;
       continue;
     }
     if ((st = outputs_in_step(s, it, times, nt, &k, t_new, 1))) return st;
