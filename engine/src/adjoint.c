@@ -294,7 +294,7 @@ static int ida_nodes(salta__adj *a, salta_sim *sim, const salta_sim_options *o) 
   if (!t) return salta__fail(a->err, SALTA_EMEM, "out of memory");
   for (s = 0; s < a->nseg; ++s)
     for (i = 0; i <= a->segs[s].m; ++i) t[k++] = salta__adj_time(a, s, i);
-  salta__out_plan plan = {NULL, 0, 1, NULL, 0};
+  salta__out_plan plan = {NULL, 0, 1, NULL, 0, 0};
   oo.record_steps = 0;
   salta__targets_plan_stop(a->tg, &plan);   /* the forward run's end */
   st = salta__sim_run_planned(sim, &oo, a->p, a->x0, t, a->nnodes, &plan);
@@ -555,7 +555,7 @@ static void free_adj(salta__adj *a) {
 ** as accurate as the tolerance asks), and the targets it reaches. */
 static int forward_run(salta__adj *a, salta__targets *tg, salta_sim *sim, int mesh_k, salta_sim_options *o) {
   salta_sim_stats stats;
-  salta__out_plan plan = {NULL, 0, 1, NULL, 0};
+  salta__out_plan plan = {NULL, 0, 1, NULL, 0, 0};
   int st;
   o->record_steps = mesh_k == 0;
   if (mesh_k == 0 && o->method != SALTA_METHOD_ERK) o->method = SALTA_METHOD_BDF, o->max_order = 2;

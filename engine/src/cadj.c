@@ -65,7 +65,7 @@ static int event_data(salta__cadj *a, double t_end, double *L) {
 static int forward(salta__cadj *a, double *value) {
   salta_sim_stats stats;
   salta_sim_options o = *a->o;
-  salta__out_plan plan = {NULL, 0, 1, NULL, 0};   /* every output, and the targets' stop rule */
+  salta__out_plan plan = {NULL, 0, 1, NULL, 0, 0};   /* every output, and the targets' stop rule */
   double L = 0;
   int k, st;
   o.record_steps = 0;

@@ -27,9 +27,15 @@ static double *grow(salta__dbuf *b, size_t n) {
   return at;
 }
 
-int salta__dbuf_push(salta__dbuf *b, const double *v, size_t n, char *err) {
+double *salta__dbuf_extend(salta__dbuf *b, size_t n, char *err) {
   double *at = grow(b, n);
-  if (!at) return salta__fail(err, SALTA_EMEM, "out of memory");
+  if (!at) salta__fail(err, SALTA_EMEM, "out of memory");
+  return at;
+}
+
+int salta__dbuf_push(salta__dbuf *b, const double *v, size_t n, char *err) {
+  double *at = salta__dbuf_extend(b, n, err);
+  if (!at) return SALTA_EMEM;
   if (n && v) memcpy(at, v, n * sizeof(double));
   else if (n) memset(at, 0, n * sizeof(double));
   return SALTA_OK;

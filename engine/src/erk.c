@@ -249,6 +249,16 @@ static int erk_states_at(void *self, double t, const int *cols, int n, double *y
   return SALTA_OK;
 }
 
+static int erk_sens_coef(void *self, const int *cols, int n, double *coef, double *t_old, double *h) {
+  erk *r = self;
+  size_t m = (size_t)5 * r->ns;
+  int q;
+  for (q = 0; q < n; ++q)   /* a state's directions follow its own coefficients */
+    memcpy(coef + (size_t)q * m, r->dp.dense + salta__dopri_coef(&r->dp, cols[q], 1), sizeof(double) * m);
+  *t_old = r->dp.t_old, *h = r->dp.h_old;
+  return SALTA_OK;
+}
+
 static int erk_end_state(void *self, double *w, double *S) {
   erk *r = self;
   memcpy(w, r->dp.Y, sizeof(double) * (size_t)r->nx);
@@ -287,7 +297,7 @@ static void erk_free(void *self) {
   free(r);
 }
 
-static const salta__integrator_ops erk_ops = {erk_start, erk_step, erk_at, erk_sens_at, erk_states_at, erk_end_state,
+static const salta__integrator_ops erk_ops = {erk_start, erk_step, erk_at, erk_sens_at, erk_states_at, erk_sens_coef, erk_end_state,
                                               erk_restart, erk_free, 1};
 
 int salta__erk_create(salta__integrator *it, const salta__integrator_env *env) {

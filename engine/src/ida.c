@@ -381,7 +381,7 @@ static void ida_free(void *self) {
   free(c);
 }
 
-static const salta__integrator_ops ida_ops = {ida_start, ida_step, ida_at, ida_sens_at, ida_states_at, ida_end_state,
+static const salta__integrator_ops ida_ops = {ida_start, ida_step, ida_at, ida_sens_at, ida_states_at, NULL, ida_end_state,
                                               ida_restart, ida_free, 0};
 
 /* IDAS's memory and solvers: 0, or -1 when out of memory (the caller says so). */

@@ -37,6 +37,10 @@ typedef struct salta__integrator_ops {
   /* The states cols[0 .. n) at t in the last step, packed into y (n), and,
   ** unless dy is NULL, their sensitivities into dy (n x ns, row-major). */
   int (*states_at)(void *self, double t, const int *cols, int n, double *y, double *dy);
+  /* NULL, or the interpolant of the last step [*t_old, *t_old + *h] over
+  ** the sensitivities of the states cols[0 .. n): per state its ns
+  ** directions' 5 coefficients each (n x ns x 5, salta__dopri_eval's). */
+  int (*sens_coef)(void *self, const int *cols, int n, double *coef, double *t_old, double *h);
   /* The state (and the x rows of S, unless NULL) where the last step ended. */
   int (*end_state)(void *self, double *w, double *S);
   /* Continues from the right limit (t, w, S) of an event. A crossing is

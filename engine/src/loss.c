@@ -67,7 +67,7 @@ salta_sim *salta_loss_sim(salta_loss *l) {
   int st;
   if (!l) return NULL;
   if (l->pending) {
-    salta__out_plan plan = {NULL, 0, 1, NULL, 0};
+    salta__out_plan plan = {NULL, 0, 1, NULL, 0, 0};
     l->pending = 0;
     salta__targets_plan_stop(&l->tg, &plan);   /* the evaluation's run, in full */
     st = salta__sim_run_planned(l->last, &l->last_opts, l->last_p, l->last_has_x0 ? l->last_x0 : NULL, l->tg.times,
@@ -238,21 +238,22 @@ static double blended(salta_loss *l, predict *pr, double T, int j, double yq, co
   return yhat;
 }
 
-/* The predictions of target k (nout) and their derivatives (nout x ns):
-** the planned outputs themselves, or blended into yh and dyh (dyh NULL:
-** the values alone). */
+/* The predictions of target k (nout) and their derivatives (nout x ns,
+** into *dyk): the planned outputs themselves, or blended into yh and dyh
+** (dyk NULL: the values alone). */
 static const double *predictions(salta_loss *l, predict *pr, int k, double *yh, double *dyh, const double **dyk) {
-  const double *y, *dy;
+  const double *y, *dy = NULL;
   int j, ns = l->ns;
-  salta__sim_planned_out(l->last, k, &y, &dy);
+  salta__sim_planned_out(l->last, k, &y, dyk ? &dy : NULL);
+  if (!dyk) dyh = NULL;
   if (!(l->tg.beta > 0)) {
-    *dyk = dy;
+    if (dyk) *dyk = dy;
     return y;
   }
   salta__blend_at(&pr->bl, l->tg.beta, l->tg.times[k], pr->b);
   for (j = 0; j < l->tg.nout; ++j)
     yh[j] = blended(l, pr, l->tg.times[k], j, y[j], dy ? dy + (size_t)j * ns : NULL, dyh ? dyh + (size_t)j * ns : NULL);
-  *dyk = dyh;
+  if (dyk) *dyk = dyh;
   return yh;
 }
 
@@ -320,7 +321,7 @@ static double residual_sums(salta_loss *l, predict *pr, rows *w, int need_dyh, d
   double L = 0;
   int k, j, i, q, m = 0, ns = l->ns, rows_too = resid || jac || grad;
   for (k = 0; k < tg->nk; ++k) {
-    const double *dyk, *yk = predictions(l, pr, k, w->yh, need_dyh ? w->dyh : NULL, &dyk);
+    const double *dyk = NULL, *yk = predictions(l, pr, k, w->yh, w->dyh, need_dyh ? &dyk : NULL);
     salta__resid res = {w->r, w->dr, l->coef + (size_t)k * tg->nout, w->s};
     if (win) salta__windows_at(&win->w, tg, k);
     L = salta__targets_residuals(tg, k, yk, win ? win->w.v : NULL, &res, L);
@@ -384,33 +385,6 @@ static double event_sums(salta_loss *l, double L, int m0, double *grad, double *
   return L;
 }
 
-/* grad = sum over the data of coef times the prediction's derivative, over
-** the run's planned derivatives, four directions at a time in independent
-** sums (each in the data's order, as a running sum per residual adds them). */
-static void gradient(const salta_loss *l, double *grad) {
-  const double *y, *dy;
-  size_t kj, n = (size_t)l->tg.nk * l->tg.nout, ns = (size_t)l->ns, i0;
-  salta__sim_planned_out(l->last, 0, &y, &dy);   /* the rows of every target, contiguous */
-  for (i0 = 0; i0 < ns; i0 += 4) {
-    double g0 = 0, g1 = 0, g2 = 0, g3 = 0;
-    size_t width = ns - i0 < 4 ? ns - i0 : 4;
-    for (kj = 0; kj < n; ++kj) {
-      const double c = l->coef[kj], *d = dy + kj * ns + i0;
-      if (c == 0 && salta__targets_missing(&l->tg, kj)) continue;
-      switch (width) {
-        case 4: g3 += c * d[3]; /* fall through */
-        case 3: g2 += c * d[2]; /* fall through */
-        case 2: g1 += c * d[1]; /* fall through */
-        default: g0 += c * d[0];
-      }
-    }
-    grad[i0] = g0;
-    if (width > 1) grad[i0 + 1] = g1;
-    if (width > 2) grad[i0 + 2] = g2;
-    if (width > 3) grad[i0 + 3] = g3;
-  }
-}
-
 /* A prediction or one of its derivatives came out non-finite: the first
 ** one, by output, time and direction. */
 static int nonfinite_error(salta_loss *l, predict *pr, rows *w, int need_dyh) {
@@ -418,7 +392,7 @@ static int nonfinite_error(salta_loss *l, predict *pr, rows *w, int need_dyh) {
   const salta__targets *tg = &l->tg;
   int k, j, i;
   for (k = 0; k < tg->nk; ++k) {
-    const double *dyk, *yk = predictions(l, pr, k, w->yh, need_dyh ? w->dyh : NULL, &dyk);
+    const double *dyk = NULL, *yk = predictions(l, pr, k, w->yh, w->dyh, need_dyh ? &dyk : NULL);
     for (j = 0; j < tg->nout; ++j) {
       int yi = tg->outputs[j];
       if (salta__targets_missing(tg, (size_t)k * tg->nout + j)) continue;
@@ -440,8 +414,9 @@ static int nonfinite_error(salta_loss *l, predict *pr, rows *w, int need_dyh) {
                      d->name);
 }
 
-/* The planned run of an evaluation at (p, x0), kept for salta_loss_sim. */
-static int planned_run(salta_loss *l, int need_sens, const double *p, const double *x0) {
+/* The planned run of an evaluation at (p, x0), kept for salta_loss_sim;
+** grad_only: its derivatives serve the gradient alone. */
+static int planned_run(salta_loss *l, int need_sens, int grad_only, const double *p, const double *x0) {
   salta__out_plan plan;
   salta_sim_stats st;
   int status;
@@ -452,6 +427,7 @@ static int planned_run(salta_loss *l, int need_sens, const double *p, const doub
   l->pending = 1;
   plan.y = l->tg.outputs, plan.ny = l->tg.nout;
   plan.event_outputs = l->tg.beta > 0 || salta__targets_windowed(&l->tg);   /* their tau_p */
+  plan.grad_only = grad_only;
   salta__targets_plan_stop(&l->tg, &plan);
   if ((status = salta__sim_run_planned(l->last, &l->opts, p, x0, l->tg.times, l->tg.nt, &plan)))
     return salta__fail(l->err, status, "%s", salta_sim_errmsg(l->last));
@@ -466,7 +442,8 @@ static int evaluate(salta_loss *l, predict *pr, rows *w, windows *win, double *v
   double L;
   if (grad) memset(grad, 0, sizeof(double) * (size_t)ns);
   L = residual_sums(l, pr, w, need_dyh, blend ? grad : NULL, resid, jac, win, &m);
-  if (grad && !blend && l->tg.nk > 0) gradient(l, grad);
+  if (grad && !blend && l->tg.nk > 0 && salta__sim_planned_grad(l->last, l->coef, l->tg.data, l->tg.nk, grad))
+    return salta__fail(l->err, SALTA_EMEM, "out of memory");
   for (q = 0; grad && win && q < win->w.n; ++q)   /* the windows move with the events */
     for (i = 0; win->dLdtau[q] != 0 && win->tau_p[q] && i < ns; ++i) grad[i] += win->dLdtau[q] * win->tau_p[q][i];
   L = event_sums(l, L, m, grad, resid, jac);
@@ -505,7 +482,7 @@ int salta_loss_eval(salta_loss *l, const double *p, const double *x0, double *va
   if ((st = salta__targets_check_any(&l->tg, l->err))) return st;
   if (grad && !jac && !resid && salta_loss_route(l) == SALTA_ROUTE_ADJOINT_CONT)
     return salta_loss_eval_adjoint_cont(l, p, x0, value, grad);
-  if ((st = planned_run(l, need_sens, p, x0))) return st;
+  if ((st = planned_run(l, need_sens, grad && !jac && !(l->tg.beta > 0), p, x0))) return st;
   nout = (size_t)l->tg.nout, ns = (size_t)l->ns;
   {
     int windowed = salta__targets_windowed(&l->tg);

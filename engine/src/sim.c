@@ -97,10 +97,10 @@ static int state_in_step(salta_sim *s, const salta__integrator *it, double t, do
 /* Outputs at the target times before t_to (up to it when inclusive). */
 static int outputs_in_step(salta_sim *s, const salta__integrator *it, const double *times, int nt, int *k,
                            double t_to, int inclusive) {
-  int st;
+  int st, first = *k;
   while (*k < nt && (times[*k] < t_to || (inclusive && times[*k] <= t_to))) {
     if (s->run.plan_x) {
-      if ((st = salta__plan_store(s, it, times[*k]))) return st;
+      if ((st = salta__plan_store(s, it, times[*k], *k == first))) return st;
     } else {
       if ((st = state_in_step(s, it, times[*k], s->run.w_step, s->run.S_step))) return st;
       store_output(s, times[*k], s->run.w_step, s->run.S_step);
@@ -422,7 +422,7 @@ static int run_with(salta_sim *s, const salta_sim_options *o, salta_method metho
   env.stats = &s->stats, env.track = &s->track;
   env.watch_stiffness = watch;
   st = method == SALTA_METHOD_ERK ? salta__erk_create(&it, &env) : salta__ida_create(&it, &env);
-  if (st == SALTA_OK) st = it.ops->start(it.self, o->t0, s->run.w, s->run.S);
+  if (st == SALTA_OK) salta__plan_form(s, &it), st = it.ops->start(it.self, o->t0, s->run.w, s->run.S);
   if (st == SALTA_OK) st = segment_loop(s, &it, times, nt);
   if (it.ops) it.ops->free(it.self);
   return st;
@@ -476,7 +476,7 @@ void salta__sim_bind(salta_sim *s, const salta_model_def *d) {
 
 int salta__sim_run(salta_sim *s, const salta_sim_options *o, const double *p, const double *x0,
                    const double *times, int nt) {
-  static const salta__out_plan everything = {NULL, 0, 1, NULL, 0};
+  static const salta__out_plan everything = {NULL, 0, 1, NULL, 0, 0};
   return salta__sim_run_planned(s, o, p, x0, times, nt, &everything);
 }
 
@@ -502,7 +502,7 @@ int salta__sim_run_planned(salta_sim *s, const salta_sim_options *o, const doubl
   s->err[0] = '\0';
   s->stats.linear_solver = SALTA_LS_NONE;
   if ((st = check_inputs(s, o, p, x0 ? x0 : d->x_start, times, nt))) return st;
-  if ((st = alloc_run(s, nt) ? SALTA_EMEM : salta__plan_start(s, plan->y, plan->ny, nt))) {
+  if ((st = alloc_run(s, nt) ? SALTA_EMEM : salta__plan_start(s, plan, nt))) {
     end_run(s);
     return st == SALTA_EMEM ? salta__fail(s->err, st, "out of memory")
                             : salta__fail(s->err, st, "model '%s': a planned output is not an output", d->name);
@@ -564,6 +564,7 @@ void salta_sim_free(salta_sim **sim) {
   salta__events_free(&s->events), salta__track_free(&s->track);
   salta__dae_free(&s->dae);
   free(r->t); free(r->w); free(r->y); free(r->S); free(r->dy); free(r->py); free(r->w_start);
+  free(r->pstep); free(r->pth); free(r->prec); salta__dbuf_free(&r->pcoef);
   salta__dbuf_free(&r->step_t); salta__dbuf_free(&r->step_w);
   salta__dbuf_free(&r->tau_p); salta__dbuf_free(&r->S_minus); salta__dbuf_free(&r->S_plus);
   salta__dbuf_free(&r->y_minus); salta__dbuf_free(&r->dy_minus);

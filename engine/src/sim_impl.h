@@ -24,6 +24,17 @@ typedef struct salta__results {
   double *py, *pdy;             /* per output of a planned run: the planned outputs
                                    (nplan), their derivatives (nplan x ns, row-major) */
   int pn, pcap;                 /* planned outputs; doubles py and pdy have room for */
+  /* a planned run in step form (salta__out_plan's grad_only, on an integrator
+  ** with sens_coef): each output inside a step has its step's record and its
+  ** fraction th of the step, and no row in pdy; each record, from prec[r],
+  ** the planned outputs' derivatives' interpolant (nplan x ns x 5) */
+  int pform;
+  int *pstep;                   /* per output: its record, or -1: its row is in pdy */
+  double *pth, *prow;           /* per output: its th; one output's derivatives, made */
+  size_t *prec;                 /* nrec + 1 offsets into pcoef */
+  int nrec, picap;              /* records; outputs pstep, pth and prec have room for */
+  double rec_t, rec_h;          /* the last record's step: [rec_t, rec_t + rec_h] */
+  salta__dbuf pcoef;
   int planned;                  /* the last run was planned: t, w, y, S and dy are not all written */
   salta__dbuf step_t, step_w;   /* per recorded step: t, [x; z] */
   /* per event with sensitivities (see salta_event_sens) */
@@ -52,6 +63,7 @@ typedef struct salta__run {
   int *plan_x;                  /* when every one is a state, which (owned): they come
                                    from the interpolant alone */
   int nplan;
+  int grad_only;                /* the plan's grad_only */
 } salta__run;
 
 struct salta_sim {
@@ -72,12 +84,14 @@ struct salta_sim {
 };
 
 /* sim_plan.c: a planned run's results (SALTA_EMEM, or SALTA_EINPUT for an
-** output the model does not have), its outputs at target k from the full
-** ones, its outputs at t inside a step of it when they are states, and
+** output the model does not have), their form once the integrator is
+** made, its outputs at target k from the full ones, its outputs at t
+** inside a step of it when they are states (first: the step's first), and
 ** whether it may stop after the groups at tau (1: it stopped). */
-int salta__plan_start(salta_sim *s, const int *plan_y, int nplan, int nt);
+int salta__plan_start(salta_sim *s, const salta__out_plan *plan, int nt);
+void salta__plan_form(salta_sim *s, const salta__integrator *it);
 void salta__plan_record(salta_sim *s, int k);
-int salta__plan_store(salta_sim *s, const salta__integrator *it, double t);
+int salta__plan_store(salta_sim *s, const salta__integrator *it, double t, int first);
 int salta__plan_stop_reached(salta_sim *s, double tau, int first);
 
 #endif

@@ -25,6 +25,8 @@ typedef struct salta__out_plan {
   int event_outputs;
   const int *stop_counts;
   double stop_after;
+  int grad_only;   /* the derivatives are read only through salta__sim_planned_grad:
+                      an ERK run keeps them per step, not per target */
 } salta__out_plan;
 
 /* The kernels s runs (d, the model's at some time): set by salta_sim_run
@@ -41,9 +43,14 @@ int salta__sim_run_planned(salta_sim *s, const salta_sim_options *o, const doubl
 /* The target times the last planned run reached. */
 int salta__sim_planned_count(const salta_sim *s);
 /* A planned run's outputs at target k: y (plan->ny, in plan order) and, with
-** sensitivities, dy (plan->ny x ns, row-major; the rows of every target
-** follow each other). Borrowed until the next run. */
+** sensitivities and dy not NULL, *dy (plan->ny x ns, row-major). *y is
+** borrowed until the next run, *dy until the next call. */
 void salta__sim_planned_out(const salta_sim *s, int k, const double **y, const double **dy);
+/* grad (ns) = the sum over the first nk targets of a planned run with
+** sensitivities of coef (nk x plan->ny) times the outputs' derivatives, a
+** term with coef 0 and data (nk x plan->ny) NaN left out: SALTA_OK or
+** SALTA_EMEM. */
+int salta__sim_planned_grad(const salta_sim *s, const double *coef, const double *data, int nk, double *grad);
 /* d tau / dp (ns) of event record k of the last run with sensitivities
 ** (planned or not), or NULL: borrowed until the next run. */
 const double *salta__sim_event_tau_p(const salta_sim *s, int k);
