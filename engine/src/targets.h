@@ -190,6 +190,17 @@ static inline double salta__targets_residuals(const salta__targets *tg, int k, c
                                               const salta__resid *out, double acc) {
   const double *data = tg->data + (size_t)k * tg->nout;
   int j;
+  if (!tg->robust && !v) {   /* the plain case, the same values: a loop that vectorises */
+    const double *wk = tg->weights + (size_t)k * tg->nout;
+    for (j = 0; j < tg->nout; ++j) {
+      double miss = isnan(data[j]), w = miss ? 0 : wk[j] * tg->scale, s = miss ? 0 : w * (y[j] - data[j]);
+      out->s[j] = out->r[j] = s;
+      out->dr[j] = w;
+      out->dL[j] = 2 * s * w;
+    }
+    for (j = 0; j < tg->nout; ++j) acc += out->r[j] * out->r[j];
+    return acc;
+  }
   for (j = 0; j < tg->nout; ++j) {
     double w = tg->weights[(size_t)k * tg->nout + j] * tg->scale, vj = v ? v[j] : 1, u, ratio, slope, root;
     if (isnan(data[j])) {
