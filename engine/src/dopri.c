@@ -6,6 +6,7 @@
 
 #include "dopri.h"
 #include "salta.h"
+#include "wide.h"
 
 /* The tableau (Hairer, Norsett, Wanner: DOPRI5): nodes, stages, error
 ** weights and dense-output weights. */
@@ -40,7 +41,7 @@ size_t salta__dopri_arrays(salta__dopri *dp, salta__array *list) {
 /* out := sum_k c[k] K[k] for k < nk (1 to 7), summed in the order of k,
 ** in one pass over the components; with Y, out := Y + sum_k (h c[k]) K[k]
 ** instead (a stage). */
-static void combine(double *restrict out, const double *c, double *const *K, int nk, int m,
+SALTA__WIDE static void combine(double *restrict out, const double *c, double *const *K, int nk, int m,
                     const double *restrict Y, double h) {
   const double *restrict K0 = K[0], *restrict K1 = K[1], *restrict K2 = K[2], *restrict K3 = K[3],
                *restrict K4 = K[4], *restrict K5 = K[5], *restrict K6 = K[6];
@@ -119,7 +120,7 @@ double salta__dopri_attempt(salta__dopri *dp, double t, double h, double rtol, i
 }
 
 /* The interpolant of the attempted step [t, t + h]. */
-static void make_dense(salta__dopri *dp, double t, double h) {
+SALTA__WIDE static void make_dense(salta__dopri *dp, double t, double h) {
   int j, k;
   combine(dp->acc, DP_DENSE, dp->K, 7, dp->m, NULL, 0);
   for (k = 0; k <= dp->nk; ++k)

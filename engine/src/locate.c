@@ -27,6 +27,7 @@
 #include "errors.h"
 #include "events.h"
 #include "tol.h"
+#include "wide.h"
 
 /* The base samples of a step, at fractions of it that no period a user
 ** writes divides (a schedule of 1 s against steps of 4 s). */
@@ -214,7 +215,7 @@ static inline void bound_interval(double ga, double gb, double iw, double idt, d
 ** times, and the sags per unit K. One pass over the guards, the four base
 ** intervals written out inside it, so that it vectorises. */
 _Static_assert(SALTA__SAMPLES == 4, "bound_guards writes out four base intervals");
-static void bound_guards(int ne, const double *restrict G, const double *restrict r0, const double *restrict r1,
+SALTA__WIDE static void bound_guards(int ne, const double *restrict G, const double *restrict r0, const double *restrict r1,
                          const double *iw, const double *idt, const double *sag, double *restrict Kout,
                          double *restrict mgout) {
   const double *g0 = G, *g1 = g0 + ne, *g2 = g1 + ne, *g3 = g2 + ne, *g4 = g3 + ne;

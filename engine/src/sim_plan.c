@@ -11,6 +11,7 @@
 #include "dopri.h"
 #include "integrator.h"
 #include "sim_impl.h"
+#include "wide.h"
 
 /* Room for the step form's per-output arrays (cap outputs). */
 static int step_form_room(salta__results *r, size_t cap) {
@@ -176,7 +177,7 @@ static void record_gradient(const salta__results *r, int rec, const double *W, s
 }
 
 /* W[m][q] += b[m] coef[q]: a target's weights, on its record's basis. */
-static void add_weights(size_t np, const double *restrict coef, const double *b, double *restrict W) {
+SALTA__WIDE static void add_weights(size_t np, const double *restrict coef, const double *b, double *restrict W) {
   size_t m, q;
   for (m = 0; m < 5; ++m)
     for (q = 0; q < np; ++q) W[m * np + q] += b[m] * coef[q];
