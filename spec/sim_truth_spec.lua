@@ -46,6 +46,26 @@ describe("event location", function()
     end
   end)
 
+  it("locates a guard that reads a state only through floor, sign or a condition (derivatives 0)", function()
+    -- x = t: floor(x) - 2.5 steps across zero at t = 3, sign(x - 1.5) at
+    -- 1.5, and the condition x > 4.25 turns its guard at 4.25; y counts
+    local guards = {
+      { 3, function(t, x) return salta.floor(x.x) - 2.5 end },
+      { 1.5, function(t, x) return salta.sign(x.x - 1.5) + 0.5 * x.y end },
+      { 4.25, function(t, x) return salta.ifelse(salta.gt(x.x, 4.25), 1, -1) end },
+    }
+    for _, g in ipairs(guards) do
+      local m = salta.dae{ name = "steps", states = { { "x", 0 }, { "y", 0 } }, f = function() return { 1, 0 } end,
+        events = { { name = "step", direction = "up", guard = g[2],
+          reset = function(t, x) return { y = x.y + 1 } end } } }
+      for _, method in ipairs(METHODS) do
+        local ev = m:simulate{ tf = 5, method = method, rtol = 1e-8, atol = 1e-10 }:events()
+        assert.are.equal(1, #ev, method)
+        assert.is_near(g[1], ev[1].t, 1e-9)
+      end
+    end
+  end)
+
   it("fires a guard that left its firing side inside the step ending at another event in its cascade", function()
     local m = salta.dae{ name = "cascade", states = { { "x", 0 }, { "y", 1 }, { "nb", 0 } },
       f = function() return { 1, -1, 0 } end,

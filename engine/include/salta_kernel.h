@@ -78,8 +78,11 @@ typedef struct salta_function_def {
 
 /* Event flags (salta_model_def.e_flags): a terminal event ends the run; a
 ** breakpoint is an input table's kink or step, an event of the engine's (it
-** counts toward neither max_events nor the Zeno check). */
-enum { SALTA_EVENT_TERMINAL = 1, SALTA_EVENT_BREAKPOINT = 2 };
+** counts toward neither max_events nor the Zeno check); a guard with hidden
+** reads reads states its row of e_x does not show (through floor, ceil,
+** sign or a condition, whose derivatives are 0), so that a probe of it
+** needs every state, not only those of its row. */
+enum { SALTA_EVENT_TERMINAL = 1, SALTA_EVENT_BREAKPOINT = 2, SALTA_EVENT_HIDDEN_READS = 4 };
 
 /* Event guard crossing directions (the values of e_direction, an int
 ** array so that the struct's layout stays the ABI's). */

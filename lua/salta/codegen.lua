@@ -482,13 +482,22 @@ local function emit_tables(m, out, R, assign_ptr, assign_rows)
   end
 end
 
+-- Whether guard e reads a state its derivatives do not show (through
+-- floor, ceil, sign or a condition: derivatives 0).
+local function hidden_reads(e, xvars)
+  local read = 0
+  for v in pairs(expr.deps(e)) do if v.kind == "x" then read = read + 1 end end
+  return read > #M.jacobian({ e }, xvars)
+end
+
 -- The events' flags (SALTA_EVENT_TERMINAL = 1, SALTA_EVENT_BREAKPOINT =
--- 2), if any is set, and the states' modes, if any; whether each was
--- emitted.
+-- 2, SALTA_EVENT_HIDDEN_READS = 4), if any is set, and the states' modes,
+-- if any; whether each was emitted.
 local function emit_flags_and_modes(m, out)
   local flags, any_flag = {}, false
   for j = 1, #m.e do
-    flags[j] = ((m.e_terminal or {})[j] and 1 or 0) | ((m.e_breakpoint or {})[j] and 2 or 0)
+    flags[j] = ((m.e_terminal or {})[j] and 1 or 0) | ((m.e_breakpoint or {})[j] and 2 or 0) |
+      (hidden_reads(m.e[j], m.vars.x) and 4 or 0)
     any_flag = any_flag or flags[j] ~= 0
   end
   if any_flag then
