@@ -327,6 +327,15 @@ void salta__dae_guard_rates(salta__dae *a, double t, const double *w, const doub
     if (b == SALTA_WRT_P || sp->nnz == 0) continue;
     v = jac ? jac[b] : a->jv;
     sp->eval(t, w, w + a->nx, a->p, (double *)v);   /* checked through the rates below */
+    if (!rows) {   /* every row: the entries in their order, each row's terms in its own */
+      const int *row = sp->row, *col = sp->col;
+      for (k = 0; k < sp->nnz; ++k) {
+        double term = b == SALTA_WRT_T ? v[k] : v[k] * along[b][col[k]];
+        rate[row[k]] += term;
+        scale[row[k]] += fabs(term);
+      }
+      continue;
+    }
     for (q = 0; q < n; ++q) {   /* a row at a time: no scatter */
       int j = rows ? rows[q] : q;
       double r = rate[j], sc = scale[j];
