@@ -14,7 +14,7 @@
 
 /* The per-guard and per-unknown arrays, each an allocation of its own
 ** (listed once here, for the allocation and for the release). */
-#define EVENT_ARRAYS 37
+#define EVENT_ARRAYS 38
 static size_t event_arrays(salta__events *ev, size_t m, size_t n, salta__array *list) {
   const salta_sparse_def *e = ev->d ? ev->d->e.d : NULL;
   size_t nnz[4] = {e ? (size_t)e[SALTA_WRT_X].nnz : 0, e ? (size_t)e[SALTA_WRT_Z].nnz : 0, 0,
@@ -32,9 +32,25 @@ static size_t event_arrays(salta__events *ev, size_t m, size_t n, salta__array *
     SALTA__ARRAY(ev->quiet_margin, m), SALTA__ARRAY(ev->g_pre, m), SALTA__ARRAY(ev->rate0, m),
     SALTA__ARRAY(ev->rate1, m), SALTA__ARRAY(ev->kbound, m), SALTA__ARRAY(ev->ahead, m), SALTA__ARRAY(ev->w_probe, n),
     SALTA__ARRAY(ev->flow, n), SALTA__ARRAY(ev->flow_p, n), SALTA__ARRAY(ev->samples, (SALTA__SAMPLES + 1) * m),
-    SALTA__ARRAY(ev->brackets, m), SALTA__ARRAY(ev->cols, nnz[SALTA_WRT_X])};
+    SALTA__ARRAY(ev->brackets, m), SALTA__ARRAY(ev->cols, nnz[SALTA_WRT_X]), SALTA__ARRAY(ev->read_cols, n)};
   memcpy(list, all, sizeof all);
   return EVENT_ARRAYS;
+}
+
+/* The states the guards read, when that is all a probe of every guard
+** needs: no algebraics (solved from every state) and no hidden reads. */
+static void read_states(salta__events *ev) {
+  const salta__dae *a = ev->dae;
+  const salta_sparse_def *ex = &ev->d->e.d[SALTA_WRT_X];
+  int j, k;
+  ev->nread = -1;
+  if (a->nz > 0) return;
+  for (j = 0; j < ev->ne; ++j)
+    if (ev->d->e_flags && (ev->d->e_flags[j] & SALTA_EVENT_HIDDEN_READS)) return;
+  for (k = 0; k < a->nx; ++k) ev->read_cols[k] = 0;
+  for (k = 0; k < ex->nnz; ++k) ev->read_cols[ex->col[k]] = 1;
+  for (k = 0, ev->nread = 0; k < a->nx; ++k)
+    if (ev->read_cols[k]) ev->read_cols[ev->nread++] = k;
 }
 
 int salta__events_init(salta__events *ev, salta__dae *dae) {
@@ -52,6 +68,7 @@ int salta__events_init(salta__events *ev, salta__dae *dae) {
   }
   ev->col_ptr = dae->guard_row_ptr[SALTA_WRT_X];
   for (k = 0; k < ex->nnz; ++k) ev->cols[k] = ex->col[dae->guard_row_ent[SALTA_WRT_X][k]];
+  read_states(ev);
   return SALTA_OK;
 }
 

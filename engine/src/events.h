@@ -83,6 +83,8 @@ typedef struct salta__events {
   salta__bracket *brackets;
   double *w_probe;              /* the interpolated state of a probe (n) */
   int *col_ptr, *cols;          /* per guard: the states it reads (probes of one guard; col_ptr the dae's) */
+  int *read_cols, nread;        /* the states any guard reads (probes of all), nread of them;
+                                   -1: every state */
   double *rate, *rscale, *flow; /* at the fired group's left limit: guard rates, the
                                    size of their terms, the flow [x'; z'], */
   double *ejac[4];              /* and the values of e_x, e_z and e_t there */

@@ -62,12 +62,15 @@ static int state_at(salta__events *ev, const salta__interp *ip, double t, int re
   return SALTA_OK;
 }
 
-/* Every guard at t on the interpolant, into out. */
+/* Every guard at t on the interpolant, into out: the states they read
+** interpolated, or the state. */
 static int probe_all(salta__events *ev, const salta__interp *ip, double t, double *out) {
   const salta__dae *a = ev->dae;
   double *w = ev->w_probe;
   int j, st;
-  if ((st = state_at(ev, ip, t, ev->d->e.d[SALTA_WRT_Z].nnz > 0))) return st;
+  st = ev->nread >= 0 ? ip->at(ip->ctx, t, w, ev->read_cols, ev->nread)
+                      : state_at(ev, ip, t, ev->d->e.d[SALTA_WRT_Z].nnz > 0);
+  if (st) return st;
   ev->d->e.eval(t, w, w + a->nx, a->p, out);
   ev->probes++;
   if (!salta__all_finite(out, (size_t)ev->ne))
