@@ -9,6 +9,7 @@
 
 #include "errors.h"
 #include "targets.h"
+#include "wide.h"
 
 static int check_data(salta__targets *tg, const double *weights, char *err) {
   const salta_model_def *d = tg->d;
@@ -296,5 +297,18 @@ void salta__blend_boundaries(const salta__blend *bl, const double *v, size_t str
     double dw = scale * (v[(size_t)s * stride] - yhat) / bl->B;   /* d yhat / d w_s */
     dpb[s] += dw * bl->dw_a[s];
     dpb[s + 1] += dw * bl->dw_b[s];
+  }
+}
+
+SALTA__WIDE void salta__plain_residuals(int n, const double *restrict data, const double *restrict weight, double scale,
+                                        const double *restrict y, double *restrict r, double *restrict s,
+                                        double *restrict dr, double *restrict dL) {
+  int j;
+  for (j = 0; j < n; ++j) {   /* every load first, then selects: no branch */
+    double d = data[j], wj = weight[j] * scale, u = y[j] - d;
+    double w = d == d ? wj : 0, sj = d == d ? w * u : 0;   /* d == d: not a missing datum */
+    s[j] = r[j] = sj;
+    dr[j] = w;
+    dL[j] = 2 * sj * w;
   }
 }

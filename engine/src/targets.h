@@ -182,6 +182,13 @@ static inline void salta__robust(int kind, double z, double *ratio, double *slop
 ** window factor (r = v s: dr/dv = s, d(r^2)/dv = 2 r s). */
 typedef struct salta__resid { double *r, *dr, *dL, *s; } salta__resid;
 
+/* salta__targets_residuals without a robust loss or windows, the same
+** values: r = s = w (y - data), dr = w, dL = 2 r w (w the weight times
+** scale; all 0 at a missing datum, NaN), by a loop that vectorises. */
+void salta__plain_residuals(int n, const double *restrict data, const double *restrict weight, double scale,
+                            const double *restrict y, double *restrict r, double *restrict s, double *restrict dr,
+                            double *restrict dL);
+
 /* The residuals of target k at the predictions y (nout) with window
 ** factors v (nout; NULL: 1) into out (a missing datum: all 0). Returns acc
 ** plus the squares of the residuals, added in order. (Inline: every route
@@ -190,14 +197,9 @@ static inline double salta__targets_residuals(const salta__targets *tg, int k, c
                                               const salta__resid *out, double acc) {
   const double *data = tg->data + (size_t)k * tg->nout;
   int j;
-  if (!tg->robust && !v) {   /* the plain case, the same values: a loop that vectorises */
-    const double *wk = tg->weights + (size_t)k * tg->nout;
-    for (j = 0; j < tg->nout; ++j) {
-      double miss = isnan(data[j]), w = miss ? 0 : wk[j] * tg->scale, s = miss ? 0 : w * (y[j] - data[j]);
-      out->s[j] = out->r[j] = s;
-      out->dr[j] = w;
-      out->dL[j] = 2 * s * w;
-    }
+  if (!tg->robust && !v) {
+    salta__plain_residuals(tg->nout, data, tg->weights + (size_t)k * tg->nout, tg->scale, y, out->r, out->s, out->dr,
+                           out->dL);
     for (j = 0; j < tg->nout; ++j) acc += out->r[j] * out->r[j];
     return acc;
   }
