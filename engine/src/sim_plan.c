@@ -132,7 +132,7 @@ void salta__sim_planned_out(const salta_sim *s, int k, const double **y, const d
   }
 }
 
-/* grad += the planned derivatives of the rows [0 .. n) times coef (m x ns:
+/* grad += the planned derivatives of the rows [0 .. n) times coef (n; rows n x ns:
 ** four directions at a time in independent sums, each in the rows' order),
 ** a row with coef 0 and data NaN (a missing datum) left out. */
 static void rows_gradient(const double *rows, const double *coef, const double *data, size_t n, size_t ns,
