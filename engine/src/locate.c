@@ -516,26 +516,23 @@ static int earliest(salta__events *ev, const salta__interp *ip, int nb, double *
 ** the integrator cuts there meets the next crossing with few others. */
 static void expect_next(salta__events *ev, int nb, double tau, double t_end) {
   double *ahead = ev->ahead, next = INFINITY;
-  int k, j;
-  for (j = 0; j < ev->ne; ++j)
-    if (ahead[j] <= t_end) ahead[j] = INFINITY;
-  for (k = 0; k < nb; ++k)
-    if (ev->brackets[k].hi > tau) ahead[ev->brackets[k].guard] = ev->brackets[k].hi;
+  int k, j, q;
   for (k = 0; k < ev->nfire; ++k) ahead[ev->fire[k]] = INFINITY;
-  for (j = 0; j < ev->ne; ++j) next = MIND(next, ahead[j]);
+  for (j = 0; j < ev->ne; ++j) {
+    double a = ahead[j] <= t_end ? INFINITY : ahead[j];
+    ahead[j] = a, next = MIND(next, a);
+  }
+  for (k = 0; k < nb; ++k) {
+    const salta__bracket *b = &ev->brackets[k];
+    for (q = 0; q < ev->nfire && ev->fire[q] != b->guard; ++q) {}
+    if (b->hi > tau && q == ev->nfire) ahead[b->guard] = b->hi, next = MIND(next, b->hi);
+  }
   ev->t_next = next;
-}
-
-/* The arming guards gained along the step up to t. */
-static void arm_until(salta__events *ev, double t) {
-  int j;
-  for (j = 0; j < ev->ne; ++j)
-    if (ev->arm_t[j] <= t) ev->arming[j] = SALTA__ARMED;
 }
 
 int salta__events_locate(salta__events *ev, const salta__interp *ip, double t_start, double t_from,
                          double t_end, double *tau) {
-  const int ne = ev->ne;
+  const int ne = ev->ne, any_time = ev->dae->guard_row_ptr[SALTA_WRT_T][ne] > 0;
   double ts[SALTA__SAMPLES + 1], best;
   int nb = 0, j, st, winner;
   ev->nfire = 0;
@@ -550,17 +547,19 @@ int salta__events_locate(salta__events *ev, const salta__interp *ip, double t_st
   if ((st = sample_step(ev, ip, t_start, t_from, t_end, ts))) return st;
   if (ev->bad_guard >= 0) return bad_guard_error(ev);
   mark_quiet(ev, ts);
+  memset(ev->crossing, 0, sizeof(int) * (size_t)ne);
   for (j = 0; j < ne; ++j) {
     int found = 0, armed = ev->arming[j] == SALTA__ARMED;
-    ev->crossing[j] = 0;
-    if (reads_time(ev, j) && (st = bound_time_guard(ev, ip, j, ts))) return st;
-    if (ev->bad_guard >= 0) return bad_guard_error(ev);
+    if (any_time && reads_time(ev, j)) {
+      if ((st = bound_time_guard(ev, ip, j, ts))) return st;
+      if (ev->bad_guard >= 0) return bad_guard_error(ev);
+    }
     if (!(ev->quiet_margin[j] > 0)) ev->quiet_margin[j] = quadratic_margin(ev, j, ts);   /* the few the chord did not settle */
     if (ev->quiet_margin[j] > 0 && quiet_arming(ev, j, armed, ts)) continue;
     if ((st = scan_guard(ev, ip, j, ts, &ev->brackets[nb], &found))) return st;
+    if (ev->bad_guard >= 0) return bad_guard_error(ev);
     if (found) ev->crossing[j] = 1, ++nb;
   }
-  if (ev->bad_guard >= 0) return bad_guard_error(ev);
   if (nb == 0) {
     memcpy(ev->g_probe, ev->samples + (size_t)SALTA__SAMPLES * ne, sizeof(double) * (size_t)ne);
     expect_next(ev, 0, t_end, t_end);
@@ -568,12 +567,15 @@ int salta__events_locate(salta__events *ev, const salta__interp *ip, double t_st
   }
   if ((st = earliest(ev, ip, nb, &best, &winner))) return st;
   /* the group: every guard armed before the instant and past zero at it;
-  ** one armed at the instant only with a crossing of its own */
-  for (j = 0; j < ne; ++j)
-    if ((ev->arm_t[j] < best && salta__on_firing_side(ev, j, ev->g_probe[j])) || j == winner ||
-        (ev->crossing[j] && ev->arm_t[j] <= best && salta__on_firing_side(ev, j, ev->g_probe[j])))
+  ** one armed at the instant only with a crossing of its own; and the
+  ** arming the guards gained along the step up to it */
+  for (j = 0; j < ne; ++j) {
+    const double at = ev->arm_t[j];
+    if ((at < best && salta__on_firing_side(ev, j, ev->g_probe[j])) || j == winner ||
+        (ev->crossing[j] && at <= best && salta__on_firing_side(ev, j, ev->g_probe[j])))
       ev->fire[ev->nfire++] = j;
-  arm_until(ev, best);
+    if (at <= best) ev->arming[j] = SALTA__ARMED;
+  }
   expect_next(ev, nb, best, t_end);
   *tau = best;
   return ev->nfire;
