@@ -222,7 +222,7 @@ static int sliding_error(salta__events *ev, double tau, int j) {
 static int rearm_after(salta__events *ev, double tau, const double *wp) {
   const salta__dae *a = ev->dae;
   const salta_model_def *d = ev->d;
-  int j, st, nstuck = 0;
+  int j, k, st, nstuck = 0;
   d->e.eval(tau, wp, wp + a->nx, a->p, ev->g_start);
   ev->probes++;
   for (j = 0; j < ev->ne; ++j) {
@@ -250,10 +250,9 @@ static int rearm_after(salta__events *ev, double tau, const double *wp) {
   if ((st = rates_at(ev, tau, wp, "after an event", ev->stuck_list, nstuck, ev->flow_p, ev->rate_p, ev->rscale_p,
                      NULL)))
     return st;
-  for (j = 0; j < nstuck; ++j) ev->rate0[ev->stuck_list[j]] = ev->rate_p[ev->stuck_list[j]];
-  for (j = 0; j < ev->ne; ++j) {
-    int dir = d->e_direction[j];
-    if (ev->arming[j] != SALTA__STUCK || dir == SALTA_DIR_BOTH) continue;
+  for (k = 0; k < nstuck; ++k) {   /* the stuck one-sided guards, in order */
+    int j = ev->stuck_list[k], dir = d->e_direction[j];
+    ev->rate0[j] = ev->rate_p[j];
     if (ev->rate_p[j] * dir < 0) {   /* turned around */
       ev->arming[j] = SALTA__LEAVING;
       ev->leave_t[j] = tau + 1e-12 * fmax(1.0, fabs(tau));
