@@ -310,6 +310,18 @@ double salta__dae_guard_row(salta__dae *a, int j, double t, const double *w, dou
   return et;
 }
 
+/* rate[row[k]] += v[k] along[col[k]] (v[k] alone without along) and
+** scale[row[k]] += its size, over the nnz entries in their order. */
+static void guard_terms(int nnz, const int *row, const int *col, const double *v, const double *along,
+                        double *restrict rate, double *restrict scale) {
+  int k;
+  for (k = 0; k < nnz; ++k) {
+    double term = along ? v[k] * along[col[k]] : v[k];
+    rate[row[k]] += term;
+    scale[row[k]] += fabs(term);
+  }
+}
+
 void salta__dae_guard_rates(salta__dae *a, double t, const double *w, const double *xdot,
                             const double *zdot, const int *rows, int nrows, double *rate, double *scale,
                             double *const *jac) {
@@ -328,12 +340,7 @@ void salta__dae_guard_rates(salta__dae *a, double t, const double *w, const doub
     v = jac ? jac[b] : a->jv;
     sp->eval(t, w, w + a->nx, a->p, (double *)v);   /* checked through the rates below */
     if (!rows) {   /* every row: the entries in their order, each row's terms in its own */
-      const int *row = sp->row, *col = sp->col;
-      for (k = 0; k < sp->nnz; ++k) {
-        double term = b == SALTA_WRT_T ? v[k] : v[k] * along[b][col[k]];
-        rate[row[k]] += term;
-        scale[row[k]] += fabs(term);
-      }
+      guard_terms(sp->nnz, sp->row, sp->col, v, b == SALTA_WRT_T ? NULL : along[b], rate, scale);
       continue;
     }
     for (q = 0; q < n; ++q) {   /* a row at a time: no scatter */
@@ -347,7 +354,8 @@ void salta__dae_guard_rates(salta__dae *a, double t, const double *w, const doub
       rate[j] = r, scale[j] = sc;
     }
   }
-  for (q = 0; q < n; ++q) finite &= isfinite(rate[rows ? rows[q] : q]);
+  if (!rows) finite = salta__all_finite(rate, (size_t)n);
+  for (q = 0; rows && q < n; ++q) finite &= isfinite(rate[rows[q]]);
   if (!finite)   /* name the kernel */
     for (b = 0; b < 4; ++b)
       if (b != SALTA_WRT_P && e->d[b].nnz) eval_kernel(a, &e->d[b], t, w, w + a->nx);
