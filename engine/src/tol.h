@@ -53,23 +53,18 @@ static inline int salta__at_end(double t, double tf) { return tf - t <= 25 * sal
 ** 0 exactly for an infinity or a NaN; the least c over a few values, the
 ** OR of c - 1's top bits over many, which vectorises (the vector loop's
 ** set-up costs more than a handful of values: most callers pass a state
-** vector, the probes of event location a hundred guards). */
+** vector, the probes of event location a hundred guards; tol.c). */
+int salta__all_finite_many(const double *v, size_t n);
 static inline int salta__all_finite(const double *v, size_t n) {
   const uint64_t exp_bits = 0x7ff0000000000000u;
-  uint64_t least = exp_bits, any = 0, b;
+  uint64_t least = exp_bits, b;
   size_t k;
-  if (n < 16) {
-    for (k = 0; k < n; ++k) {
-      memcpy(&b, v + k, sizeof b);
-      least = (~b & exp_bits) < least ? ~b & exp_bits : least;
-    }
-    return least != 0;
-  }
+  if (n >= 16) return salta__all_finite_many(v, n);
   for (k = 0; k < n; ++k) {
     memcpy(&b, v + k, sizeof b);
-    any |= ((~b & exp_bits) - 1) >> 63;
+    least = (~b & exp_bits) < least ? ~b & exp_bits : least;
   }
-  return any == 0;
+  return least != 0;
 }
 
 /* max |v[k]| over v[0..n) (0 when n is 0; fmax passes over a NaN). */
