@@ -322,11 +322,13 @@ end
 -- A cascade: A (x reaching 1) resets x = 0 and drops y by 0.5 across B's
 -- level; B then fires in the same instant and lifts y by 1. Variants: the
 -- drop lands exactly on B's level (not armed there), a terminal event on
--- B's counter (ending the run in a cascade round).
+-- B's counter (ending the run in a cascade round), B's guard a staircase
+-- of y (read through floor only: its Jacobian row is empty).
 local function cascade(b, r, id)
   local pre = "k" .. id
   local x, y, nb = pre .. "x", pre .. "y", pre .. "nb"
   local exact = r.chance(0.25)
+  local stair = not exact and r.chance(0.2)
   b.param(pre .. "rate", r.range(0.8, 2.5), 1)
   b.param(pre .. "th", exact and 0.7 or r.range(0.8, 0.95), 1, not exact)
   b.state(x, r.range(0, 0.5), 1)
@@ -335,14 +337,17 @@ local function cascade(b, r, id)
   b.flow(function(t, X, z, p, u, out) out[x], out[y] = p[pre .. "rate"], -0.05 end)
   b.event{ name = pre .. "A", direction = "up", guard = function(t, X) return X[x] - 1 end,
     reset = function(t, X) return { [x] = 0, [y] = X[y] - 0.5 } end }
-  b.event{ name = pre .. "B", direction = "down", guard = function(t, X, z, p) return X[y] - p[pre .. "th"] end,
+  b.event{ name = pre .. "B", direction = "down", guard = stair
+      and function(t, X, z, p) return salta.floor(8 * X[y]) / 8 - p[pre .. "th"] end
+      or function(t, X, z, p) return X[y] - p[pre .. "th"] end,
     reset = function(t, X) return { [y] = X[y] + 1, [nb] = X[nb] + 1 } end }
   local term = not b.terminal and r.chance(0.25)
   if term then
     b.terminal = true
     b.event{ name = pre .. "enough", direction = "up", terminal = true, guard = function(t, X) return X[nb] - 1.5 end }
   end
-  b.note(("cascade(%s%s)"):format(exact and "onto the level" or "across", term and ", terminal on its count" or ""))
+  b.note(("cascade(%s%s%s)"):format(exact and "onto the level" or "across", term and ", terminal on its count" or "",
+    stair and ", B a staircase" or ""))
 end
 
 local BLOCKS = { balls = balls, stops = stops, rc = rc, caps = caps, torn = torn, lag = lag, schedule = schedule,
