@@ -240,11 +240,14 @@ static int erk_states_at(void *self, double t, const int *cols, int n, double *y
   erk *r = self;
   const double th = (t - r->dp.t_old) / r->dp.h_old, th1 = 1 - th;
   int q, k;
+  if (!dy) {   /* the values alone (a loss keeping the derivatives per step) */
+    for (q = 0; q < n; ++q) y[q] = salta__dopri_eval(r->dp.dense + salta__dopri_coef(&r->dp, cols[q], 0), th, th1);
+    return SALTA_OK;
+  }
   for (q = 0; q < n; ++q) {
     const double *d = r->dp.dense + salta__dopri_coef(&r->dp, cols[q], 0);   /* the state's, then its sensitivities' */
     y[q] = salta__dopri_eval(d, th, th1);
-    if (dy)
-      for (k = 0; k < r->ns; ++k) dy[(size_t)q * r->ns + k] = salta__dopri_eval(d + 5 * (k + 1), th, th1);
+    for (k = 0; k < r->ns; ++k) dy[(size_t)q * r->ns + k] = salta__dopri_eval(d + 5 * (k + 1), th, th1);
   }
   return SALTA_OK;
 }
