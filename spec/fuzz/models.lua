@@ -323,7 +323,8 @@ end
 -- level; B then fires in the same instant and lifts y by 1. Variants: the
 -- drop lands exactly on B's level (not armed there), a terminal event on
 -- B's counter (ending the run in a cascade round), B's guard a staircase
--- of y (read through floor only: its Jacobian row is empty).
+-- of y - th (read through floor only: its Jacobian row is empty; it
+-- reaches zero where y does th + 1/8, a time as generic as th).
 local function cascade(b, r, id)
   local pre = "k" .. id
   local x, y, nb = pre .. "x", pre .. "y", pre .. "nb"
@@ -338,7 +339,7 @@ local function cascade(b, r, id)
   b.event{ name = pre .. "A", direction = "up", guard = function(t, X) return X[x] - 1 end,
     reset = function(t, X) return { [x] = 0, [y] = X[y] - 0.5 } end }
   b.event{ name = pre .. "B", direction = "down", guard = stair
-      and function(t, X, z, p) return salta.floor(8 * X[y]) / 8 - p[pre .. "th"] end
+      and function(t, X, z, p) return salta.floor(8 * (X[y] - p[pre .. "th"])) / 8 end
       or function(t, X, z, p) return X[y] - p[pre .. "th"] end,
     reset = function(t, X) return { [y] = X[y] + 1, [nb] = X[nb] + 1 } end }
   local term = not b.terminal and r.chance(0.25)
