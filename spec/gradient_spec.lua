@@ -170,10 +170,7 @@ describe("the gradient of a run by ERK, kept per step", function()
   -- targets at the start and at events.
   it("is 2 J^T r of the Jacobian's rows, on every shipped model", function()
     for _, c in ipairs(H.GRADIENT_CASES) do
-      local m = c[2]()
-      local free = c[4] or {}
-      if #free == 0 then for i = 1, math.min(3, #m.params) do free[i] = m.params[i] end end
-      local outs = c[5] or { m.outputs[1], m.outputs[#m.outputs] }
+      local m, free, outs = H.gradient_case_parts(c)
       local times = H.uniform(c[3], 40)
       local tr = m:simulate{ tf = c[3], times = times, rtol = 1e-10, atol = 1e-10 }
       for _, e in ipairs(tr:events()) do times[#times + 1] = e.t end   -- a target at each firing

@@ -107,11 +107,17 @@ function H.rc20_loss(rtol)
     rtol = rtol, atol = rtol * 1e-2 }, { 0.21, 0.051 }
 end
 
-function H.gradient_case_loss(c, rtol, atol)
+-- Case c's model, its free parameters (given, or its first three) and its
+-- outputs (given, or its first and last).
+function H.gradient_case_parts(c)
   local m = c[2]()
   local free = c[4] or {}
   if #free == 0 then for i = 1, math.min(3, #m.params) do free[i] = m.params[i] end end
-  local outs = c[5] or { m.outputs[1], m.outputs[#m.outputs] }
+  return m, free, c[5] or { m.outputs[1], m.outputs[#m.outputs] }
+end
+
+function H.gradient_case_loss(c, rtol, atol)
+  local m, free, outs = H.gradient_case_parts(c)
   local times = H.uniform(c[3], 40)
   local tr = m:simulate{ tf = c[3], times = times, rtol = 1e-12, atol = 1e-12 }
   local data = {}
