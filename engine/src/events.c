@@ -46,7 +46,7 @@ static void read_states(salta__events *ev) {
   ev->nread = -1;
   if (a->nz > 0) return;
   for (j = 0; j < ev->ne; ++j)
-    if (ev->d->e_flags && (ev->d->e_flags[j] & SALTA_EVENT_HIDDEN_READS)) return;
+    if (salta__hidden_reads(ev, j)) return;
   for (k = 0; k < a->nx; ++k) ev->read_cols[k] = 0;
   for (k = 0; k < ex->nnz; ++k) ev->read_cols[ex->col[k]] = 1;
   for (k = 0, ev->nread = 0; k < a->nx; ++k)

@@ -124,6 +124,12 @@ static inline int salta__on_firing_side(const salta__events *ev, int j, double e
   }
 }
 
+/* Whether guard j reads states its row of e_x does not show (through
+** floor, ceil, sign or a condition). */
+static inline int salta__hidden_reads(const salta__events *ev, int j) {
+  return ev->d->e_flags && (ev->d->e_flags[j] & SALTA_EVENT_HIDDEN_READS);
+}
+
 /* A two-sided guard seen clear of zero at e is on e's side from now on. */
 static inline void salta__note_side(salta__events *ev, int j, double e) {
   if (ev->d->e_direction[j] == SALTA_DIR_BOTH && fabs(e) > 0.1 * ev->band[j]) ev->side[j] = e > 0 ? 1 : -1;

@@ -79,11 +79,6 @@ static int probe_all(salta__events *ev, const salta__interp *ip, double t, doubl
   return SALTA_OK;
 }
 
-/* Whether guard j reads states its row of e_x does not show. */
-static int hidden_reads(const salta__events *ev, int j) {
-  return ev->d->e_flags && (ev->d->e_flags[j] & SALTA_EVENT_HIDDEN_READS);
-}
-
 /* Guard j alone at t: its states interpolated (every state for one with
 ** hidden reads) and its own kernel, where the model has them. */
 static int probe_one(salta__events *ev, const salta__interp *ip, int j, double t, double *e) {
@@ -91,7 +86,7 @@ static int probe_one(salta__events *ev, const salta__interp *ip, int j, double t
   const salta_model_def *d = ev->d;
   double *w = ev->w_probe;
   int st;
-  if (a->nz == 0 && !hidden_reads(ev, j))
+  if (a->nz == 0 && !salta__hidden_reads(ev, j))
     st = ip->at(ip->ctx, t, w, ev->cols + ev->col_ptr[j], ev->col_ptr[j + 1] - ev->col_ptr[j]);
   else st = state_at(ev, ip, t, a->guard_row_ptr[SALTA_WRT_Z][j + 1] > a->guard_row_ptr[SALTA_WRT_Z][j]);
   if (st) return st;
