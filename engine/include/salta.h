@@ -123,11 +123,12 @@ void salta_jit_free(salta_jit **jit);
 const char *salta_jit_errmsg(const salta_jit *jit);
 
 /* Compiles src with the system C compiler (`$CC`, else `cc`, with
-** `-O2 -fPIC -std=gnu11`, the source on stdin so that the library's
-** bytes depend on the source alone) into cache_dir (NULL:
-** $XDG_CACHE_HOME/salta, else ~/.cache/salta, else a fresh private folder
-** for this process), named by a BLAKE2b digest of the source so that an
-** unchanged model is not recompiled, then loads it and looks up the
+** `-O2 -fPIC -std=gnu11`, and `-mavx2` where the processor has AVX2:
+** without FMA, so the same values on any machine; the source on stdin so
+** that the library's bytes depend on the source and the flags alone) into
+** cache_dir (NULL: $XDG_CACHE_HOME/salta, else ~/.cache/salta, else a
+** fresh private folder for this process), named by a BLAKE2b digest of
+** the source and the flags so that an unchanged model is not recompiled, then loads it and looks up the
 ** salta_model_def `symbol`. model_name is used in messages. A compile
 ** error's message quotes the generated line. One compile per handle.
 ** A source cut into units (by lines that hold the comment "salta:unit"

@@ -101,13 +101,14 @@ int salta__cache_open_dir(salta__cache *c, const char *cache_dir, const char *na
   return SALTA_OK;
 }
 
-int salta__cache_open(salta__cache *c, const char *src, const char *symbol, const char *cache_dir,
-                      const char *name, char *err) {
+int salta__cache_open(salta__cache *c, const char *src, const char *symbol, const char *const *flags,
+                      const char *cache_dir, const char *name, char *err) {
   salta__digest d;
-  int st;
+  int st, i, bad;
   if ((st = salta__cache_open_dir(c, cache_dir, name, err))) return st;
-  if (salta__digest_init(&d, SALTA_HASH_HEX / 2, NULL) || salta__digest_update(&d, symbol, strlen(symbol) + 1, NULL) ||
-      salta__digest_update(&d, src, strlen(src), NULL) || salta__digest_hex(&d, c->key, NULL)) {
+  bad = salta__digest_init(&d, SALTA_HASH_HEX / 2, NULL) || salta__digest_update(&d, symbol, strlen(symbol) + 1, NULL);
+  for (i = 0; flags[i] && !bad; ++i) bad = salta__digest_update(&d, flags[i], strlen(flags[i]) + 1, NULL);
+  if (bad || salta__digest_update(&d, src, strlen(src), NULL) || salta__digest_hex(&d, c->key, NULL)) {
     salta__cache_close(c);
     return salta__fail(err, SALTA_EJIT, "model '%s': cannot compute the cache key (libsodium)", name);
   }

@@ -23,9 +23,10 @@ typedef struct salta__cache {
 ** if missing. SALTA_OK, or SALTA_EJIT with the reason (naming the model)
 ** in err: no folder, or one that another user owns or others can write. */
 int salta__cache_open_dir(salta__cache *c, const char *cache_dir, const char *name, char *err);
-/* Opens it and keys the entry by the source and the symbol. */
-int salta__cache_open(salta__cache *c, const char *src, const char *symbol, const char *cache_dir,
-                      const char *name, char *err);
+/* Opens it and keys the entry by the source, the symbol and the compiler's
+** flags (a NULL-terminated list). */
+int salta__cache_open(salta__cache *c, const char *src, const char *symbol, const char *const *flags,
+                      const char *cache_dir, const char *name, char *err);
 void salta__cache_close(salta__cache *c);
 
 /* Opens the entry file KEY + ext in the folder dirfd, never through a

@@ -71,10 +71,24 @@ const char *salta_jit_errmsg(const salta_jit *jit) { return jit ? jit->err : "no
 const salta_model_def *salta_jit_def(const salta_jit *jit) { return jit ? jit->def : NULL; }
 int salta_jit_cached(const salta_jit *jit) { return jit ? jit->cached : 0; }
 
-/* The compiler's flags, the same for every build (each source comes on
-** stdin: "-x c -"; the script adds -shared, or -c and -DSALTA_UNITS for a
-** unit). Trigraphs are off (gnu11). */
-static const char *const cc_flags[] = {"-O2", "-fPIC", "-std=gnu11", "-x", "c", NULL};
+/* The compiler's flags, the same for every build on a machine (each source
+** comes on stdin: "-x c -"; the script adds -shared, or -c and -DSALTA_UNITS
+** for a unit). Trigraphs are off (gnu11). Where the processor has AVX2 the
+** kernels use its registers and three-operand forms (a straight-line kernel
+** of a hundred guards packs into wider vectors); without FMA, whose
+** contractions would change values, so a model gives the same numbers on
+** any machine, as the engine's own loops (wide.h). The flags are part of
+** every key: a cache shared with another processor rebuilds. */
+static const char *const cc_flags_base[] = {"-O2", "-fPIC", "-std=gnu11", "-x", "c", NULL};
+static const char *const cc_flags_avx2[] = {"-O2", "-mavx2", "-fPIC", "-std=gnu11", "-x", "c", NULL};
+
+static const char *const *cc_flags(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (__builtin_cpu_supports("avx2")) return cc_flags_avx2;
+#endif
+  return cc_flags_base;
+}
+
 /* What a unit's key covers besides its text: change it with the script's
 ** unit command. */
 static const char unit_recipe[] = "salta unit 1: -c -DSALTA_UNITS";
@@ -166,11 +180,12 @@ static int cut_units(const char *src, unit **units, int *n, size_t *head_len) {
 /* A unit's key: a digest of the flags it is compiled with and its text. */
 static int unit_key(unit *u, const char *src, size_t head_len) {
   salta__digest d;
+  const char *const *flags = cc_flags();
   int i;
   if (salta__digest_init(&d, SALTA_HASH_HEX / 2, NULL) || salta__digest_update(&d, unit_recipe, sizeof unit_recipe, NULL))
     return -1;
-  for (i = 0; cc_flags[i]; ++i)
-    if (salta__digest_update(&d, cc_flags[i], strlen(cc_flags[i]) + 1, NULL)) return -1;
+  for (i = 0; flags[i]; ++i)
+    if (salta__digest_update(&d, flags[i], strlen(flags[i]) + 1, NULL)) return -1;
   if (salta__digest_update(&d, src, head_len, NULL) || salta__digest_update(&d, u->body, u->len, NULL) ||
       salta__digest_update(&d, "\n", 1, NULL))
     return -1;
@@ -346,6 +361,7 @@ static const char detach_script[] =
 static int run_script(const salta__cache *c, const build *b, int todo, int detached) {
   char jobs[16];
   const char *argv[32];
+  const char *const *flags = cc_flags();
   pid_t pid;
   int status = 0, k = 0, i, rc, n = cc_jobs();
   snprintf(jobs, sizeof jobs, "%d", n < todo ? n : todo > 0 ? todo : 1);
@@ -359,7 +375,7 @@ static int run_script(const salta__cache *c, const build *b, int todo, int detac
   argv[k++] = c->dir;
   argv[k++] = c->key;
   argv[k++] = jobs;
-  for (i = 0; cc_flags[i]; ++i) argv[k++] = cc_flags[i];
+  for (i = 0; flags[i]; ++i) argv[k++] = flags[i];
   argv[k] = NULL;
   rc = posix_spawn(&pid, "/bin/sh", NULL, NULL, (char *const *)argv, environ);
   if (rc != 0) return -1;
@@ -465,7 +481,7 @@ int salta_jit_cc_cached(const char *src, const char *symbol, const char *cache_d
   char err[SALTA_ERRMSG_SIZE];
   salta__cache c;
   int so, state;
-  if (!src || !symbol || salta__cache_open(&c, src, symbol, cache_dir, "?", err)) return 0;
+  if (!src || !symbol || salta__cache_open(&c, src, symbol, cc_flags(), cache_dir, "?", err)) return 0;
   state = salta__cache_state(&c, &so);
   if (state == 1) close(so);
   salta__cache_close(&c);
@@ -478,7 +494,7 @@ int salta_jit_cc_background(const char *src, const char *symbol, const char *cac
   build b;
   int todo, rc;
   if (!src || !symbol) return SALTA_EINPUT;
-  if (salta__cache_open(&c, src, symbol, cache_dir, "?", err)) return SALTA_EJIT;
+  if (salta__cache_open(&c, src, symbol, cc_flags(), cache_dir, "?", err)) return SALTA_EJIT;
   if (prepare_build(&c, src, &b, &todo, err, "?")) return salta__cache_close(&c), SALTA_EJIT;
   rc = run_script(&c, &b, todo, 1);
   if (rc != 0) remove_build(&c, &b);
@@ -517,7 +533,7 @@ int salta_jit_compile_cc(salta_jit *jit, const char *src, const char *symbol,
   if (!jit) return SALTA_EINPUT;
   if (!src || !symbol) return salta__fail(jit->err, SALTA_EINPUT, "jit: salta_jit_compile_cc needs the source and the symbol");
   if (jit->dl || jit->watching) return salta__fail(jit->err, SALTA_EINPUT, "jit: handle already holds a model");
-  if ((rc = salta__cache_open(&c, src, symbol, cache_dir, name, jit->err)) != SALTA_OK) return rc;
+  if ((rc = salta__cache_open(&c, src, symbol, cc_flags(), cache_dir, name, jit->err)) != SALTA_OK) return rc;
   state = salta__cache_state(&c, &so);
   jit->cached = 0;
   if (state == 1 && load_hit(jit, &c, so, symbol, name) == SALTA_OK) {
@@ -542,7 +558,7 @@ int salta_jit_cc_watch(salta_jit *jit, const char *src, const char *symbol, cons
   if (!jit) return SALTA_EINPUT;
   if (!src || !symbol) return salta__fail(jit->err, SALTA_EINPUT, "jit: salta_jit_cc_watch needs the source and the symbol");
   if (jit->dl || jit->watching) return salta__fail(jit->err, SALTA_EINPUT, "jit: handle already holds a model");
-  if ((rc = salta__cache_open(&c, src, symbol, cache_dir, name, jit->err)) != SALTA_OK) return rc;
+  if ((rc = salta__cache_open(&c, src, symbol, cc_flags(), cache_dir, name, jit->err)) != SALTA_OK) return rc;
   salta__cache_close(&c);
   if (!(jit->symbol = strdup(symbol)) || !(jit->name = strdup(name))) {
     free(jit->symbol), free(jit->name);
