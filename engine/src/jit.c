@@ -3,9 +3,10 @@
 ** the private cache (cache.c), then dlopen'ed.
 **
 ** Each model is a library (KEY.so), its BLAKE2b-512 checksum (KEY.sum) and
-** its source (KEY.c), KEY being a BLAKE2b digest of the source. A source
-** cut into units (UNIT_MARK lines, made by the code generator for a large
-** model) has its units compiled as many at once as there are processors
+** its source (KEY.c), KEY being a BLAKE2b digest of the source and the
+** compiler's flags. A source cut into units (UNIT_MARK lines, made by the
+** code generator for a large model) has its units compiled as many at
+** once as there are processors
 ** (SALTA_JOBS sets another number) and each cached as an object (UKEY.o,
 ** its checksum UKEY.osum; UKEY a digest of the flags and the unit's text),
 ** so that a unit whose text is unchanged is not compiled again; the library
