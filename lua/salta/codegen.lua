@@ -482,22 +482,28 @@ local function emit_tables(m, out, R, assign_ptr, assign_rows)
   end
 end
 
--- Whether guard e reads a state its derivatives do not show (through
--- floor, ceil, sign or a condition: derivatives 0).
-local function hidden_reads(e, xvars)
-  local read = 0
-  for v in pairs(expr.deps(e)) do if v.kind == "x" then read = read + 1 end end
-  return read > #M.jacobian({ e }, xvars)
+-- Per guard, whether it reads a state its row of e_x (the entries ex,
+-- emitted) does not show: through floor, ceil, sign or a condition, whose
+-- derivatives are 0.
+local function hidden_reads(m, ex)
+  local shown, hidden = {}, {}
+  for _, ent in ipairs(ex) do shown[ent.row] = (shown[ent.row] or 0) + 1 end
+  for j, e in ipairs(m.e) do
+    local read = 0
+    for v in pairs(expr.deps(e)) do if v.kind == "x" then read = read + 1 end end
+    hidden[j] = read > (shown[j] or 0)
+  end
+  return hidden
 end
 
 -- The events' flags (SALTA_EVENT_TERMINAL = 1, SALTA_EVENT_BREAKPOINT =
 -- 2, SALTA_EVENT_HIDDEN_READS = 4), if any is set, and the states' modes,
--- if any; whether each was emitted.
-local function emit_flags_and_modes(m, out)
-  local flags, any_flag = {}, false
+-- if any; whether each was emitted. ex: e_x's entries.
+local function emit_flags_and_modes(m, out, ex)
+  local flags, any_flag, hidden = {}, false, hidden_reads(m, ex)
   for j = 1, #m.e do
     flags[j] = ((m.e_terminal or {})[j] and 1 or 0) | ((m.e_breakpoint or {})[j] and 2 or 0) |
-      (hidden_reads(m.e[j], m.vars.x) and 4 or 0)
+      (hidden[j] and 4 or 0)
     any_flag = any_flag or flags[j] ~= 0
   end
   if any_flag then
@@ -655,7 +661,7 @@ function M.generate(m, abi, symbol)
   d.any_state = emit_y_state(m, out)
   d.R, d.assign_ptr, d.assign_rows = emit_reset_kernels(m, vars, out)
   emit_tables(m, out, d.R, d.assign_ptr, d.assign_rows)
-  d.any_flag, d.any_mode = emit_flags_and_modes(m, out)
+  d.any_flag, d.any_mode = emit_flags_and_modes(m, out, pats.e.x)
   d.fields = {}
   emit_structure(m, out, d.fields, pats)
   emit_input_checks(m, out, d.fields)
