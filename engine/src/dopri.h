@@ -82,4 +82,11 @@ static inline double salta__dopri_eval(const double *c, double th, double th1) {
   return c[0] + th * (c[1] + th1 * (c[2] + th * (c[3] + th1 * c[4])));
 }
 
+/* Its basis at th: salta__dopri_eval(c, th, 1 - th) is sum_m b[m] c[m]
+** (to rounding), so that one sum of weights on b serves many c. */
+static inline void salta__dopri_basis(double th, double b[5]) {
+  const double th1 = 1 - th;
+  b[0] = 1, b[1] = th, b[2] = th * th1, b[3] = th * th1 * th, b[4] = th * th1 * th * th1;
+}
+
 #endif

@@ -195,8 +195,8 @@ int salta__sim_planned_grad(const salta_sim *s, const double *coef, const double
   }
   if (!(W = malloc(sizeof(double) * 5 * np + 1))) return SALTA_EMEM;
   for (k = 0; k < nk; ++k) {
-    const double *ck = coef + (size_t)k * np, th = r->pth[k], th1 = 1 - th;
-    const double b[5] = {1, th, th * th1, th * th1 * th, th * th1 * th * th1};   /* salta__dopri_eval's basis */
+    const double *ck = coef + (size_t)k * np;
+    double b[5];
     if (r->pstep[k] < 0) {
       rows_gradient(r->pdy + (size_t)k * np * ns, ck, data + (size_t)k * np, np, ns, grad);
       continue;
@@ -206,6 +206,7 @@ int salta__sim_planned_grad(const salta_sim *s, const double *coef, const double
       rec = r->pstep[k];
       memset(W, 0, sizeof(double) * 5 * np);
     }
+    salta__dopri_basis(r->pth[k], b);
     add_weights(np, ck, b, W);   /* coef is 0 at a missing datum */
   }
   if (rec >= 0) record_gradient(r, rec, W, ns, grad);
